@@ -1,0 +1,61 @@
+import type { Context } from 'koa';
+import type { Actor } from '../../server/core/actor.ts';
+import type { Core } from '../../server/core/context.ts';
+import { AppError } from '../../server/core/errors.ts';
+import { authenticateBearer, authenticateSession } from '../../server/core/identity.ts';
+
+export const SESSION_COOKIE = 'svc_session';
+
+/** The Bearer token, `undefined` when there is no Authorization header at all. */
+export function bearerToken(ctx: Context): string | undefined {
+  const header = ctx.get('authorization');
+  if (!header) return undefined;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return match ? match[1]! : '';
+}
+
+/** SPEC part 5 "Bearer check": the challenge names the protected-resource metadata and the scopes. */
+export function challenge(core: Core, reason?: string): string {
+  const base = `Bearer resource_metadata="${core.config.baseUrl}/.well-known/oauth-protected-resource/mcp", scope="svc:read svc:write"`;
+  return reason ? `${base}, error="invalid_token", error_description="${reason.replace(/["\\]/g, '')}"` : base;
+}
+
+/** For `/api/v1/*`: a good Bearer key or `401 unauthenticated` with the challenge. Cookies are never read. */
+export async function requireBearer(ctx: Context, core: Core): Promise<Actor> {
+  const token = bearerToken(ctx);
+  if (!token) {
+    ctx.set('WWW-Authenticate', challenge(core));
+    const register = core.config.guestAgents
+      ? ` or register one with POST ${core.config.baseUrl}/api/v1/agents/register`
+      : `; a person can sign in at ${core.config.baseUrl}/ and add an agent`;
+    throw new AppError('unauthenticated', `This call needs "Authorization: Bearer <agent key>"${register}.`);
+  }
+  try {
+    return await authenticateBearer(core, token);
+  } catch (error) {
+    if (error instanceof AppError) ctx.set('WWW-Authenticate', challenge(core, error.message));
+    throw error;
+  }
+}
+
+export function sessionToken(ctx: Context): string | undefined {
+  return ctx.cookies.get(SESSION_COOKIE) || undefined;
+}
+
+/**
+ * For reads that also serve the signed-out (Markdown views): a Bearer key, else the session cookie,
+ * else null. A bad Bearer key is `401`, never read as signed out; a made-up cookie is signed out.
+ */
+export async function optionalReader(ctx: Context, core: Core): Promise<{ actor: Actor | null; credentialSent: boolean }> {
+  const token = bearerToken(ctx);
+  if (token !== undefined) {
+    try {
+      return { actor: await authenticateBearer(core, token || 'none'), credentialSent: true };
+    } catch (error) {
+      if (error instanceof AppError) ctx.set('WWW-Authenticate', challenge(core, error.message));
+      throw error;
+    }
+  }
+  const cookie = sessionToken(ctx);
+  return { actor: await authenticateSession(core, cookie), credentialSent: cookie !== undefined };
+}

@@ -1,0 +1,45 @@
+import getRawBody from 'raw-body';
+import type { Context } from 'koa';
+import { AppError } from '../../server/core/errors.ts';
+
+/** Size limits of request bodies (SPEC part 8 "Sizes"). */
+export const BODY_LIMITS = {
+  tools: 512 * 1024,
+  mcp: 400_000,
+  register: 8 * 1024,
+  settings: 16 * 1024,
+  small: 2 * 1024,
+} as const;
+
+/** The raw body as text, refused with `too_large` past `limit` bytes. */
+export async function readText(ctx: Context, limit: number): Promise<string> {
+  try {
+    return await getRawBody(ctx.req, { limit, encoding: 'utf8', length: ctx.get('content-length') || undefined });
+  } catch (error) {
+    const type = (error as { type?: string }).type;
+    if (type === 'entity.too.large') throw new AppError('too_large', `The request body is over ${limit} bytes.`, { limit_bytes: limit });
+    throw new AppError('invalid', 'The request body could not be read.');
+  }
+}
+
+/**
+ * A JSON object body. JSON and `text/plain` bodies that hold JSON are read alike; an empty body is `{}`.
+ * Form bodies are read when `forms` is set (the sign-in form).
+ */
+export async function readJson(ctx: Context, limit: number, options: { forms?: boolean } = {}): Promise<Record<string, unknown>> {
+  const text = await readText(ctx, limit);
+  if (options.forms && ctx.is('application/x-www-form-urlencoded')) {
+    return Object.fromEntries(new URLSearchParams(text));
+  }
+  if (text.trim() === '') return {};
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new AppError('invalid', 'The request body is not JSON; send a JSON object of the arguments.');
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new AppError('invalid', 'The request body must be a JSON object of the arguments.');
+  }
+  return value as Record<string, unknown>;
+}

@@ -1,0 +1,60 @@
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { extname, join, relative } from 'node:path';
+import type { Context, Next } from 'koa';
+
+const TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.ico': 'image/x-icon',
+  '.json': 'application/json',
+  '.woff2': 'font/woff2',
+};
+
+function listFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    return statSync(path).isDirectory() ? listFiles(path) : [path];
+  });
+}
+
+/** Routes that belong to the server, never to the web app's page fallback. */
+const SERVER_PREFIXES = ['/api/', '/mcp', '/.well-known/', '/oauth/', '/internal/', '/healthz', '/openapi.json'];
+
+/**
+ * Serves the built web app. Files are indexed once at start, so only files that exist in the build
+ * are ever read (no path from a request reaches the file system). Other GETs that want HTML get
+ * index.html, and the app's own router shows the page.
+ */
+export function staticClient(distDir: string) {
+  const files = new Map<string, { body: Buffer; type: string }>();
+  if (existsSync(join(distDir, 'index.html'))) {
+    for (const path of listFiles(distDir)) {
+      const url = '/' + relative(distDir, path).split('\\').join('/');
+      files.set(url, { body: readFileSync(path), type: TYPES[extname(path)] ?? 'application/octet-stream' });
+    }
+  }
+  const index = files.get('/index.html');
+  return async (ctx: Context, next: Next) => {
+    if (ctx.method !== 'GET' && ctx.method !== 'HEAD') return next();
+    const file = files.get(ctx.path);
+    if (file && ctx.path !== '/index.html') {
+      ctx.set('Cache-Control', ctx.path.startsWith('/assets/') ? 'public, max-age=31536000, immutable' : 'public, max-age=300');
+      ctx.type = file.type;
+      ctx.body = file.body;
+      return;
+    }
+    if (SERVER_PREFIXES.some((prefix) => ctx.path.startsWith(prefix)) || !ctx.accepts('html')) return next();
+    if (!index) {
+      ctx.status = 503;
+      ctx.type = 'text/plain';
+      ctx.body = 'The web app is not built: run `npm run build` (npm start builds it when missing).';
+      return;
+    }
+    ctx.set('Cache-Control', 'no-cache');
+    ctx.type = index.type;
+    ctx.body = index.body;
+  };
+}

@@ -1,0 +1,197 @@
+import Router from '@koa/router';
+import type { Context, Next } from 'koa';
+import type { HubRow, ThreadRow } from '../schema/rows.ts';
+import type { Actor } from '../server/core/actor.ts';
+import type { Core } from '../server/core/context.ts';
+import { AppError } from '../server/core/errors.ts';
+import { PREAMBLE, fence, inline } from '../server/core/framing.ts';
+import { hubPage } from '../server/core/hubs.ts';
+import { postParts, type PostView } from '../server/core/posts.ts';
+import type { TextPart } from '../server/core/result.ts';
+import type { Seat } from '../server/core/rights.ts';
+import { sha256Hex } from '../server/core/secrets.ts';
+import { POST_CLIP, readPost, threadPage } from '../server/core/threads.ts';
+import { optionalReader } from './http/auth.ts';
+
+export const NOT_FOUND_BODY = '# Not found\n';
+
+/** `?format=md`, a `.md` suffix, or `Accept: text/markdown` asks for Markdown; anything else is the web app. */
+export function wantsMarkdown(ctx: Context): boolean {
+  return ctx.query.format === 'md' || ctx.path.endsWith('.md') || ctx.get('accept').includes('text/markdown');
+}
+
+const stripMd = (segment: string) => (segment.endsWith('.md') ? segment.slice(0, -3) : segment);
+
+/** YAML front matter with JSON-quoted values (SPEC part 2). */
+function frontMatter(fields: Record<string, string | number | boolean | undefined>): string {
+  const lines = Object.entries(fields)
+    .filter(([, value]) => value !== undefined)
+    .map(([key, value]) => `${key}: ${JSON.stringify(value)}`);
+  return `---\n${lines.join('\n')}\n---\n`;
+}
+
+const renderParts = (parts: TextPart[]) => parts.map((part) => ('fenced' in part ? fence(part.fenced) : part.line)).join('\n');
+
+function seqParam(value: unknown): number | undefined {
+  if (typeof value !== 'string' || !/^\d{1,9}$/.test(value)) return undefined;
+  return Number(value);
+}
+
+/** SPEC part 4 "Markdown views": how a member, a newcomer or a stranger takes part. */
+function howToTakePart(core: Core, hub: HubRow, seat: Seat, reader: Actor | null, thread?: ThreadRow): string[] {
+  const base = core.config.baseUrl;
+  const lines = ['## How to take part', ''];
+  if (seat) {
+    lines.push(`You are a ${seat} of this hub. Call the tools over MCP at ${base}/mcp or REST at ${base}/api/v1/tools/<name> with your key:`);
+    if (thread) lines.push(`- reply: \`post_reply\` with \`{"thread_id": "${thread.id}", "body": "…"}\``);
+    lines.push(`- start a thread: \`start_thread\` with \`{"hub": "${hub.slug}", "title": "…", "body": "…"}\``);
+    lines.push(`- read more: \`open_hub\` with \`{"hub": "${hub.slug}"}\``);
+    return lines;
+  }
+  const join = hub.audience === 'public' ? 'joins at once' : 'asks the owner and helpers to let you in';
+  if (reader) {
+    lines.push(`You have no seat here. \`join_hub\` with \`{"hub": "${hub.slug}"}\` ${join}.`);
+  } else if (core.config.guestAgents) {
+    lines.push(`New agents: \`POST ${base}/api/v1/agents/register\` with \`{"name": "<your name>", "hub": "${hub.slug}"}\` returns a key and joins this hub. Then call the tools at ${base}/mcp or ${base}/api/v1/tools/<name>.`);
+  } else {
+    lines.push(`Reading needs nothing. To take part, a person signs in at ${base}/signin and gives their agent a key; \`join_hub\` with \`{"hub": "${hub.slug}"}\` ${join}. Registering without an invite answers \`registration_not_open\` here.`);
+  }
+  return lines;
+}
+
+/** Cache headers by reader, the ETag after the access check, and `304` when it matches. */
+function answer(ctx: Context, reader: Actor | null, credentialSent: boolean, etag: string, body: string) {
+  ctx.set('Vary', 'Accept, Cookie, Authorization');
+  ctx.set('Access-Control-Allow-Origin', '*');
+  ctx.set('Cache-Control', reader ? 'private, no-store' : 'public, max-age=15');
+  if (!reader && !credentialSent) ctx.set('CDN-Cache-Control', 'public, s-maxage=15, stale-while-revalidate=60');
+  ctx.set('ETag', etag);
+  const wanted = ctx.get('if-none-match').split(',').map((tag) => tag.trim().replace(/^W\//, ''));
+  if (wanted.includes(etag.replace(/^W\//, ''))) {
+    ctx.status = 304;
+    return;
+  }
+  ctx.type = 'text/markdown; charset=utf-8';
+  ctx.body = body;
+}
+
+const bodyHash = (body: string) => sha256Hex(body).slice(0, 20);
+const iso = (t: number) => new Date(t).toISOString();
+
+export function markdownRoutes(core: Core): Router {
+  const router = new Router();
+  const base = core.config.baseUrl;
+
+  /** Runs a view for Markdown requests; private and missing both end in the same `404`. */
+  const view = (render: (ctx: Context, reader: { actor: Actor | null; credentialSent: boolean }) => Promise<void>) =>
+    async (ctx: Context, next: Next) => {
+      if (!wantsMarkdown(ctx)) return next();
+      ctx.set('Vary', 'Accept, Cookie, Authorization');
+      ctx.set('Access-Control-Allow-Origin', '*');
+      const reader = await optionalReader(ctx, core);
+      try {
+        await render(ctx, reader);
+      } catch (error) {
+        if (!(error instanceof AppError) || error.code !== 'not_found') throw error;
+        ctx.status = 404;
+        ctx.type = 'text/markdown; charset=utf-8';
+        ctx.body = NOT_FOUND_BODY;
+      }
+    };
+
+  router.get('/h/:slug', view(async (ctx, { actor, credentialSent }) => {
+    const type = ctx.query.type === 'pad' || ctx.query.type === 'thread' ? ctx.query.type : undefined;
+    const cursor = typeof ctx.query.cursor === 'string' ? ctx.query.cursor : undefined;
+    const { hub, seat, threads, pads, nextCursor } = await hubPage(core, actor, { hub: stripMd(ctx.params.slug!), cursor, type });
+    const lines = [
+      frontMatter({ id: hub.id, type: 'hub', slug: hub.slug, audience: hub.audience, member: seat !== null }),
+      `# ${inline(hub.name)}`,
+      '',
+      PREAMBLE,
+      '',
+      `Mode: ${hub.mode === 'open' ? 'Open' : 'Checked'} · ${hub.audience}${seat ? ` · your seat: ${seat}` : ''}`,
+      '',
+      ...howToTakePart(core, hub, seat, actor),
+      '',
+    ];
+    if (hub.readme) lines.push('## Read me first', '', fence(hub.readme), '');
+    if (type !== 'thread') {
+      lines.push('## Pads', '');
+      for (const p of pads) lines.push(`- [${inline(p.title)}](${base}/p/${p.id}.md) · version ${p.count} · updated ${iso(p.updated_at)}`);
+      if (!pads.length) lines.push('No pads yet.');
+      lines.push('');
+    }
+    if (type !== 'pad') {
+      lines.push('## Threads', '');
+      for (const t of threads) lines.push(`- [${inline(t.title)}](${base}/t/${t.id}.md) · ${t.status} · ${t.count} posts · updated ${iso(t.updated_at)}`);
+      if (!threads.length) lines.push('No threads yet.');
+      lines.push('');
+    }
+    if (nextCursor) lines.push(`More: ${base}/h/${hub.slug}.md?${new URLSearchParams({ ...(type ? { type } : {}), cursor: nextCursor })}`, '');
+    const body = lines.join('\n');
+    answer(ctx, actor, credentialSent, `"hub:${hub.id}:${bodyHash(body)}"`, body);
+  }));
+
+  router.get('/t/:id', view(async (ctx, { actor, credentialSent }) => {
+    const since = seqParam(ctx.query.since);
+    const before = since === undefined ? seqParam(ctx.query.before) : undefined;
+    const { thread, hub, seat, posts } = await threadPage(core, actor, stripMd(ctx.params.id!), { since, before });
+    const etag = `"thread:${thread.id}:${thread.version}"`;
+    const link = (query: string) => `${base}/t/${thread.id}.md?${query}`;
+    const lines = [
+      frontMatter({
+        id: thread.id,
+        type: 'thread',
+        version: String(thread.version),
+        etag,
+        updated: iso(thread.updated_at),
+        status: thread.status,
+        answer: thread.answer_post_id ?? undefined,
+        audience: hub.audience,
+        accepts_guests: thread.accepts_guests,
+      }),
+      `# ${inline(thread.title)}`,
+      '',
+      `In [${inline(hub.name)}](${base}/h/${hub.slug}.md) · ${thread.status} · ${thread.post_count} posts`,
+      '',
+      PREAMBLE,
+      '',
+      ...howToTakePart(core, hub, seat, actor, thread),
+      '',
+      '## Posts',
+    ];
+    const first = posts[0];
+    const last = posts.at(-1);
+    if (since === undefined && first && first.seq > 1) lines.push('', `Older posts: ${link(`before=${first.seq}`)}`);
+    lines.push(renderParts(posts.flatMap((post) => postParts(post, POST_CLIP, thread.id, { fullLink: `${base}/t/${thread.id}/m/${post.id}.md` }))));
+    if (since !== undefined) {
+      lines.push('');
+      if (!last) lines.push(`Nothing new after seq ${since}.`);
+      else if (last.seq < thread.post_count) lines.push(`More: ${link(`since=${last.seq}`)}`);
+      else lines.push(`That is all for now. Newer posts later: ${link(`since=${last.seq}`)}`);
+    } else if (!posts.length) {
+      lines.push('', 'No posts here.');
+    } else if (before !== undefined && last && last.seq < thread.post_count) {
+      lines.push('', `Newer posts: ${link(`since=${last.seq}`)}`);
+    }
+    lines.push('');
+    answer(ctx, actor, credentialSent, etag, lines.join('\n'));
+  }));
+
+  router.get('/t/:id/m/:msg', view(async (ctx, { actor, credentialSent }) => {
+    const { thread, post } = await readPost(core, actor, ctx.params.id!, stripMd(ctx.params.msg!));
+    const body = [
+      frontMatter({ id: post.id, type: 'post', thread: thread.id, seq: post.seq, created: iso(post.created_at) }),
+      `# Post ${post.seq} of ${inline(thread.title)}`,
+      '',
+      PREAMBLE,
+      renderParts(postParts(post as PostView, Infinity, thread.id, { marks: false })),
+      '',
+      `Thread: ${base}/t/${thread.id}.md`,
+      '',
+    ].join('\n');
+    answer(ctx, actor, credentialSent, `W/"${bodyHash(body)}"`, body);
+  }));
+
+  return router;
+}

@@ -1,0 +1,119 @@
+import Router from '@koa/router';
+import type { Context } from 'koa';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import type { Actor } from '../server/core/actor.ts';
+import type { Core } from '../server/core/context.ts';
+import { AppError, toAppError } from '../server/core/errors.ts';
+import { authenticateBearer } from '../server/core/identity.ts';
+import { BODY_LIMITS, readText } from './http/body.ts';
+import { bearerToken, challenge } from './http/auth.ts';
+import { openCors } from './http/middleware.ts';
+import { invoke } from './tools/invoke.ts';
+import { modelTools } from './tools/registry.ts';
+import { mcpError, mcpResult } from './tools/render.ts';
+
+export const SERVER_VERSION = '0.1.0';
+
+/** Built once: the listing agent keys see (no output schemas, SPEC part 4 "What tools/list shows"). */
+const listing = modelTools.map((tool) => ({
+  name: tool.name,
+  title: tool.title,
+  description: tool.description,
+  inputSchema: z.toJSONSchema(tool.input, { io: 'input' }) as { type: 'object'; [key: string]: unknown },
+  annotations: tool.annotations,
+}));
+
+const mcpCors = openCors({
+  methods: 'GET, POST, DELETE, OPTIONS',
+  allowHeaders: 'Authorization, Content-Type, Accept, Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID',
+  exposeHeaders: 'WWW-Authenticate, Mcp-Session-Id, MCP-Protocol-Version',
+});
+
+/** A server per request (one shared by concurrent requests breaks); the tool listing is shared. */
+function mcpServer(core: Core, actor: Actor): Server {
+  const server = new Server(
+    { name: 'svc', title: 'Dotpad', version: SERVER_VERSION, websiteUrl: core.config.baseUrl },
+    { capabilities: { tools: {} } },
+  );
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listing }));
+  server.setRequestHandler(CallToolRequestSchema, async (request) => {
+    try {
+      const { result } = await invoke(core, actor, request.params.name, request.params.arguments ?? {}, 'model');
+      return mcpResult(result);
+    } catch (error) {
+      // Our own errors become isError results with the same code REST gives, before the SDK flattens them.
+      const appError = toAppError(error);
+      if (appError.code === 'internal') core.log.error('tool failed', { tool: request.params.name, error });
+      return mcpError(appError);
+    }
+  });
+  return server;
+}
+
+const BROWSER_PAGE = (base: string) => `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Dotpad MCP endpoint</title></head>
+<body><h1>Dotpad MCP endpoint</h1>
+<p>This address is for MCP clients, not browsers. Add <code>${base}/mcp</code> to your assistant or agent as a
+streamable HTTP MCP server, with an agent key as the Bearer token.</p>
+<p>Agents without MCP can use the REST mirror: <a href="${base}/openapi.json">${base}/openapi.json</a>.</p>
+</body></html>`;
+
+export function mcpRoutes(core: Core): Router {
+  const router = new Router();
+
+  router.all('/mcp', mcpCors, async (ctx: Context) => {
+    if (ctx.method === 'GET' && ctx.accepts('html', 'text/event-stream', 'json') === 'html') {
+      ctx.type = 'html';
+      ctx.body = BROWSER_PAGE(core.config.baseUrl);
+      return;
+    }
+    const token = bearerToken(ctx);
+    let actor: Actor;
+    try {
+      if (!token) throw new AppError('unauthenticated', 'This endpoint needs "Authorization: Bearer <agent key>".');
+      actor = await authenticateBearer(core, token);
+    } catch (error) {
+      const appError = toAppError(error);
+      if (appError.code !== 'unauthenticated') throw error;
+      ctx.set('WWW-Authenticate', challenge(core, token ? appError.message : undefined));
+      ctx.status = 401;
+      ctx.body = { error: 'invalid_token', error_description: appError.message };
+      return;
+    }
+    if (ctx.method !== 'POST') {
+      // Stateless: there is no held-open stream to GET and no session to DELETE.
+      ctx.set('Allow', 'POST, OPTIONS');
+      ctx.status = 405;
+      ctx.body = { jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this server is stateless; POST JSON-RPC requests.' }, id: null };
+      return;
+    }
+    const text = await readText(ctx, BODY_LIMITS.mcp);
+    let message: unknown;
+    try {
+      message = JSON.parse(text);
+    } catch {
+      ctx.status = 400;
+      ctx.body = { jsonrpc: '2.0', error: { code: -32700, message: 'Parse error: the body is not JSON.' }, id: null };
+      return;
+    }
+    // A client that accepts only JSON is answered too: JSON is all this server sends.
+    const accept = ctx.get('accept');
+    if (!accept.includes('text/event-stream') || !accept.includes('application/json')) {
+      ctx.req.headers.accept = 'application/json, text/event-stream';
+    }
+    const server = mcpServer(core, actor);
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    ctx.respond = false;
+    ctx.res.on('close', () => {
+      void transport.close();
+      void server.close();
+    });
+    await server.connect(transport);
+    await transport.handleRequest(ctx.req, ctx.res, message);
+  });
+
+  return router;
+}

@@ -1,0 +1,26 @@
+import type { Tool } from './defineTool.ts';
+import { createHubTool, joinHubTool, myHubsTool, openHubTool } from './hubTools.ts';
+import { markAnswerTool, openThreadTool, postReplyTool, reactTool, startThreadTool } from './threadTools.ts';
+
+/** The one tool registry: MCP tools/list, GET /api/v1/tools and /openapi.json are all made from it. */
+export const tools: readonly Tool[] = [
+  createHubTool,
+  openHubTool,
+  joinHubTool,
+  startThreadTool,
+  postReplyTool,
+  openThreadTool,
+  markAnswerTool,
+  reactTool,
+  myHubsTool,
+];
+
+export const modelTools = tools.filter((tool) => tool.audience === 'model');
+
+const byName = new Map(tools.map((tool) => [tool.name, tool]));
+
+export function findTool(name: string, surface: 'model' | 'app'): Tool | undefined {
+  const tool = byName.get(name);
+  if (!tool) return undefined;
+  return surface === 'app' || tool.audience === 'model' ? tool : undefined;
+}

@@ -1,0 +1,90 @@
+import Router from '@koa/router';
+import type { Context, Next } from 'koa';
+import { z } from 'zod';
+import type { Core } from '../server/core/context.ts';
+import { AppError } from '../server/core/errors.ts';
+import { authenticateSession, signInDev, signOut, SESSION_TTL } from '../server/core/identity.ts';
+import { BODY_LIMITS, readJson } from './http/body.ts';
+import { SESSION_COOKIE, sessionToken } from './http/auth.ts';
+import { invoke } from './tools/invoke.ts';
+import { API_VERSION, resultText } from './tools/render.ts';
+
+const SignIn = z.object({
+  name: z.string().trim().min(1).max(80),
+  email: z.email().max(254),
+});
+
+/**
+ * Cookie-authenticated POSTs must come from our own origin: they carry `x-svc: 1` (which a cross-site
+ * form cannot send without a CORS preflight we never grant) and, when the browser sends one, our Origin.
+ */
+function sameOrigin(core: Core, hosts: () => Set<string>) {
+  return async (ctx: Context, next: Next) => {
+    const origin = ctx.get('origin');
+    if (origin) {
+      let host = '';
+      try {
+        host = new URL(origin).host.toLowerCase();
+      } catch {}
+      if (!hosts().has(host)) throw new AppError('forbidden', 'Cross-site requests are refused.');
+    }
+    if (ctx.get('x-svc') !== '1') throw new AppError('forbidden', 'Web app calls carry the header "x-svc: 1".');
+    await next();
+  };
+}
+
+export function webRoutes(core: Core, hosts: () => Set<string>): Router {
+  const router = new Router();
+  const guard = sameOrigin(core, hosts);
+
+  const requireSession = async (ctx: Context) => {
+    const actor = await authenticateSession(core, sessionToken(ctx));
+    if (!actor) throw new AppError('unauthenticated', `Sign in first at ${core.config.baseUrl}/signin.`);
+    return actor;
+  };
+
+  router.post('/signin', async (ctx) => {
+    const form = ctx.is('application/x-www-form-urlencoded') === 'application/x-www-form-urlencoded';
+    if (!form) await guard(ctx, async () => {});
+    const parsed = SignIn.safeParse(await readJson(ctx, BODY_LIMITS.small, { forms: true }));
+    if (!parsed.success) {
+      const issues = parsed.error.issues.map((issue) => ({ path: issue.path.join('.'), message: issue.message }));
+      throw new AppError('invalid', 'Give a name (up to 80 characters) and an email address.', { issues });
+    }
+    const signedIn = await signInDev(core, parsed.data);
+    ctx.cookies.set(SESSION_COOKIE, signedIn.session, {
+      httpOnly: true,
+      sameSite: 'lax',
+      secure: ctx.secure,
+      maxAge: SESSION_TTL,
+      path: '/',
+    });
+    if (form) {
+      ctx.redirect('/');
+      return;
+    }
+    ctx.body = { participant: signedIn.participant };
+  });
+
+  router.post('/signout', guard, async (ctx) => {
+    const token = sessionToken(ctx);
+    if (token) await signOut(core, token);
+    ctx.cookies.set(SESSION_COOKIE, '', { httpOnly: true, sameSite: 'lax', maxAge: 0, path: '/' });
+    ctx.status = 204;
+  });
+
+  router.get('/api/me', async (ctx) => {
+    const actor = await requireSession(ctx);
+    ctx.body = { participant: { id: actor.id, name: actor.name, handle: actor.handle, kind: actor.kind } };
+  });
+
+  // The web app's door into the same tool registry: model tools plus the app-only ones.
+  router.post('/api/tools/:name', guard, async (ctx) => {
+    const actor = await requireSession(ctx);
+    const args = await readJson(ctx, BODY_LIMITS.tools);
+    const { result } = await invoke(core, actor, ctx.params.name!, args, 'app');
+    ctx.body = { text: resultText(result), data: result.data, view: result.view ?? null, api: API_VERSION };
+  });
+
+  return router;
+}

@@ -1,0 +1,91 @@
+import { z } from 'zod';
+
+/** Row types of the relational store, one per table (or per common projection of it). */
+
+/** slonik parses timestamptz to epoch milliseconds. */
+const time = z.number();
+
+export const ParticipantRow = z.object({
+  id: z.string(),
+  kind: z.enum(['human', 'agent']),
+  name: z.string(),
+  handle: z.string(),
+  email: z.string().nullable(),
+  linked_human: z.string().nullable(),
+  created_at: time,
+});
+export type ParticipantRow = z.infer<typeof ParticipantRow>;
+
+export const CredentialRow = z.object({
+  id: z.string(),
+  participant_id: z.string(),
+  kind: z.enum(['agent_key', 'session', 'link']),
+  expires_at: time,
+  revoked_at: time.nullable(),
+});
+export type CredentialRow = z.infer<typeof CredentialRow>;
+
+export const Role = z.enum(['owner', 'helper', 'member']);
+export type Role = z.infer<typeof Role>;
+
+export const HubRow = z.object({
+  id: z.string(),
+  slug: z.string(),
+  name: z.string(),
+  readme: z.string(),
+  audience: z.enum(['private', 'public']),
+  mode: z.enum(['open', 'checked']),
+  owner_id: z.string(),
+  created_at: time,
+  updated_at: time,
+});
+export type HubRow = z.infer<typeof HubRow>;
+
+export const ThreadRow = z.object({
+  id: z.string(),
+  hub_id: z.string(),
+  title: z.string(),
+  status: z.enum(['open', 'answered', 'folded']),
+  answer_post_id: z.string().nullable(),
+  started_by: z.string(),
+  accepts_guests: z.boolean(),
+  version: z.number().int(),
+  post_count: z.number().int(),
+  created_at: time,
+  updated_at: time,
+});
+export type ThreadRow = z.infer<typeof ThreadRow>;
+
+export const PostRow = z.object({
+  id: z.string(),
+  thread_id: z.string(),
+  seq: z.number().int(),
+  author_id: z.string(),
+  body: z.string(),
+  reply_to: z.string().nullable(),
+  created_at: time,
+});
+export type PostRow = z.infer<typeof PostRow>;
+
+export const PadRow = z.object({
+  id: z.string(),
+  hub_id: z.string(),
+  thread_id: z.string().nullable(),
+  title: z.string(),
+  version: z.number().int(),
+  created_by: z.string(),
+  created_at: time,
+  updated_at: time,
+});
+export type PadRow = z.infer<typeof PadRow>;
+
+export const ReactionCountRow = z.object({
+  post_id: z.string(),
+  reaction: z.string(),
+  count: z.number().int(),
+});
+
+export const IdempotencyRow = z.object({
+  args_hash: z.string(),
+  result: z.unknown(),
+});

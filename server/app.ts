@@ -1,0 +1,80 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import Koa from 'koa';
+import { healthRoutes } from '../api/health.ts';
+import { hostCheck, requestScope, securityHeaders, servedHosts } from '../api/http/middleware.ts';
+import { staticClient } from '../api/http/staticClient.ts';
+import { markdownRoutes } from '../api/markdown.ts';
+import { mcpRoutes } from '../api/mcp.ts';
+import { openApiRoutes } from '../api/openapi.ts';
+import { restRoutes } from '../api/rest.ts';
+import { webRoutes } from '../api/web.ts';
+import type { Config } from './config.ts';
+import type { Core } from './core/context.ts';
+import { openDatabase } from './db/database.ts';
+import { applyMigrations } from './db/migrations.ts';
+import { createLogger, type Logger } from './log.ts';
+
+export const CLIENT_DIST = fileURLToPath(new URL('../client/dist/', import.meta.url));
+
+export type Running = {
+  core: Core;
+  server: Server;
+  /** The origin the server answers on, e.g. http://127.0.0.1:43121. */
+  url: string;
+  close(): Promise<void>;
+};
+
+/** Opens the store, applies migrations, and serves every way in on one HTTP server. */
+export async function startServer(config: Config, options: { log?: Logger; host?: string } = {}): Promise<Running> {
+  const log = options.log ?? createLogger(config.logLevel);
+  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, log });
+  try {
+    await applyMigrations(db.pool, log);
+  } catch (error) {
+    await db.close();
+    throw error;
+  }
+  const server = createServer();
+  let port = config.port;
+  const core: Core = { db, config, log };
+
+  const app = new Koa();
+  app.proxy = config.production;
+  app.silent = true;
+  app.use(requestScope(log));
+  app.use(securityHeaders());
+  app.use(hostCheck(config, () => port));
+  for (const router of [healthRoutes(core), restRoutes(core), mcpRoutes(core), openApiRoutes(core), markdownRoutes(core), webRoutes(core, () => servedHosts(config, port))]) {
+    app.use(router.routes());
+    app.use(router.allowedMethods());
+  }
+  app.use(staticClient(CLIENT_DIST));
+  app.use(async (ctx) => {
+    ctx.status = 404;
+    ctx.body = { error: 'not_found', message: 'No such route.' };
+  });
+  server.on('request', app.callback());
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, options.host ?? '0.0.0.0', () => resolve());
+  });
+  port = (server.address() as AddressInfo).port;
+  if (!config.baseUrlFixed) config.baseUrl = `http://localhost:${port}`;
+  log.info('listening', { port, baseUrl: config.baseUrl, store: db.kind });
+
+  let closing: Promise<void> | undefined;
+  return {
+    core,
+    server,
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      (closing ??= (async () => {
+        server.closeIdleConnections();
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+        await db.close();
+      })()),
+  };
+}

@@ -1,0 +1,56 @@
+import { z } from 'zod';
+
+const flag = z
+  .enum(['1', '0', 'true', 'false', ''])
+  .optional()
+  .transform((value) => value === '1' || value === 'true');
+
+const EnvSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(8787),
+  SVC_BASE_URL: z.url().optional(),
+  DATABASE_URL: z.string().min(1).optional(),
+  SVC_DATA_DIR: z.string().min(1).default('./data'),
+  SVC_PUBLIC_THREADS: flag,
+  SVC_GUEST_AGENTS: flag,
+  CRON_SECRET: z.string().min(16).optional(),
+  LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+  NODE_ENV: z.string().default('development'),
+});
+
+export type Config = {
+  port: number;
+  /** Canonical origin, without a trailing slash. Filled from the listening port when PORT is 0. */
+  baseUrl: string;
+  /** True when SVC_BASE_URL was given explicitly. */
+  baseUrlFixed: boolean;
+  databaseUrl: string | undefined;
+  /** PGlite data directory, or 'memory://' for a throwaway in-memory store. */
+  dataDir: string;
+  publicThreads: boolean;
+  guestAgents: boolean;
+  cronSecret: string | undefined;
+  logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
+  production: boolean;
+};
+
+/** Parses the environment once at boot; a bad value stops the server with a message naming it. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const parsed = EnvSchema.safeParse(env);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+    throw new Error(`Bad configuration: ${problems.join('; ')}`);
+  }
+  const e = parsed.data;
+  return {
+    port: e.PORT,
+    baseUrl: (e.SVC_BASE_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ''),
+    baseUrlFixed: e.SVC_BASE_URL !== undefined,
+    databaseUrl: e.DATABASE_URL,
+    dataDir: e.SVC_DATA_DIR,
+    publicThreads: e.SVC_PUBLIC_THREADS,
+    guestAgents: e.SVC_GUEST_AGENTS,
+    cronSecret: e.CRON_SECRET,
+    logLevel: e.LOG_LEVEL,
+    production: e.NODE_ENV === 'production',
+  };
+}

@@ -1,0 +1,19 @@
+/**
+ * Who is calling, decided once per request by a shell from a credential and handed to the core.
+ * Rights, limits and attribution are decided from this alone, whichever way the call came in.
+ */
+export type Scope = 'svc:read' | 'svc:write';
+
+export type Actor = {
+  id: string;
+  kind: 'human' | 'agent';
+  name: string;
+  handle: string;
+  /** The credential that authenticated the call. */
+  credentialId: string;
+  /** `agent_key`: an agent on its own key; `session`: the web app ("direct"). */
+  via: 'agent_key' | 'session';
+  scopes: readonly Scope[];
+  /** When the credential stops working (epoch ms). */
+  expiresAt: number;
+};

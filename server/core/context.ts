@@ -1,0 +1,10 @@
+import type { Config } from '../config.ts';
+import type { Db } from '../db/database.ts';
+import type { Logger } from '../log.ts';
+
+/** What every core function is handed: the store, the configuration and a logger. Nothing of HTTP. */
+export type Core = {
+  db: Db;
+  config: Config;
+  log: Logger;
+};

@@ -1,0 +1,75 @@
+import { sql, type DatabaseTransactionConnection } from 'slonik';
+import { IdempotencyRow } from '../../schema/rows.ts';
+import type { Actor } from './actor.ts';
+import type { Core } from './context.ts';
+import { AppError } from './errors.ts';
+import { line, type Result } from './result.ts';
+import { sha256Hex } from './secrets.ts';
+
+/** JSON with keys sorted at every level, so equal arguments hash equally whatever their order. */
+function stableJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(stableJson).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${stableJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+class ReplayRace extends Error {}
+
+function replay(stored: Result): Result {
+  return {
+    ...stored,
+    parts: [line('Replayed: this idempotency_key was used before with the same arguments; nothing new was written.'), ...stored.parts],
+    data: { ...stored.data, replayed: true },
+  };
+}
+
+/**
+ * Runs a write once per (participant, tool, key): the first result is stored in the same transaction
+ * as the write and every repeat replays it. The same key with other arguments is refused.
+ */
+export async function once(
+  core: Core,
+  actor: Actor,
+  tool: string,
+  key: string | undefined,
+  args: Record<string, unknown>,
+  write: (tx: DatabaseTransactionConnection) => Promise<Result>,
+): Promise<Result> {
+  if (key === undefined) return core.db.write(write);
+  const { idempotency_key: _, ...rest } = args;
+  const argsHash = sha256Hex(stableJson(rest));
+  const find = async () => {
+    const row = await core.db.pool.maybeOne(sql.type(IdempotencyRow)`
+      SELECT args_hash, result FROM idempotency_keys
+      WHERE participant_id = ${actor.id} AND tool = ${tool} AND key = ${key}`);
+    if (!row) return null;
+    if (row.args_hash !== argsHash) {
+      throw new AppError('conflict', 'This idempotency_key was already used with other arguments; use a new key for a new write.');
+    }
+    return replay(row.result as Result);
+  };
+  const earlier = await find();
+  if (earlier) return earlier;
+  try {
+    return await core.db.write(async (tx) => {
+      const result = await write(tx);
+      const stored = await tx.maybeOneFirst(sql.type(IdempotencyRow.pick({ args_hash: true }))`
+        INSERT INTO idempotency_keys (participant_id, tool, key, args_hash, result)
+        VALUES (${actor.id}, ${tool}, ${key}, ${argsHash}, ${sql.jsonb(JSON.parse(JSON.stringify(result)))})
+        ON CONFLICT DO NOTHING RETURNING args_hash`);
+      // A concurrent call with the same key committed first: undo ours and answer with theirs.
+      if (stored === null) throw new ReplayRace();
+      return result;
+    });
+  } catch (error) {
+    if (!(error instanceof ReplayRace)) throw error;
+    const winner = await find();
+    if (!winner) throw error;
+    return winner;
+  }
+}

@@ -1,0 +1,217 @@
+import { sql, type DatabaseTransactionConnection, type CommonQueryMethods } from 'slonik';
+import { z } from 'zod';
+import { CredentialRow, ParticipantRow } from '../../schema/rows.ts';
+import type { Actor } from './actor.ts';
+import type { Core } from './context.ts';
+import { AppError, forbidden } from './errors.ts';
+import { hashSecret, newId, newSecret } from './secrets.ts';
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+export const AGENT_KEY_TTL = 90 * DAY;
+export const SESSION_TTL = 30 * DAY;
+export const LINK_TTL = 30 * DAY;
+/** After a renewal the old key keeps working this long, so copies of an agent can catch up. */
+export const ROTATION_GRACE = HOUR;
+export const RENEWALS_PER_DAY = 5;
+export const UNLINKED_DAILY_WRITES = 20;
+
+type Kind = CredentialRow['kind'];
+type Origin = 'register' | 'rotate' | 'signin';
+
+const handleBase = (name: string) =>
+  name
+    .normalize('NFKD')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 30) || 'agent';
+
+/** `@<name>`, made unique with a number when the plain one is taken. */
+async function uniqueHandle(tx: CommonQueryMethods, name: string): Promise<string> {
+  const base = '@' + handleBase(name);
+  const taken = new Set(
+    await tx.anyFirst(sql.type(z.object({ handle: z.string() }))`
+      SELECT handle FROM participants WHERE handle = ${base} OR handle LIKE ${base + '-%'}`),
+  );
+  if (!taken.has(base)) return base;
+  for (let n = 2; ; n++) if (!taken.has(`${base}-${n}`)) return `${base}-${n}`;
+}
+
+async function issueCredential(tx: CommonQueryMethods, participantId: string, kind: Kind, origin: Origin, ttl: number) {
+  const prefix = kind === 'agent_key' ? 'svca_' : kind === 'session' ? 'svcs_' : 'svcc_';
+  const secret = newSecret(prefix);
+  const expiresAt = Date.now() + ttl;
+  const id = newId('crd_');
+  await tx.query(sql.unsafe`
+    INSERT INTO credentials (id, participant_id, kind, origin, secret_hash, expires_at)
+    VALUES (${id}, ${participantId}, ${kind}, ${origin}, ${hashSecret(secret)}, ${new Date(expiresAt).toISOString()})`);
+  return { id, secret, expiresAt };
+}
+
+export type NewAgent = {
+  agent: { id: string; handle: string; displayName: string };
+  agentKey: string;
+  keyCredentialId: string;
+  keyExpiresAt: number;
+  linkSecret: string;
+};
+
+/** A new unlinked agent with its first key and a link for its human, in one transaction. */
+export async function createAgent(core: Core, input: { name: string; runsOn?: string | undefined }): Promise<NewAgent> {
+  return core.db.write(async (tx) => {
+    const id = newId('agt_');
+    const handle = await uniqueHandle(tx, input.name);
+    await tx.query(sql.unsafe`
+      INSERT INTO participants (id, kind, name, handle, runs_on)
+      VALUES (${id}, 'agent', ${input.name}, ${handle}, ${input.runsOn ?? null})`);
+    const key = await issueCredential(tx, id, 'agent_key', 'register', AGENT_KEY_TTL);
+    const link = await issueCredential(tx, id, 'link', 'register', LINK_TTL);
+    return {
+      agent: { id, handle, displayName: input.name },
+      agentKey: key.secret,
+      keyCredentialId: key.id,
+      keyExpiresAt: key.expiresAt,
+      linkSecret: link.secret,
+    };
+  });
+}
+
+/**
+ * The development sign-in: a name and an email, no password. The same email signs into the same
+ * person. Refused in production, where a real sign-in provider must be configured.
+ */
+export async function signInDev(core: Core, input: { name: string; email: string }) {
+  if (core.config.production) {
+    throw forbidden('The development sign-in is off in production.');
+  }
+  return core.db.write(async (tx) => {
+    const existing = await tx.maybeOne(sql.type(ParticipantRow)`
+      SELECT id, kind, name, handle, email, linked_human, created_at FROM participants
+      WHERE kind = 'human' AND lower(email) = lower(${input.email})`);
+    let participant = existing;
+    if (!participant) {
+      const id = newId('hum_');
+      const handle = await uniqueHandle(tx, input.name);
+      participant = await tx.one(sql.type(ParticipantRow)`
+        INSERT INTO participants (id, kind, name, handle, email)
+        VALUES (${id}, 'human', ${input.name}, ${handle}, ${input.email})
+        RETURNING id, kind, name, handle, email, linked_human, created_at`);
+    }
+    const session = await issueCredential(tx, participant.id, 'session', 'signin', SESSION_TTL);
+    return { participant: publicParticipant(participant), session: session.secret, expiresAt: session.expiresAt };
+  });
+}
+
+export const publicParticipant = (p: Pick<ParticipantRow, 'id' | 'name' | 'handle' | 'kind'>) => ({
+  id: p.id,
+  name: p.name,
+  handle: p.handle,
+  kind: p.kind,
+});
+
+const CredentialWithParticipant = z.object({
+  credential_id: z.string(),
+  kind: z.enum(['agent_key', 'session', 'link']),
+  expires_at: z.number(),
+  revoked_at: z.number().nullable(),
+  participant_id: z.string(),
+  participant_kind: z.enum(['human', 'agent']),
+  name: z.string(),
+  handle: z.string(),
+});
+
+async function findCredential(core: Core, secret: string) {
+  return core.db.pool.maybeOne(sql.type(CredentialWithParticipant)`
+    SELECT c.id AS credential_id, c.kind, c.expires_at, c.revoked_at,
+           p.id AS participant_id, p.kind AS participant_kind, p.name, p.handle
+    FROM credentials c JOIN participants p ON p.id = c.participant_id
+    WHERE c.secret_hash = ${hashSecret(secret)}`);
+}
+
+/** Why a credential is not good now, or null when it is. */
+function credentialProblem(row: z.infer<typeof CredentialWithParticipant> | null): string | null {
+  if (!row) return 'The credential is invalid.';
+  if (row.revoked_at !== null) return 'The credential was revoked.';
+  if (row.expires_at <= Date.now()) return 'The credential has expired.';
+  return null;
+}
+
+function toActor(row: z.infer<typeof CredentialWithParticipant>, via: Actor['via']): Actor {
+  return {
+    id: row.participant_id,
+    kind: row.participant_kind,
+    name: row.name,
+    handle: row.handle,
+    credentialId: row.credential_id,
+    via,
+    scopes: ['svc:read', 'svc:write'],
+    expiresAt: row.expires_at,
+  };
+}
+
+/**
+ * The Bearer check of `/mcp`, `/api/v1/*` and Markdown views. Throws `unauthenticated` with the
+ * reason a caller can act on; a web session is refused here by name.
+ */
+export async function authenticateBearer(core: Core, token: string): Promise<Actor> {
+  if (token.startsWith('svcs_')) {
+    throw new AppError('unauthenticated', 'A web session cannot be used here; use an agent key (svca_…).');
+  }
+  if (token.startsWith('svco_')) {
+    throw new AppError('unauthenticated', 'OAuth access tokens are not issued by this server yet; use an agent key (svca_…).');
+  }
+  if (!token.startsWith('svca_')) throw new AppError('unauthenticated', 'The credential is invalid.');
+  const row = await findCredential(core, token);
+  const problem = credentialProblem(row);
+  if (problem || !row || row.kind !== 'agent_key') {
+    throw new AppError('unauthenticated', problem ?? 'The credential is invalid.');
+  }
+  return toActor(row, 'agent_key');
+}
+
+/** The web app's `svc_session` cookie; a bad or stale one reads as signed out. */
+export async function authenticateSession(core: Core, token: string | undefined): Promise<Actor | null> {
+  if (!token?.startsWith('svcs_')) return null;
+  const row = await findCredential(core, token);
+  if (credentialProblem(row) || !row || row.kind !== 'session') return null;
+  return toActor(row, 'session');
+}
+
+export async function signOut(core: Core, token: string) {
+  await core.db.write((tx) =>
+    tx.query(sql.unsafe`
+      UPDATE credentials SET revoked_at = now()
+      WHERE secret_hash = ${hashSecret(token)} AND kind = 'session' AND revoked_at IS NULL`),
+  );
+}
+
+/** A new 90-day key for the calling agent; the calling key keeps working one more hour. */
+export async function rotateKey(core: Core, actor: Actor) {
+  if (actor.via !== 'agent_key') throw new AppError('not_found', 'Unknown tool.');
+  return core.db.write(async (tx: DatabaseTransactionConnection) => {
+    // Serialises renewals of one agent so the daily count cannot be raced past.
+    await tx.query(sql.unsafe`SELECT id FROM participants WHERE id = ${actor.id} FOR UPDATE`);
+    const renewals = await tx.oneFirst(sql.type(z.object({ n: z.number() }))`
+      SELECT count(*) AS n FROM credentials
+      WHERE participant_id = ${actor.id} AND kind = 'agent_key' AND origin = 'rotate'
+        AND created_at > now() - interval '1 day'`);
+    if (renewals >= RENEWALS_PER_DAY) {
+      const oldest = await tx.oneFirst(sql.type(z.object({ t: z.number() }))`
+        SELECT min(created_at) AS t FROM credentials
+        WHERE participant_id = ${actor.id} AND kind = 'agent_key' AND origin = 'rotate'
+          AND created_at > now() - interval '1 day'`);
+      const retry = Math.max(1, Math.ceil((oldest + DAY - Date.now()) / 1000));
+      throw new AppError('rate_limited', `Keys can be renewed ${RENEWALS_PER_DAY} times a day.`, {
+        retry_after_seconds: retry,
+        retryAfterSeconds: retry,
+      });
+    }
+    const fresh = await issueCredential(tx, actor.id, 'agent_key', 'rotate', AGENT_KEY_TTL);
+    const previousExpiresAt = Math.min(actor.expiresAt, Date.now() + ROTATION_GRACE);
+    await tx.query(sql.unsafe`
+      UPDATE credentials SET expires_at = ${new Date(previousExpiresAt).toISOString()}
+      WHERE id = ${actor.credentialId}`);
+    return { agentKey: fresh.secret, keyExpiresAt: fresh.expiresAt, previousKeyExpiresAt: previousExpiresAt };
+  });
+}

@@ -1,0 +1,22 @@
+import type { Role } from '../../schema/rows.ts';
+
+/**
+ * Rights by hub role, SPEC part 2 "Hub roles and rights", decided here and nowhere else.
+ * A seat is the caller's role in the hub, or null for someone without one.
+ */
+export type Seat = Role | null;
+
+const rules = {
+  /** Post, start threads, make pads, react. */
+  write: ['owner', 'helper', 'member'],
+  /** Mark any thread's answer; members only the threads they started. */
+  markAnyAnswer: ['owner', 'helper'],
+  moderate: ['owner', 'helper'],
+  setRoles: ['owner'],
+} as const satisfies Record<string, readonly Role[]>;
+
+export type Right = keyof typeof rules;
+
+export function allows(seat: Seat, right: Right): boolean {
+  return seat !== null && (rules[right] as readonly Role[]).includes(seat);
+}

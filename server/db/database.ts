@@ -1,0 +1,119 @@
+import { mkdirSync } from 'node:fs';
+import { PGlite } from '@electric-sql/pglite';
+import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import {
+  createPool,
+  createTypeParserPreset,
+  SchemaValidationError,
+  type DatabasePool,
+  type DatabaseTransactionConnection,
+  type Interceptor,
+  type QueryResultRow,
+} from 'slonik';
+import type { Logger } from '../log.ts';
+
+export type Db = {
+  pool: DatabasePool;
+  kind: 'postgres' | 'pglite';
+  /** Runs `handler` in one transaction; tracked so /healthz can tell when writes stall. */
+  write<T>(handler: (tx: DatabaseTransactionConnection) => Promise<T>): Promise<T>;
+  /** Milliseconds the oldest unfinished write has waited, or 0. */
+  oldestWriteMs(): number;
+  close(): Promise<void>;
+};
+
+/**
+ * slonik's `sql.type(schema)` only declares a row type; this interceptor makes every typed query
+ * really validate (and coerce) its rows, so a schema drift fails loudly at the database edge.
+ */
+const resultParser: Interceptor = {
+  name: 'result-parser',
+  transformRowAsync: async (context, query, row) => {
+    const parser = context.resultParser;
+    if (!parser) return row;
+    const checked = await parser['~standard'].validate(row);
+    if (checked.issues) throw new SchemaValidationError(query, row, checked.issues);
+    return checked.value as QueryResultRow;
+  },
+};
+
+/** int8 counts fit a double here; the service never stores values past 2^53. */
+const typeParsers = [
+  ...createTypeParserPreset().filter((parser) => parser.name !== 'int8'),
+  { name: 'int8', parse: (value: string) => Number(value) },
+];
+
+async function openPool(url: string, maxPoolSize: number, log: Logger): Promise<DatabasePool> {
+  const pool = await createPool(url, {
+    interceptors: [resultParser],
+    typeParsers,
+    maxPoolSize,
+    connectionTimeout: 10_000,
+    statementTimeout: 30_000,
+    // Nothing of ours keeps session state, so the default DISCARD ALL after every query is waste.
+    resetConnection: async () => {},
+  });
+  // Without a listener an idle client's error would crash the process; queries report their own.
+  pool.on('error', (error) => log.warn('database pool error', { message: error.message }));
+  return pool;
+}
+
+/** PGlite answers one query at a time; a small pool keeps transactions from waiting on each other long. */
+const PGLITE_POOL_SIZE = 2;
+
+/**
+ * Postgres when a URL is given; otherwise PGlite in `dataDir` (or in memory for 'memory://'), served
+ * over a loopback socket so that the very same slonik and SQL run against both stores.
+ */
+export async function openDatabase(options: { databaseUrl?: string; dataDir: string; log: Logger }): Promise<Db> {
+  const { log } = options;
+  if (options.databaseUrl) {
+    const pool = await openPool(options.databaseUrl, 10, log);
+    return wrap(pool, 'postgres', () => pool.end());
+  }
+  const memory = options.dataDir === 'memory://';
+  if (!memory) mkdirSync(options.dataDir, { recursive: true });
+  const pglite = await PGlite.create(memory ? undefined : options.dataDir);
+  const server = new PGLiteSocketServer({
+    db: pglite,
+    host: '127.0.0.1',
+    port: 0,
+    // Headroom above the pool so a connection being replaced is never turned away.
+    maxConnections: PGLITE_POOL_SIZE + 2,
+  });
+  await server.start();
+  const pool = await openPool(`postgres://postgres@${server.getServerConn()}/postgres`, PGLITE_POOL_SIZE, log);
+  return wrap(pool, 'pglite', async () => {
+    await pool.end();
+    await server.stop();
+    await pglite.close();
+  });
+}
+
+function wrap(pool: DatabasePool, kind: Db['kind'], end: () => Promise<void>): Db {
+  const started = new Map<symbol, number>();
+  let closed = false;
+  return {
+    pool,
+    kind,
+    async write(handler) {
+      const token = Symbol('write');
+      started.set(token, performance.now());
+      try {
+        return await pool.transaction(handler);
+      } finally {
+        started.delete(token);
+      }
+    },
+    oldestWriteMs() {
+      let oldest = Infinity;
+      for (const at of started.values()) oldest = Math.min(oldest, at);
+      return oldest === Infinity ? 0 : Math.round(performance.now() - oldest);
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await end();
+    },
+  };
+}

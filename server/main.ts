@@ -1,0 +1,33 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { CLIENT_DIST, startServer } from './app.ts';
+import { loadConfig } from './config.ts';
+import { createLogger } from './log.ts';
+
+const config = loadConfig();
+const log = createLogger(config.logLevel);
+
+if (!existsSync(join(CLIENT_DIST, 'index.html'))) {
+  log.info('building the web app (first start)');
+  const { build } = await import('vite');
+  await build({ configFile: new URL('../client/vite.config.ts', import.meta.url).pathname, logLevel: 'warn' });
+}
+
+const running = await startServer(config, { log });
+log.info(`Dotpad is up at ${config.baseUrl}`);
+
+let stopping = false;
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  process.on(signal, () => {
+    if (stopping) return;
+    stopping = true;
+    log.info('stopping', { signal });
+    running.close().then(
+      () => process.exit(0),
+      (error) => {
+        log.error('stop failed', { error });
+        process.exit(1);
+      },
+    );
+  });
+}
