@@ -1,0 +1,156 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mcpClient, registerAgent, request, startTestServer, stores, type TestServer } from '../support/server.ts';
+
+const initialize = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+};
+
+/** MCP at /mcp through the SDK's own client, and raw HTTP for what a client library hides. */
+describe.each(stores())('MCP on %s', (store) => {
+  let server: TestServer;
+  let agent: { key: string; id: string };
+
+  beforeAll(async () => {
+    server = await startTestServer(store);
+    agent = await registerAgent(server, 'MCP Bot');
+  });
+  afterAll(() => server?.close());
+
+  it('introduces itself as svc 0.1.0 and lists the model tools with annotations', async () => {
+    const client = await mcpClient(server, agent.key);
+    expect(client.getServerVersion()).toMatchObject({ name: 'svc', version: '0.1.0' });
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name).sort()).toEqual(
+      ['create_hub', 'join_hub', 'mark_answer', 'open_hub', 'open_thread', 'post_reply', 'react', 'start_thread'],
+    );
+    const openThread = tools.find((t) => t.name === 'open_thread')!;
+    expect(openThread.annotations).toEqual({ title: 'Open a thread', readOnlyHint: true, destructiveHint: false, openWorldHint: false });
+    const react = tools.find((t) => t.name === 'react')!;
+    expect(react.annotations).toMatchObject({ readOnlyHint: false, openWorldHint: true, idempotentHint: true });
+    // An agent key's listing carries no output schemas.
+    expect(tools.every((t) => t.outputSchema === undefined)).toBe(true);
+    for (const tool of tools) {
+      for (const [field, schema] of Object.entries(tool.inputSchema.properties ?? {})) {
+        expect((schema as { description?: string }).description, `${tool.name}.${field}`).toBeTruthy();
+      }
+    }
+    await client.close();
+  });
+
+  it('answers a tool call with framed text, structured content and svc/api', async () => {
+    const client = await mcpClient(server, agent.key);
+    const hub = await client.callTool({ name: 'create_hub', arguments: { name: 'MCP Hub' } });
+    expect(hub.isError).toBeFalsy();
+    expect(hub._meta).toEqual({ 'svc/api': '1' });
+    const hubData = hub.structuredContent as { slug: string };
+    const thread = await client.callTool({ name: 'start_thread', arguments: { hub: hubData.slug, title: 'Over MCP', body: 'Hello ~~~ world' } });
+    const threadId = (thread.structuredContent as { thread_id: string }).thread_id;
+    const open = await client.callTool({ name: 'open_thread', arguments: { thread_id: threadId } });
+    const text = (open.content as { type: string; text: string }[])[0]!.text;
+    expect(text.startsWith('Text inside ~~~markdown fences')).toBe(true);
+    expect(text).toContain('~~~~markdown\nHello ~~~ world\n~~~~');
+    expect(JSON.stringify(open.structuredContent)).not.toContain('Hello');
+    await client.close();
+  });
+
+  it('reports errors as isError results with the same code REST gives', async () => {
+    const client = await mcpClient(server, agent.key);
+    const missing = await client.callTool({ name: 'open_thread', arguments: { thread_id: 'thr_missing' } });
+    expect(missing.isError).toBe(true);
+    expect(missing.structuredContent).toMatchObject({ error: 'not_found' });
+    const unknown = await client.callTool({ name: 'no_such_tool', arguments: {} });
+    expect(unknown.structuredContent).toMatchObject({ error: 'not_found', message: 'Unknown tool.' });
+    const app = await client.callTool({ name: 'ui_my_hubs', arguments: {} });
+    expect(app.structuredContent).toMatchObject({ error: 'not_found' });
+    const misnamed = await client.callTool({ name: 'post_reply', arguments: { thread: 'thr_x', body: 'hi' } });
+    expect(misnamed.isError).toBe(true);
+    const text = (misnamed.content as { text: string }[])[0]!.text;
+    expect(text.startsWith('Input validation error')).toBe(true);
+    expect(misnamed.structuredContent).toMatchObject({ error: 'invalid', issues: [{ path: 'thread_id' }] });
+    expect(text).toContain('"thread"');
+    expect(text).toContain('"thread_id"');
+    await client.close();
+  });
+
+  it('refuses a missing key with the OAuth challenge, and a bad key with invalid_token', async () => {
+    const none = await request(`${server.url}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify(initialize),
+    });
+    expect(none.status).toBe(401);
+    expect(none.body.error).toBe('invalid_token');
+    expect(none.body.error_description).toEqual(expect.any(String));
+    const challenge = none.headers.get('www-authenticate')!;
+    expect(challenge).toContain(`resource_metadata="${server.core.config.baseUrl}/.well-known/oauth-protected-resource/mcp"`);
+    expect(challenge).toContain('scope="svc:read svc:write"');
+    expect(challenge).not.toContain('error=');
+
+    const bad = await request(`${server.url}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: 'Bearer svca_nottherightkey' },
+      body: JSON.stringify(initialize),
+    });
+    expect(bad.status).toBe(401);
+    expect(bad.headers.get('www-authenticate')).toContain('error="invalid_token"');
+    expect(bad.body.error).toBe('invalid_token');
+  });
+
+  it('answers a client that accepts only JSON, with one JSON body', async () => {
+    const reply = await request(`${server.url}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json', authorization: `Bearer ${agent.key}` },
+      body: JSON.stringify(initialize),
+    });
+    expect(reply.status).toBe(200);
+    expect(reply.headers.get('content-type')).toContain('application/json');
+    expect(reply.body.result.serverInfo).toMatchObject({ name: 'svc', version: '0.1.0' });
+    expect(reply.headers.get('mcp-session-id')).toBeNull();
+  });
+
+  it('serves CORS for any origin, without frame or CSP headers', async () => {
+    const preflight = await request(`${server.url}/mcp`, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://host.example', 'access-control-request-method': 'POST' },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get('access-control-allow-origin')).toBe('*');
+    expect(preflight.headers.get('access-control-allow-methods')).toBe('GET, POST, DELETE, OPTIONS');
+    expect(preflight.headers.get('access-control-expose-headers')).toBe('WWW-Authenticate, Mcp-Session-Id, MCP-Protocol-Version');
+    expect(preflight.headers.get('x-frame-options')).toBeNull();
+    expect(preflight.headers.get('content-security-policy')).toBeNull();
+  });
+
+  it('shows a browser a short HTML page', async () => {
+    const page = await request(`${server.url}/mcp`, { headers: { accept: 'text/html,application/xhtml+xml' } });
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toContain('text/html');
+    expect(page.text).toContain('MCP');
+  });
+
+  it('refuses a request body over 400,000 bytes', async () => {
+    const big = { ...initialize, params: { ...initialize.params, padding: 'x'.repeat(400_001) } };
+    const reply = await request(`${server.url}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${agent.key}` },
+      body: JSON.stringify(big),
+    });
+    expect(reply.status).toBe(413);
+    expect(reply.body.error).toBe('too_large');
+  });
+
+  it('keeps concurrent calls apart (a server per request)', async () => {
+    const client = await mcpClient(server, agent.key);
+    const hub = await client.callTool({ name: 'create_hub', arguments: { name: 'Concurrency' } });
+    const slug = (hub.structuredContent as { slug: string }).slug;
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => client.callTool({ name: 'start_thread', arguments: { hub: slug, title: `T${i}`, body: `b${i}` } })),
+    );
+    expect(results.filter((r) => r.isError)).toHaveLength(0);
+    expect(new Set(results.map((r) => (r.structuredContent as { thread_id: string }).thread_id)).size).toBe(20);
+    await client.close();
+  });
+});

@@ -1,0 +1,83 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { modelTools } from '../../api/tools/registry.ts';
+import { mcpClient, registerAgent, rest, startTestServer, stores, type TestServer } from '../support/server.ts';
+
+/** Ids and times differ between two writes; everything else must be the same. */
+const normalise = (value: unknown): unknown =>
+  JSON.parse(
+    JSON.stringify(value)
+      .replace(/\b(hub|thr|msg|agt)_[0-9a-f]{20}\b/g, '$1_<id>')
+      .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z/g, '<time>')
+      .replace(/\b(world|parity)(-\d+)?\b/g, '$1-<n>'),
+  );
+
+type Fixture = { hub: string; thread: string; post: string };
+type Case = { tool: string; args: (f: Fixture) => Record<string, unknown>; error?: string };
+
+/** At least one success and one refusal per model tool. */
+const cases: Case[] = [
+  { tool: 'create_hub', args: () => ({ name: 'Parity' }) },
+  { tool: 'create_hub', args: () => ({ name: '' }), error: 'invalid' },
+  { tool: 'open_hub', args: (f) => ({ hub: f.hub }) },
+  { tool: 'open_hub', args: () => ({ hub: 'missing-hub' }), error: 'not_found' },
+  { tool: 'join_hub', args: (f) => ({ hub: f.hub }) },
+  { tool: 'join_hub', args: () => ({ hub: 'missing-hub' }), error: 'not_found' },
+  { tool: 'start_thread', args: (f) => ({ hub: f.hub, title: 'T', body: 'B' }) },
+  { tool: 'start_thread', args: (f) => ({ hub: f.hub, title: 'T' }), error: 'invalid' },
+  { tool: 'post_reply', args: (f) => ({ thread_id: f.thread, body: 'reply' }) },
+  { tool: 'post_reply', args: (f) => ({ thread: f.thread, body: 'reply' }), error: 'invalid' },
+  { tool: 'open_thread', args: (f) => ({ thread_id: f.thread }) },
+  { tool: 'open_thread', args: () => ({ thread_id: 'thr_missing' }), error: 'not_found' },
+  { tool: 'mark_answer', args: (f) => ({ post_id: f.post }) },
+  { tool: 'mark_answer', args: () => ({ post_id: 'msg_missing' }), error: 'not_found' },
+  { tool: 'react', args: (f) => ({ post_id: f.post, reaction: 'eyes' }) },
+  { tool: 'react', args: (f) => ({ post_id: f.post, reaction: 'nope' }), error: 'invalid' },
+];
+
+describe.each(stores())('REST and MCP agree on %s', (store) => {
+  let server: TestServer;
+  let key: string;
+  let client: Client;
+
+  /** Each way in gets its own, identical world, so writes compare like with like. */
+  async function fixture(): Promise<Fixture> {
+    const hub = await rest(server, key, 'create_hub', { name: 'World' });
+    const thread = await rest(server, key, 'start_thread', { hub: hub.body.data.slug, title: 'Topic', body: 'Opening post' });
+    return { hub: hub.body.data.slug, thread: thread.body.data.thread_id, post: thread.body.data.post_id };
+  }
+
+  beforeAll(async () => {
+    server = await startTestServer(store);
+    key = (await registerAgent(server, 'Parity Bot')).key;
+    client = await mcpClient(server, key);
+  });
+  afterAll(async () => {
+    await client?.close();
+    await server?.close();
+  });
+
+  it('covers every model tool with a success and an error', () => {
+    for (const tool of modelTools) {
+      expect(cases.some((c) => c.tool === tool.name && !c.error), `${tool.name} success`).toBe(true);
+      expect(cases.some((c) => c.tool === tool.name && c.error), `${tool.name} error`).toBe(true);
+    }
+  });
+
+  it.each(cases)('$tool $error', async ({ tool, args, error }) => {
+    const viaRest = await rest(server, key, tool, args(await fixture()));
+    const viaMcp = await client.callTool({ name: tool, arguments: args(await fixture()) });
+    if (error) {
+      expect(viaRest.body.error).toBe(error);
+      expect(viaMcp.isError).toBe(true);
+      expect((viaMcp.structuredContent as { error: string }).error).toBe(error);
+      expect(normalise(viaMcp.structuredContent)).toEqual(normalise(viaRest.body));
+    } else {
+      expect(viaRest.status).toBe(200);
+      expect(viaMcp.isError).toBeFalsy();
+      expect(normalise(viaMcp.structuredContent)).toEqual(normalise(viaRest.body.data));
+      const mcpText = (viaMcp.content as { text: string }[])[0]!.text;
+      expect(normalise(mcpText)).toEqual(normalise(viaRest.body.text));
+    }
+  });
+});

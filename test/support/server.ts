@@ -1,0 +1,126 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { startServer, type Running } from '../../server/app.ts';
+import { loadConfig } from '../../server/config.ts';
+
+export type Store = 'pglite' | 'postgres';
+
+/**
+ * The stores every integration suite runs against: PGlite always, Postgres when TEST_DATABASE_URL
+ * names a server. In CI Postgres is required: a suite that would skip it fails instead.
+ */
+export function stores(): Store[] {
+  if (process.env.TEST_DATABASE_URL) return ['pglite', 'postgres'];
+  if (process.env.CI === 'true') throw new Error('CI=true needs TEST_DATABASE_URL: the Postgres suites may not be skipped.');
+  return ['pglite'];
+}
+
+/** A fresh, empty Postgres database for one test file, dropped when the file is done. */
+async function freshPostgres(): Promise<{ url: string; drop(): Promise<void> }> {
+  const adminUrl = process.env.TEST_DATABASE_URL!;
+  const name = `dotpad_test_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    async drop() {
+      const again = new pg.Client({ connectionString: adminUrl });
+      await again.connect();
+      await again.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await again.end();
+    },
+  };
+}
+
+export type TestServer = Running & { store: Store };
+
+/** The real server on port 0 against a fresh database of the given store. */
+export async function startTestServer(store: Store, env: Record<string, string> = {}): Promise<TestServer> {
+  const database = store === 'postgres' ? await freshPostgres() : undefined;
+  const config = loadConfig({
+    PORT: '0',
+    SVC_DATA_DIR: 'memory://',
+    LOG_LEVEL: 'silent',
+    SVC_GUEST_AGENTS: '1',
+    ...(database ? { DATABASE_URL: database.url } : {}),
+    ...env,
+  });
+  const running = await startServer(config, { host: '127.0.0.1' });
+  return {
+    ...running,
+    store,
+    async close() {
+      await running.close();
+      await database?.drop();
+    },
+  };
+}
+
+export type Reply = { status: number; headers: Headers; body: any; text: string };
+
+export async function request(url: string, init: RequestInit = {}): Promise<Reply> {
+  const response = await fetch(url, init);
+  const text = await response.text();
+  let body: any = undefined;
+  try {
+    body = JSON.parse(text);
+  } catch {}
+  return { status: response.status, headers: response.headers, body, text };
+}
+
+/** A REST tool call with a Bearer key. */
+export function rest(server: TestServer, key: string | undefined, tool: string, args: unknown): Promise<Reply> {
+  return request(`${server.url}/api/v1/tools/${tool}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) },
+    body: JSON.stringify(args),
+  });
+}
+
+/** Registers an agent the way an agent does, and returns its key and id. */
+export async function registerAgent(server: TestServer, name = 'Agent'): Promise<{ key: string; id: string; handle: string }> {
+  const reply = await request(`${server.url}/api/v1/agents/register`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ name }),
+  });
+  if (reply.status !== 201) throw new Error(`register failed: ${reply.status} ${reply.text}`);
+  return { key: reply.body.agent_key, id: reply.body.agent.id, handle: reply.body.agent.handle };
+}
+
+/** The MCP SDK's own client over streamable HTTP, authenticated with an agent key. */
+export async function mcpClient(server: TestServer, key: string): Promise<Client> {
+  const client = new Client({ name: 'dotpad-tests', version: '1.0.0' });
+  const transport = new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), {
+    requestInit: { headers: { authorization: `Bearer ${key}` } },
+  });
+  await client.connect(transport);
+  return client;
+}
+
+/** A person signed in through the development form; returns the session cookie header. */
+export async function signIn(server: TestServer, name: string, email: string): Promise<{ cookie: string; id: string }> {
+  const reply = await request(`${server.url}/signin`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-svc': '1' },
+    body: JSON.stringify({ name, email }),
+  });
+  if (reply.status !== 200) throw new Error(`sign-in failed: ${reply.status} ${reply.text}`);
+  const cookie = reply.headers.getSetCookie().find((c) => c.startsWith('svc_session='))!.split(';')[0]!;
+  return { cookie, id: reply.body.participant.id };
+}
+
+/** A tool call from the web app: session cookie and the x-svc header. */
+export function appTool(server: TestServer, cookie: string, tool: string, args: unknown): Promise<Reply> {
+  return request(`${server.url}/api/tools/${tool}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-svc': '1', cookie },
+    body: JSON.stringify(args),
+  });
+}

@@ -1,0 +1,24 @@
+import { describe, expect, it } from 'vitest';
+import { clip, fence, inline, renderParts, PREAMBLE } from '../../server/core/framing.ts';
+import { fenced, line } from '../../server/core/result.ts';
+
+describe('framing participant text', () => {
+  it('fences with more tildes than any run inside', () => {
+    expect(fence('plain')).toBe('~~~markdown\nplain\n~~~');
+    expect(fence('a ~~~ b')).toBe('~~~~markdown\na ~~~ b\n~~~~');
+    expect(fence('~~~~~~~\nx')).toBe('~~~~~~~~markdown\n~~~~~~~\nx\n~~~~~~~~');
+  });
+
+  it('puts titles on one line with Markdown escaped', () => {
+    expect(inline('Hello\n\n# *world* [x](y)')).toBe('Hello \\# \\*world\\* \\[x\\]\\(y\\)');
+  });
+
+  it('clips without splitting a surrogate pair', () => {
+    expect(clip('ab😀c', 3)).toEqual({ text: 'ab', clipped: true });
+    expect(clip('abc', 3)).toEqual({ text: 'abc', clipped: false });
+  });
+
+  it('starts every text with the untrusted-data preamble', () => {
+    expect(renderParts([line('Service line'), fenced('Their text')])).toBe(`${PREAMBLE}\n\nService line\n~~~markdown\nTheir text\n~~~`);
+  });
+});
