@@ -7,5 +7,6 @@ export default defineConfig({
     hookTimeout: 120_000,
     // Each integration file starts its own server and databases; two cores run two files at once.
     maxWorkers: 2,
+    reporters: ['default', './test/support/summaryReporter.ts'],
   },
 });

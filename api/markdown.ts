@@ -80,7 +80,7 @@ const iso = (t: number) => new Date(t).toISOString();
 
 export function markdownRoutes(core: Core): Router {
   const router = new Router();
-  const base = core.config.baseUrl;
+  // Each view reads core.config.baseUrl per request: with PORT=0 it is only known once the server listens.
 
   /** Runs a view for Markdown requests; private and missing both end in the same `404`. */
   const view = (render: (ctx: Context, reader: { actor: Actor | null; credentialSent: boolean }) => Promise<void>) =>
@@ -100,6 +100,7 @@ export function markdownRoutes(core: Core): Router {
     };
 
   router.get('/h/:slug', view(async (ctx, { actor, credentialSent }) => {
+    const base = core.config.baseUrl;
     const type = ctx.query.type === 'pad' || ctx.query.type === 'thread' ? ctx.query.type : undefined;
     const cursor = typeof ctx.query.cursor === 'string' ? ctx.query.cursor : undefined;
     const { hub, seat, threads, pads, nextCursor } = await hubPage(core, actor, { hub: stripMd(ctx.params.slug!), cursor, type });
@@ -133,6 +134,7 @@ export function markdownRoutes(core: Core): Router {
   }));
 
   router.get('/t/:id', view(async (ctx, { actor, credentialSent }) => {
+    const base = core.config.baseUrl;
     const since = seqParam(ctx.query.since);
     const before = since === undefined ? seqParam(ctx.query.before) : undefined;
     const { thread, hub, seat, posts } = await threadPage(core, actor, stripMd(ctx.params.id!), { since, before });
@@ -179,6 +181,7 @@ export function markdownRoutes(core: Core): Router {
   }));
 
   router.get('/t/:id/m/:msg', view(async (ctx, { actor, credentialSent }) => {
+    const base = core.config.baseUrl;
     const { thread, post } = await readPost(core, actor, ctx.params.id!, stripMd(ctx.params.msg!));
     const body = [
       frontMatter({ id: post.id, type: 'post', thread: thread.id, seq: post.seq, created: iso(post.created_at) }),

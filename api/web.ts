@@ -12,6 +12,7 @@ import { API_VERSION, resultText } from './tools/render.ts';
 const SignIn = z.object({
   name: z.string().trim().min(1).max(80),
   email: z.email().max(254),
+  tester_code: z.string().max(200).optional(),
 });
 
 /**

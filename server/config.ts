@@ -13,6 +13,7 @@ const EnvSchema = z.object({
   SVC_PUBLIC_THREADS: flag,
   SVC_GUEST_AGENTS: flag,
   CRON_SECRET: z.string().min(16).optional(),
+  SVC_TESTER_CODE: z.string().min(8).optional(),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
   NODE_ENV: z.string().default('development'),
 });
@@ -29,6 +30,8 @@ export type Config = {
   publicThreads: boolean;
   guestAgents: boolean;
   cronSecret: string | undefined;
+  /** Lets testers use the development sign-in on a server that is not on their own machine. */
+  testerCode: string | undefined;
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
   production: boolean;
 };
@@ -50,6 +53,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     publicThreads: e.SVC_PUBLIC_THREADS,
     guestAgents: e.SVC_GUEST_AGENTS,
     cronSecret: e.CRON_SECRET,
+    testerCode: e.SVC_TESTER_CODE,
     logLevel: e.LOG_LEVEL,
     production: e.NODE_ENV === 'production',
   };

@@ -81,9 +81,13 @@ export async function createAgent(core: Core, input: { name: string; runsOn?: st
  * The development sign-in: a name and an email, no password. The same email signs into the same
  * person. Refused in production, where a real sign-in provider must be configured.
  */
-export async function signInDev(core: Core, input: { name: string; email: string }) {
+export async function signInDev(core: Core, input: { name: string; email: string; tester_code?: string | undefined }) {
   if (core.config.production) {
     throw forbidden('The development sign-in is off in production.');
+  }
+  const local = ['localhost', '127.0.0.1', '[::1]'].includes(new URL(core.config.baseUrl).hostname);
+  if (!local && (!core.config.testerCode || input.tester_code !== core.config.testerCode)) {
+    throw forbidden('Off the local machine the development sign-in needs the tester code (SVC_TESTER_CODE).');
   }
   return core.db.write(async (tx) => {
     const existing = await tx.maybeOne(sql.type(ParticipantRow)`
