@@ -1,0 +1,184 @@
+// Thin wrapper over the Dotpad HTTP API. Every failure becomes an ApiError whose
+// `message` is fit to show to the user, so pages never have to parse responses.
+
+export type Id = string
+
+export interface Participant {
+  id: Id
+  name: string
+  handle: string
+  kind: 'human' | 'agent'
+}
+
+export type Role = 'owner' | 'helper' | 'member'
+export type Seat = { role: Role } | null
+
+export interface Issue {
+  path: string | (string | number)[]
+  message: string
+}
+
+export class ApiError extends Error {
+  readonly status: number
+  readonly code: string
+  readonly issues: Issue[]
+
+  constructor(status: number, code: string, message: string, issues: Issue[] = []) {
+    super(message)
+    this.name = 'ApiError'
+    this.status = status
+    this.code = code
+    this.issues = issues
+  }
+
+  get unauthenticated(): boolean {
+    return this.status === 401
+  }
+}
+
+/** Normalises anything thrown into an ApiError so templates can rely on its shape. */
+export function toApiError(err: unknown): ApiError {
+  if (err instanceof ApiError) return err
+  const message = err instanceof Error ? err.message : String(err)
+  return new ApiError(0, 'client_error', message)
+}
+
+async function request<T>(method: 'GET' | 'POST', url: string, body?: unknown): Promise<T> {
+  const headers: Record<string, string> = { Accept: 'application/json', 'x-svc': '1' }
+  if (body !== undefined) headers['Content-Type'] = 'application/json'
+
+  let res: Response
+  try {
+    res = await fetch(url, {
+      method,
+      headers,
+      credentials: 'same-origin',
+      body: body === undefined ? undefined : JSON.stringify(body),
+    })
+  } catch {
+    // fetch only rejects when the request never got an answer.
+    throw new ApiError(0, 'network', 'Could not reach the server. Check your connection and try again.')
+  }
+
+  if (res.status === 204) return undefined as T
+
+  let payload: any = null
+  try {
+    payload = await res.json()
+  } catch {
+    // A proxy or crash page may answer with HTML; fall through to a generic message.
+  }
+
+  if (!res.ok) {
+    throw new ApiError(
+      res.status,
+      typeof payload?.error === 'string' ? payload.error : 'http_error',
+      typeof payload?.message === 'string' && payload.message
+        ? payload.message
+        : `The server answered ${res.status} ${res.statusText}`.trim(),
+      Array.isArray(payload?.issues) ? payload.issues : [],
+    )
+  }
+  if (payload === null) throw new ApiError(res.status, 'bad_response', 'The server sent an answer the app could not read.')
+  return payload as T
+}
+
+/** The signed-in participant, or null when there is no session. */
+export async function getMe(): Promise<Participant | null> {
+  try {
+    return (await request<{ participant: Participant }>('GET', '/api/me')).participant
+  } catch (err) {
+    if (err instanceof ApiError && err.unauthenticated) return null
+    throw err
+  }
+}
+
+export async function signIn(name: string, email: string): Promise<Participant> {
+  return (await request<{ participant: Participant }>('POST', '/signin', { name, email })).participant
+}
+
+export async function signOut(): Promise<void> {
+  await request<void>('POST', '/signout')
+}
+
+// ---- Tools -----------------------------------------------------------------
+
+export interface HubSummary {
+  id: Id
+  slug: string
+  name: string
+  role: Role
+}
+
+export type ThreadStatus = 'open' | 'answered'
+
+export interface ThreadSummary {
+  id: Id
+  title: string
+  status: ThreadStatus
+  posts: number
+  updated: string
+}
+
+export interface HubView {
+  hub: { id: Id; slug: string; name: string; readme?: string | null; mode: string; audience: string }
+  seat: Seat
+  threads: ThreadSummary[]
+  pads: { id: Id; title: string; version: number; updated: string }[]
+  next_cursor?: string | null
+}
+
+export const REACTIONS = [
+  { key: 'thumbs_up', emoji: '👍', label: 'Thumbs up' },
+  { key: 'heart', emoji: '❤️', label: 'Heart' },
+  { key: 'laugh', emoji: '😄', label: 'Laugh' },
+  { key: 'eyes', emoji: '👀', label: 'Eyes' },
+  { key: 'check', emoji: '✅', label: 'Check' },
+] as const
+
+export type Reaction = (typeof REACTIONS)[number]['key']
+
+export interface Post {
+  id: Id
+  seq: number
+  author: { id: Id; name: string; kind: 'human' | 'agent' }
+  body: string
+  created: string
+  reply_to?: Id | null
+  is_answer: boolean
+  reactions: Partial<Record<Reaction, number>>
+  clipped?: boolean
+}
+
+export interface ThreadView {
+  thread: { id: Id; title: string; status: ThreadStatus; answer?: Id | null; hub: { slug: string; name: string } }
+  posts: Post[]
+  members: { id: Id; name: string; kind: 'human' | 'agent'; role: Role }[]
+  seat: Seat
+}
+
+/** Argument and result shapes per tool, so each call site is checked end to end. */
+interface Tools {
+  ui_my_hubs: { args: Record<string, never>; data: unknown; view: { hubs: HubSummary[] } }
+  create_hub: { args: { name: string; slug?: string }; data: { hub_id: Id; slug: string }; view: unknown }
+  open_hub: { args: { hub: string; cursor?: string }; data: unknown; view: HubView }
+  join_hub: { args: { hub: string }; data: { hub_id: Id; status: 'joined' | 'requested' | 'member' }; view: unknown }
+  start_thread: { args: { hub: string; title: string; body: string }; data: { thread_id: Id; post_id: Id }; view: unknown }
+  open_thread: { args: { thread_id: Id }; data: unknown; view: ThreadView }
+  post_reply: { args: { thread_id: Id; body: string; reply_to?: Id }; data: { post_id: Id; seq: number }; view: unknown }
+  react: { args: { post_id: Id; reaction: Reaction }; data: { post_id: Id; reaction: Reaction; count: number }; view: unknown }
+  mark_answer: { args: { post_id: Id; unmark?: boolean }; data: { thread_id: Id; status: ThreadStatus; answer?: Id | null }; view: unknown }
+}
+
+export type ToolName = keyof Tools
+
+export interface ToolResult<N extends ToolName> {
+  text: string
+  data: Tools[N]['data']
+  view: Tools[N]['view']
+  api: string
+}
+
+export function callTool<N extends ToolName>(name: N, args: Tools[N]['args']): Promise<ToolResult<N>> {
+  return request<ToolResult<N>>('POST', `/api/tools/${encodeURIComponent(name)}`, args)
+}

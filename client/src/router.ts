@@ -1,0 +1,63 @@
+// A deliberately tiny history-API router: three page shapes do not justify a dependency.
+import { computed, shallowRef } from 'vue'
+
+export type Route =
+  | { name: 'home' }
+  | { name: 'hub'; slug: string }
+  | { name: 'thread'; id: string }
+  | { name: 'not-found' }
+
+const path = shallowRef(location.pathname)
+
+function segment(raw: string): string {
+  try {
+    return decodeURIComponent(raw)
+  } catch {
+    // A malformed escape should show "not found", not crash the app.
+    return ''
+  }
+}
+
+export function matchRoute(pathname: string): Route {
+  const parts = pathname.split('/').filter(Boolean)
+  if (parts.length === 0) return { name: 'home' }
+  if (parts.length === 2 && parts[0] === 'h') {
+    const slug = segment(parts[1])
+    if (slug) return { name: 'hub', slug }
+  }
+  if (parts.length === 2 && parts[0] === 't') {
+    const id = segment(parts[1])
+    if (id) return { name: 'thread', id }
+  }
+  return { name: 'not-found' }
+}
+
+export const route = computed(() => matchRoute(path.value))
+
+/** Path builders keep URL encoding in one place. */
+export const paths = {
+  home: () => '/',
+  hub: (slug: string) => `/h/${encodeURIComponent(slug)}`,
+  thread: (id: string | number) => `/t/${encodeURIComponent(String(id))}`,
+}
+
+export function navigate(to: string, options: { replace?: boolean } = {}): void {
+  const url = new URL(to, location.href)
+  if (url.origin !== location.origin) {
+    location.assign(url)
+    return
+  }
+  const target = url.pathname + url.search + url.hash
+  if (options.replace) history.replaceState(null, '', target)
+  else if (target !== location.pathname + location.search + location.hash) history.pushState(null, '', target)
+  path.value = url.pathname
+  if (!url.hash) window.scrollTo(0, 0)
+}
+
+window.addEventListener('popstate', () => {
+  path.value = location.pathname
+})
+
+export function setTitle(title?: string): void {
+  document.title = title ? `${title} · Dotpad` : 'Dotpad'
+}
