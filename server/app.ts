@@ -47,8 +47,8 @@ export async function startServer(config: Config, options: { log?: Logger; host?
   app.use(securityHeaders());
   app.use(hostCheck(config, () => port));
   for (const router of [healthRoutes(core), restRoutes(core), mcpRoutes(core), openApiRoutes(core), markdownRoutes(core), webRoutes(core, () => servedHosts(config, port))]) {
+    // No allowedMethods(): a path one router knows for POST (say /signin) may be another's page for GET.
     app.use(router.routes());
-    app.use(router.allowedMethods());
   }
   app.use(staticClient(CLIENT_DIST));
   app.use(async (ctx) => {

@@ -6,7 +6,10 @@ import { authenticateBearer, authenticateSession } from '../../server/core/ident
 
 export const SESSION_COOKIE = 'svc_session';
 
-/** The Bearer token, `undefined` when there is no Authorization header at all. */
+/**
+ * The Bearer token: `undefined` with no Authorization header, `''` when the header is there but is
+ * not a Bearer token.
+ */
 export function bearerToken(ctx: Context): string | undefined {
   const header = ctx.get('authorization');
   if (!header) return undefined;
@@ -14,10 +17,13 @@ export function bearerToken(ctx: Context): string | undefined {
   return match ? match[1]! : '';
 }
 
+/** A reason fit for a quoted header value: Node refuses characters past Latin-1 (such as "…") with a 500. */
+const headerSafe = (text: string) => text.replace(/…/g, '...').replace(/[^\x20-\x7e]|["\\]/g, '');
+
 /** SPEC part 5 "Bearer check": the challenge names the protected-resource metadata and the scopes. */
 export function challenge(core: Core, reason?: string): string {
   const base = `Bearer resource_metadata="${core.config.baseUrl}/.well-known/oauth-protected-resource/mcp", scope="svc:read svc:write"`;
-  return reason ? `${base}, error="invalid_token", error_description="${reason.replace(/["\\]/g, '')}"` : base;
+  return reason ? `${base}, error="invalid_token", error_description="${headerSafe(reason)}"` : base;
 }
 
 /** For `/api/v1/*`: a good Bearer key or `401 unauthenticated` with the challenge. Cookies are never read. */
@@ -48,14 +54,15 @@ export function sessionToken(ctx: Context): string | undefined {
  */
 export async function optionalReader(ctx: Context, core: Core): Promise<{ actor: Actor | null; credentialSent: boolean }> {
   const token = bearerToken(ctx);
-  if (token !== undefined) {
+  // A Bearer token is checked and a bad one refused; any other made-up Authorization reads as signed out.
+  if (token) {
     try {
-      return { actor: await authenticateBearer(core, token || 'none'), credentialSent: true };
+      return { actor: await authenticateBearer(core, token), credentialSent: true };
     } catch (error) {
       if (error instanceof AppError) ctx.set('WWW-Authenticate', challenge(core, error.message));
       throw error;
     }
   }
   const cookie = sessionToken(ctx);
-  return { actor: await authenticateSession(core, cookie), credentialSent: cookie !== undefined };
+  return { actor: await authenticateSession(core, cookie), credentialSent: cookie !== undefined || token !== undefined };
 }

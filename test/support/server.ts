@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import http from 'node:http';
 import pg from 'pg';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -122,5 +123,25 @@ export function appTool(server: TestServer, cookie: string, tool: string, args: 
     method: 'POST',
     headers: { 'content-type': 'application/json', 'x-svc': '1', cookie },
     body: JSON.stringify(args),
+  });
+}
+
+/** A request through node:http, for what fetch will not send (a `Host` header of our choosing). */
+export function rawRequest(url: string, options: { method?: string; headers?: Record<string, string>; body?: string } = {}) {
+  return new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: any }>((resolve, reject) => {
+    const req = http.request(url, { method: options.method ?? 'GET', headers: options.headers }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk) => (text += chunk));
+      res.on('end', () => {
+        let body: any = text;
+        try {
+          body = JSON.parse(text);
+        } catch {}
+        resolve({ status: res.statusCode!, headers: res.headers, body });
+      });
+    });
+    req.on('error', reject);
+    req.end(options.body);
   });
 }
