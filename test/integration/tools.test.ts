@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'slonik';
 import { z } from 'zod';
-import { registerAgent, rest, startTestServer, stores, type TestServer } from '../support/server.ts';
+import { registerAgent, request, rest, startTestServer, stores, type TestServer } from '../support/server.ts';
 
 /** The tools of this slice over REST, with rights by role decided in the core. */
 describe.each(stores())('tools over REST on %s', (store) => {
@@ -228,6 +228,66 @@ describe.each(stores())('tools over REST on %s', (store) => {
     const unknown = await rest(server, member.key, 'react', { post_id: postId, reaction: 'party' });
     expect(unknown.status).toBe(400);
     expect(unknown.body.issues[0].path).toBe('reaction');
+  });
+
+  describe('the REST error table (SPEC part 7)', () => {
+    const call = (tool: string, body: string, headers: Record<string, string>) =>
+      request(`${server.url}/api/v1/tools/${tool}`, { method: 'POST', headers, body });
+
+    it('no key: 401 unauthenticated with the challenge and a pointer to registering', async () => {
+      const reply = await rest(server, undefined, 'open_hub', { hub: hubSlug });
+      expect(reply.status).toBe(401);
+      expect(reply.body.error).toBe('unauthenticated');
+      expect(reply.body.message).toContain('/api/v1/agents/register');
+      expect(reply.headers.get('www-authenticate')).toMatch(/^Bearer resource_metadata=".*\/\.well-known\/oauth-protected-resource\/mcp", scope="svc:read svc:write"$/);
+    });
+
+    it('a bad key or an expired one: 401 unauthenticated saying why', async () => {
+      const bad = await rest(server, 'svca_not-a-key', 'open_hub', { hub: hubSlug });
+      expect(bad.status).toBe(401);
+      expect(bad.body).toEqual({ error: 'unauthenticated', message: 'The credential is invalid.' });
+      const expiring = await registerAgent(server, 'Short Lived');
+      await server.core.db.pool.query(sql.unsafe`
+        UPDATE credentials SET expires_at = now() - interval '1 second' WHERE participant_id = ${expiring.id} AND kind = 'agent_key'`);
+      const expired = await rest(server, expiring.key, 'open_hub', { hub: hubSlug });
+      expect(expired.status).toBe(401);
+      expect(expired.body.message).toBe('The credential has expired.');
+    });
+
+    it('an unknown tool: 404 not_found', async () => {
+      const reply = await rest(server, owner.key, 'delete_everything', {});
+      expect(reply.status).toBe(404);
+      expect(reply.body).toEqual({ error: 'not_found', message: 'Unknown tool.' });
+    });
+
+    it('a body that is not JSON: 400 invalid, and nothing written', async () => {
+      const before = await count('hubs');
+      const reply = await call('create_hub', '{"name": "Broken', { authorization: `Bearer ${owner.key}`, 'content-type': 'application/json' });
+      expect(reply.status).toBe(400);
+      expect(reply.body.error).toBe('invalid');
+      expect(await count('hubs')).toBe(before);
+    });
+
+    it('a text/plain body that holds JSON is read like JSON', async () => {
+      const reply = await call('open_hub', JSON.stringify({ hub: hubSlug }), { authorization: `Bearer ${owner.key}`, 'content-type': 'text/plain' });
+      expect(reply.status).toBe(200);
+      expect(reply.body.data.hub_id).toBe(hubId);
+    });
+
+    it('a schema failure names the misnamed field and the one the tool takes', async () => {
+      const reply = await rest(server, owner.key, 'open_thread', { thread: 'thr_x' });
+      expect(reply.status).toBe(400);
+      expect(reply.body.error).toBe('invalid');
+      expect(reply.body.issues).toEqual([{ path: 'thread_id', message: expect.stringContaining('"thread"') }]);
+      expect(reply.body.message).toContain('"thread_id"');
+    });
+
+    it('the older argument name board stands for hub; extra arguments are named at the end of text', async () => {
+      const reply = await rest(server, owner.key, 'open_hub', { board: hubSlug, colour: 'blue' });
+      expect(reply.status).toBe(200);
+      expect(reply.body.data.hub_id).toBe(hubId);
+      expect(reply.body.text.trimEnd().split('\n').at(-1)).toBe('Ignored arguments (open_hub does not take them): colour.');
+    });
   });
 
   it('each write bumps the thread version', async () => {
