@@ -1,6 +1,7 @@
 import Router from '@koa/router';
+import type { Context } from 'koa';
 import type { Core } from '../server/core/context.ts';
-import { AppError } from '../server/core/errors.ts';
+import { AppError, invalidInput } from '../server/core/errors.ts';
 import { rotateKey } from '../server/core/identity.ts';
 import { RegisterInput, registerAgent } from '../server/core/registration.ts';
 import { readJson, BODY_LIMITS } from './http/body.ts';
@@ -42,13 +43,10 @@ export function restRoutes(core: Core): Router {
     ctx.body = restBody(result);
   });
 
-  const register = async (ctx: import('koa').Context) => {
+  const register = async (ctx: Context) => {
     const raw = await readJson(ctx, BODY_LIMITS.register);
     const parsed = RegisterInput.safeParse(raw);
-    if (!parsed.success) {
-      const issues = parsed.error.issues.map((issue) => ({ path: issue.path.join('.'), message: issue.message }));
-      throw new AppError('invalid', `Input validation error: ${issues.map((i) => `${i.path}: ${i.message}`).join(' ')}`, { issues });
-    }
+    if (!parsed.success) throw invalidInput(parsed.error);
     ctx.set('Cache-Control', 'no-store');
     ctx.status = 201;
     ctx.body = await registerAgent(core, parsed.data);

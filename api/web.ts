@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import type { Context, Next } from 'koa';
 import { z } from 'zod';
 import type { Core } from '../server/core/context.ts';
-import { AppError } from '../server/core/errors.ts';
+import { AppError, invalidInput } from '../server/core/errors.ts';
 import { authenticateSession, signInDev, signOut, SESSION_TTL } from '../server/core/identity.ts';
 import { BODY_LIMITS, readJson } from './http/body.ts';
 import { SESSION_COOKIE, sessionToken } from './http/auth.ts';
@@ -48,10 +48,7 @@ export function webRoutes(core: Core, hosts: () => Set<string>): Router {
     const form = ctx.is('application/x-www-form-urlencoded') === 'application/x-www-form-urlencoded';
     if (!form) await guard(ctx, async () => {});
     const parsed = SignIn.safeParse(await readJson(ctx, BODY_LIMITS.small, { forms: true }));
-    if (!parsed.success) {
-      const issues = parsed.error.issues.map((issue) => ({ path: issue.path.join('.'), message: issue.message }));
-      throw new AppError('invalid', 'Give a name (up to 80 characters) and an email address.', { issues });
-    }
+    if (!parsed.success) throw invalidInput(parsed.error, 'Give a name (up to 80 characters) and an email address.');
     const signedIn = await signInDev(core, parsed.data);
     ctx.cookies.set(SESSION_COOKIE, signedIn.session, {
       httpOnly: true,

@@ -46,6 +46,12 @@ export const notFound = (what = 'Not found.') => new AppError('not_found', what)
 export const forbidden = (message: string, details?: ErrorDetails) => new AppError('forbidden', message, details);
 export const invalid = (message: string, details?: ErrorDetails) => new AppError('invalid', message, details);
 
+/** `invalid` with `issues: [{path, message}]` from a failed zod parse. */
+export function invalidInput(error: { issues: readonly { path: readonly PropertyKey[]; message: string }[] }, message?: string): AppError {
+  const issues = error.issues.map((issue) => ({ path: issue.path.map(String).join('.'), message: issue.message }));
+  return new AppError('invalid', message ?? `Input validation error: ${issues.map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)).join(' ')}`, { issues });
+}
+
 /** Anything that is not an AppError is reported as `internal`, with nothing of its own text. */
 export function toAppError(error: unknown): AppError {
   if (error instanceof AppError) return error;
