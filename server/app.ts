@@ -14,6 +14,8 @@ import type { Config } from './config.ts';
 import type { Core } from './core/context.ts';
 import { openDatabase } from './db/database.ts';
 import { applyMigrations } from './db/migrations.ts';
+import { syncAuthenticator } from './core/pads.ts';
+import { createPadSync } from '../sync/padSync.ts';
 import { createLogger, type Logger } from './log.ts';
 
 export const CLIENT_DIST = fileURLToPath(new URL('../client/dist/', import.meta.url));
@@ -38,7 +40,9 @@ export async function startServer(config: Config, options: { log?: Logger; host?
   }
   const server = createServer();
   let port = config.port;
-  const core: Core = { db, config, log };
+  const core = { db, config, log } as Core;
+  core.sync = createPadSync({ db, log, authenticate: syncAuthenticator(core), hosts: () => servedHosts(config, port) });
+  core.sync.attach(server);
 
   const app = new Koa();
   app.proxy = config.production;
@@ -73,7 +77,10 @@ export async function startServer(config: Config, options: { log?: Logger; host?
     close: () =>
       (closing ??= (async () => {
         server.closeIdleConnections();
-        await new Promise<void>((resolve) => server.close(() => resolve()));
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        // Every acknowledged edit and every live update reaches the database before the store closes.
+        await core.sync.close();
+        await closed;
         await db.close();
       })()),
   };

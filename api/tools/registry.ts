@@ -1,5 +1,6 @@
 import type { Tool } from './defineTool.ts';
 import { createHubTool, joinHubTool, myHubsTool, openHubTool } from './hubTools.ts';
+import { createPadTool, editPadTool, openPadTool, undoEditTool, waitForChangesTool } from './padTools.ts';
 import { markAnswerTool, openThreadTool, postReplyTool, reactTool, startThreadTool } from './threadTools.ts';
 
 /** The one tool registry: MCP tools/list, GET /api/v1/tools and /openapi.json are all made from it. */
@@ -12,6 +13,11 @@ export const tools: readonly Tool[] = [
   openThreadTool,
   markAnswerTool,
   reactTool,
+  createPadTool,
+  openPadTool,
+  editPadTool,
+  undoEditTool,
+  waitForChangesTool,
   myHubsTool,
 ];
 

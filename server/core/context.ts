@@ -1,10 +1,13 @@
 import type { Config } from '../config.ts';
 import type { Db } from '../db/database.ts';
 import type { Logger } from '../log.ts';
+import type { PadSync } from '../../sync/padSync.ts';
 
 /** What every core function is handed: the store, the configuration and a logger. Nothing of HTTP. */
 export type Core = {
   db: Db;
   config: Config;
   log: Logger;
+  /** The live pad documents. */
+  sync: PadSync;
 };

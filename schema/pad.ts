@@ -1,0 +1,93 @@
+import { Extension, getSchema, type AnyExtension } from '@tiptap/core';
+import StarterKit from '@tiptap/starter-kit';
+import { Plugin, PluginKey } from '@tiptap/pm/state';
+import type { Node as PMNode } from '@tiptap/pm/model';
+
+/**
+ * The pad document: the ProseMirror schema every editor of a pad shares, server and web app alike.
+ * The body is the Y.XmlFragment named `default`. Top-level blocks carry a short stable hex `id`.
+ */
+export const PAD_FRAGMENT = 'default';
+
+/** Node types that carry a block id. */
+export const BLOCK_TYPES = ['paragraph', 'heading', 'bulletList', 'orderedList', 'blockquote', 'codeBlock', 'horizontalRule'];
+
+export const BLOCK_ID_PATTERN = /^[0-9a-f]{8}$/;
+
+/** 8 hex characters from the platform's crypto: short to read, unique enough within one pad. */
+export function newBlockId(): string {
+  const bytes = new Uint8Array(4);
+  globalThis.crypto.getRandomValues(bytes);
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+const blockIdsKey = new PluginKey('blockIds');
+
+/**
+ * Gives every top-level block a unique id: a new block (or one split from another, which must not
+ * share its id) gets a fresh one. The server does the same for documents written without an editor.
+ */
+export const BlockIds = Extension.create({
+  name: 'blockIds',
+  addGlobalAttributes() {
+    return [
+      {
+        types: BLOCK_TYPES,
+        attributes: {
+          id: {
+            default: null,
+            keepOnSplit: false,
+            parseHTML: (element: HTMLElement) => element.getAttribute('data-block-id'),
+            renderHTML: (attributes: Record<string, unknown>) => (attributes.id ? { 'data-block-id': attributes.id } : {}),
+          },
+        },
+      },
+    ];
+  },
+  addProseMirrorPlugins() {
+    return [
+      new Plugin({
+        key: blockIdsKey,
+        appendTransaction: (transactions, _old, state) => {
+          if (!transactions.some((tr) => tr.docChanged)) return null;
+          const seen = new Set<string>();
+          const tr = state.tr;
+          state.doc.forEach((node: PMNode, offset: number) => {
+            if (!BLOCK_TYPES.includes(node.type.name)) return;
+            const id = node.attrs.id as string | null;
+            if (id && BLOCK_ID_PATTERN.test(id) && !seen.has(id)) {
+              seen.add(id);
+              return;
+            }
+            const fresh = newBlockId();
+            seen.add(fresh);
+            tr.setNodeAttribute(offset, 'id', fresh);
+          });
+          return tr.docChanged ? tr.setMeta('addToHistory', false) : null;
+        },
+      }),
+    ];
+  },
+});
+
+/**
+ * The extensions that define the schema: paragraph, headings 1-6, bullet and ordered lists, list
+ * item, blockquote, code block, horizontal rule, hard break; bold, italic, strike, code, link.
+ * Editors add their own behaviour (collaboration, carets) on top; the node set stays this one.
+ */
+export function padExtensions(): AnyExtension[] {
+  return [
+    StarterKit.configure({
+      undoRedo: false,
+      underline: false,
+      dropcursor: false,
+      gapcursor: false,
+      trailingNode: false,
+      listKeymap: false,
+      link: { openOnClick: false, autolink: true, HTMLAttributes: { rel: 'noopener noreferrer nofollow', target: null } },
+    }),
+    BlockIds,
+  ];
+}
+
+export const padSchema = getSchema(padExtensions());

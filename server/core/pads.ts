@@ -1,0 +1,202 @@
+import { sql, type CommonQueryMethods } from 'slonik';
+import { z } from 'zod';
+import { HubRow, PadRow } from '../../schema/rows.ts';
+import { insertBlocks, parseBlocks, type Block } from '../../sync/blocks.ts';
+import { appendUpdate } from '../../sync/store.ts';
+import { blocksAt, recordVersion } from '../../sync/versions.ts';
+import type { SyncAuthenticate } from '../../sync/padSync.ts';
+import type { Actor } from './actor.ts';
+import type { Core } from './context.ts';
+import { AppError, forbidden, invalid, notFound } from './errors.ts';
+import { clip, inline } from './framing.ts';
+import { readableHub } from './hubs.ts';
+import { authenticateBearer, authenticateSession } from './identity.ts';
+import { fenced, line, type Result, type TextPart } from './result.ts';
+import { allows, type Seat } from './rights.ts';
+import { newId } from './secrets.ts';
+import { outlineRows, sections, wholeText } from './sections.ts';
+import { readableThread } from './threads.ts';
+
+export const PAD_MAX_CHARS = 60_000;
+export const PAD_TEXT_CLIP = 40_000;
+
+const padColumns = sql.fragment`id, hub_id, thread_id, title, version, created_by, created_at, updated_at`;
+
+/** The pad, its hub and the reader's seat; private and missing answer the same `not_found`. */
+export async function readablePad(core: Core, conn: CommonQueryMethods, padId: string, reader: Actor | null) {
+  const pad = await conn.maybeOne(sql.type(PadRow)`SELECT ${padColumns} FROM pads WHERE id = ${padId}`);
+  if (!pad) throw notFound('No such pad, or it is private.');
+  try {
+    const { hub, seat } = await readableHub(core, conn, pad.hub_id, reader);
+    return { pad, hub, seat };
+  } catch (error) {
+    if (error instanceof AppError && error.code === 'not_found') throw notFound('No such pad, or it is private.');
+    throw error;
+  }
+}
+
+/** Editing directly: owners and helpers anywhere, members in Open hubs (SPEC part 2). */
+export function mayEditPad(seat: Seat, hub: Pick<HubRow, 'mode'>): boolean {
+  if (!allows(seat, 'write')) return false;
+  return hub.mode === 'open' || seat === 'owner' || seat === 'helper';
+}
+
+export function requireEditor(seat: Seat, hub: HubRow) {
+  if (!allows(seat, 'write')) throw forbidden(`You are not a member of ${hub.slug}: join_hub first.`, { yourCapabilities: ['read'] });
+  if (!mayEditPad(seat, hub)) {
+    throw forbidden(`${hub.slug} is a Checked hub: members suggest edits there, and suggestions are not open yet.`, { yourCapabilities: ['read'] });
+  }
+}
+
+export const authorOf = (actor: Actor) => ({ id: actor.id, kind: actor.kind });
+
+export async function createPad(
+  core: Core,
+  actor: Actor,
+  input: { hub?: string | undefined; thread_id?: string | undefined; title: string; text?: string | undefined },
+): Promise<Result> {
+  const conn = core.db.pool;
+  if ((input.hub === undefined) === (input.thread_id === undefined)) {
+    throw invalid('Give either hub or thread_id: the pad lives in that hub, or beside that thread.', {
+      issues: [{ path: input.hub === undefined ? 'hub' : 'thread_id', message: 'Give exactly one of hub and thread_id.' }],
+    });
+  }
+  let hub: HubRow;
+  let seat: Seat;
+  let threadId: string | null = null;
+  if (input.thread_id !== undefined) {
+    const found = await readableThread(core, conn, input.thread_id, actor);
+    ({ hub, seat } = found);
+    threadId = found.thread.id;
+  } else {
+    ({ hub, seat } = await readableHub(core, conn, input.hub!, actor));
+  }
+  if (!allows(seat, 'write')) throw forbidden(`You are not a member of ${hub.slug}: join_hub first.`, { yourCapabilities: ['read'] });
+  const text = input.text ?? '';
+  if (text.length > PAD_MAX_CHARS) throw new AppError('too_large', `A pad holds at most ${PAD_MAX_CHARS} characters; this text has ${text.length}.`);
+  const nodes = parseBlocks(text);
+  const padId = newId('pad_');
+  let version = 0;
+  // The pad row, its first update and version 1 commit together, or the live document is rolled back.
+  const { blocks } = await core.sync.edit(
+    padId,
+    authorOf(actor),
+    (fragment) => insertBlocks(fragment, 0, nodes),
+    (update, ids, blocks) =>
+      core.db.write(async (tx) => {
+        await tx.query(sql.unsafe`
+          INSERT INTO pads (id, hub_id, thread_id, title, created_by) VALUES (${padId}, ${hub.id}, ${threadId}, ${input.title}, ${actor.id})`);
+        await tx.query(sql.unsafe`UPDATE hubs SET updated_at = now() WHERE id = ${hub.id}`);
+        if (update) await appendUpdate(tx, padId, update);
+        version = (await recordVersion(tx, { padId, kind: 'create', author: authorOf(actor), blocks, changed: ids }))!.version;
+      }),
+  );
+  core.sync.notifyVersion(padId, version);
+  return {
+    parts: [
+      line(`Created the pad ${inline(input.title)} (id ${padId}) in ${hub.slug}${threadId ? `, beside thread ${threadId}` : ''}: version ${version}, ${blocks.length} blocks.`),
+      line(`Read it with open_pad "${padId}"; change it with edit_pad, passing base_version ${version}.`),
+    ],
+    data: { pad_id: padId, hub_id: hub.id, ...(threadId ? { thread_id: threadId } : {}), version, blocks: blocks.length },
+  };
+}
+
+export type OpenPadInput = {
+  pad_id: string;
+  mode?: 'outline' | 'sections' | 'changes' | 'full' | undefined;
+  sections?: string[] | undefined;
+  since?: number | undefined;
+};
+
+/** What changed between `since` and now, block by block. */
+export async function changesSince(conn: CommonQueryMethods, padId: string, since: number, now: readonly Block[]) {
+  const before = await blocksAt(conn, padId, since);
+  if (!before) throw invalid(`This pad has no version ${since}.`, { issues: [{ path: 'since', message: 'Unknown version.' }] });
+  const old = new Map(before.map((b) => [b.id, b]));
+  const current = new Set(now.map((b) => b.id));
+  const changes: { block_id: string; change: 'added' | 'changed' | 'removed'; text: string; before?: string }[] = [];
+  for (const block of now) {
+    const was = old.get(block.id);
+    if (!was) changes.push({ block_id: block.id, change: 'added', text: block.text });
+    else if (was.text !== block.text) changes.push({ block_id: block.id, change: 'changed', text: block.text, before: was.text });
+  }
+  for (const was of before) if (!current.has(was.id)) changes.push({ block_id: was.id, change: 'removed', text: '', before: was.text });
+  return changes;
+}
+
+export async function openPad(core: Core, actor: Actor | null, input: OpenPadInput): Promise<Result> {
+  const conn = core.db.pool;
+  const { pad, hub, seat } = await readablePad(core, conn, input.pad_id, actor);
+  const blocks = await core.sync.read(pad.id);
+  const version = (await conn.oneFirst(sql.type(z.object({ version: z.number() }))`SELECT version FROM pads WHERE id = ${pad.id}`));
+  const mode = input.mode ?? 'outline';
+  const all = sections(blocks);
+  const parts: TextPart[] = [
+    line(`# Pad ${inline(pad.title)}`),
+    line(`id ${pad.id} · hub ${hub.slug} · version ${version} · status settled · ${blocks.length} blocks · ${all.length} sections`),
+  ];
+  const data: Record<string, unknown> = { pad_id: pad.id, hub_id: hub.id, version, status: 'settled', mode };
+
+  if (mode === 'outline') {
+    const rows = outlineRows(all);
+    parts.push(line(''), line('| Section | Id | Status | Open threads | Words |'), line('|---|---|---|---|---|'));
+    for (const row of rows) {
+      const indent = '  '.repeat(Math.max(0, row.level - 1));
+      parts.push(line(`| ${indent}${inline(row.title)}${row.hidden ? ` (+${row.hidden})` : ''} | ${row.id} | settled | 0 | ${row.words} |`));
+    }
+    if (!rows.length) parts.push(line('| (empty pad) | | | | |'));
+    parts.push(line(''), line('Read sections with open_pad mode "sections" and their ids, or mode "full" for the whole text.'));
+    data.sections = rows.map((r) => ({ id: r.id, level: r.level, words: r.words, ...(r.hidden ? { hidden: r.hidden } : {}) }));
+  } else if (mode === 'sections') {
+    const wanted = input.sections ?? [];
+    if (!wanted.length) throw invalid('Mode "sections" needs sections: a list of section ids from the outline.', { issues: [{ path: 'sections', message: 'Required for mode "sections".' }] });
+    const found = all.filter((s) => wanted.includes(s.id));
+    const missing = wanted.filter((id) => !found.some((s) => s.id === id));
+    for (const section of found) {
+      parts.push(line(''), line(`## ${inline(section.title)} (section ${section.id})`), line(`Blocks: ${section.blocks.map((b) => b.id).join(', ')}`));
+      parts.push(fenced(wholeText(section.blocks)));
+    }
+    if (missing.length) parts.push(line(''), line(`No such sections: ${missing.join(', ')}. open_pad mode "outline" lists the ids.`));
+    data.sections = found.map((s) => ({ id: s.id, level: s.level, blocks: s.blocks.map((b) => b.id) }));
+    if (missing.length) data.missing = missing;
+  } else if (mode === 'changes') {
+    if (input.since === undefined) throw invalid('Mode "changes" needs since: the version you have.', { issues: [{ path: 'since', message: 'Required for mode "changes".' }] });
+    if (input.since > version) throw invalid(`since ${input.since} is newer than the pad (version ${version}).`, { issues: [{ path: 'since', message: 'Newer than the pad.' }] });
+    const changes = input.since === version ? [] : await changesSince(conn, pad.id, input.since, blocks);
+    parts.push(line(''), line(changes.length ? `${changes.length} blocks changed since version ${input.since}:` : `Nothing changed since version ${input.since}.`));
+    for (const change of changes) {
+      parts.push(line(''), line(`### Block ${change.block_id}: ${change.change}`));
+      if (change.change !== 'removed') parts.push(fenced(change.text));
+      else parts.push(line('It read:'), fenced(change.before ?? ''));
+    }
+    data.since = input.since;
+    data.changes = changes.map((c) => ({ block_id: c.block_id, change: c.change }));
+  } else {
+    const text = wholeText(blocks);
+    const { text: shown, clipped } = clip(text, PAD_TEXT_CLIP);
+    parts.push(line(''), line(`Blocks in order: ${blocks.map((b) => b.id).join(', ') || 'none'}`), fenced(shown));
+    if (clipped) parts.push(line(`(clipped at ${PAD_TEXT_CLIP} of ${text.length} characters: read the rest with mode "sections")`));
+    data.blocks = blocks.map((b) => b.id);
+    if (clipped) data.clipped = true;
+  }
+  parts.push(line(''), line(seat && mayEditPad(seat, hub) ? `Edit with edit_pad, pad_id "${pad.id}", base_version ${version}.` : 'You may read this pad; editing needs a seat in its hub.'));
+  return { parts, data, view: { pad: { id: pad.id, title: pad.title, version, hub: { slug: hub.slug, name: hub.name } }, seat: seat ? { role: seat } : null, canEdit: mayEditPad(seat, hub) } };
+}
+
+/**
+ * Who may open a pad over WebSocket: an agent key as the provider's token, or the `svc_session`
+ * cookie, decided by the same rules as every other way in.
+ */
+export function syncAuthenticator(core: Core): SyncAuthenticate {
+  return async ({ padId, token, cookie }) => {
+    let actor: Actor | null = null;
+    if (token) actor = await authenticateBearer(core, token);
+    else {
+      const session = /(?:^|;\s*)svc_session=([^;]+)/.exec(cookie ?? '')?.[1];
+      actor = await authenticateSession(core, session ? decodeURIComponent(session) : undefined);
+    }
+    const { hub, seat } = await readablePad(core, core.db.pool, padId, actor);
+    return { readOnly: !mayEditPad(seat, hub), author: actor ? authorOf(actor) : null };
+  };
+}
+

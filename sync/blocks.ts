@@ -1,0 +1,123 @@
+import * as Y from 'yjs';
+import { updateYFragment } from '@tiptap/y-tiptap';
+import type { Node as PMNode } from '@tiptap/pm/model';
+import { BLOCK_ID_PATTERN, BLOCK_TYPES, newBlockId, padSchema } from '../schema/pad.ts';
+import { blockMarkdown, parseMarkdown } from '../schema/markdown.ts';
+
+/** A top-level block of a pad as agents see it: its id, its type and its Markdown. */
+export type Block = { id: string; type: string; text: string; level?: number };
+
+type NodeJSON = { type: string; attrs?: Record<string, unknown>; content?: NodeJSON[]; text?: string; marks?: { type: string; attrs?: Record<string, unknown> }[] };
+
+/** Mark attributes in Y text are keyed by mark name, or `name--hash` where one type repeats. */
+const markName = (key: string) => key.split('--')[0]!;
+
+/**
+ * A Y element as ProseMirror JSON, read without touching the Y document (the library converter
+ * deletes nodes it does not know, so it may only ever see a copy).
+ */
+function elementJSON(element: Y.XmlElement): NodeJSON {
+  const content: NodeJSON[] = [];
+  for (const child of element.toArray()) {
+    if (child instanceof Y.XmlElement) content.push(elementJSON(child));
+    else if (child instanceof Y.XmlText) {
+      for (const op of child.toDelta() as { insert: unknown; attributes?: Record<string, unknown> }[]) {
+        if (typeof op.insert !== 'string' || op.insert === '') continue;
+        const marks = Object.entries(op.attributes ?? {})
+          .filter(([key]) => key !== 'ychange')
+          .map(([key, attrs]) => ({ type: markName(key), ...(attrs && typeof attrs === 'object' && Object.keys(attrs).length ? { attrs: attrs as Record<string, unknown> } : {}) }));
+        content.push({ type: 'text', text: op.insert, ...(marks.length ? { marks } : {}) });
+      }
+    }
+  }
+  const attrs = element.getAttributes() as Record<string, unknown>;
+  return { type: element.nodeName, ...(Object.keys(attrs).length ? { attrs } : {}), ...(content.length ? { content } : {}) };
+}
+
+/** The top-level Y elements and their ProseMirror nodes; elements the schema cannot read are left out. */
+export function readNodes(fragment: Y.XmlFragment): { element: Y.XmlElement; node: PMNode }[] {
+  const out: { element: Y.XmlElement; node: PMNode }[] = [];
+  for (const child of fragment.toArray()) {
+    if (!(child instanceof Y.XmlElement)) continue;
+    try {
+      const node = padSchema.nodeFromJSON(elementJSON(child));
+      node.check();
+      out.push({ element: child, node });
+    } catch {
+      // A block written by a client with another schema: not ours to read or to delete.
+    }
+  }
+  return out;
+}
+
+export function readBlocks(fragment: Y.XmlFragment): Block[] {
+  return readNodes(fragment).map(({ node }) => ({
+    id: String(node.attrs.id ?? ''),
+    type: node.type.name,
+    text: blockMarkdown(node).trimEnd(),
+    ...(node.type.name === 'heading' ? { level: Number(node.attrs.level) } : {}),
+  }));
+}
+
+/** Markdown as top-level blocks, each without an id yet. */
+export function parseBlocks(text: string): PMNode[] {
+  // The schema wants one block at least, so the parser fills an empty text with an empty paragraph.
+  if (text.trim() === '') return [];
+  const doc = parseMarkdown(text);
+  const blocks: PMNode[] = [];
+  doc.forEach((node) => blocks.push(node));
+  return blocks;
+}
+
+const withId = (node: PMNode, id: string) => node.type.create({ ...node.attrs, id }, node.content, node.marks);
+
+const meta = () => ({ mapping: new Map(), isOMark: new Map() });
+
+/** Inserts blocks at `index` of the fragment, giving each a fresh id unless one is given. */
+export function insertBlocks(fragment: Y.XmlFragment, index: number, nodes: PMNode[], firstId?: string): string[] {
+  const ids: string[] = [];
+  nodes.forEach((node, i) => {
+    const id = i === 0 && firstId ? firstId : newBlockId();
+    const element = new Y.XmlElement(node.type.name);
+    fragment.insert(index + i, [element]);
+    updateYFragment(fragment.doc!, element, withId(node, id), meta());
+    ids.push(id);
+  });
+  return ids;
+}
+
+/**
+ * Replaces one block with the given nodes. One node of the same type is merged into the existing
+ * element character by character, so concurrent typing elsewhere in the document is untouched;
+ * otherwise the element is replaced (the first new block keeps the id). No nodes deletes it.
+ */
+export function replaceBlock(fragment: Y.XmlFragment, element: Y.XmlElement, nodes: PMNode[]): string[] {
+  const id = String(element.getAttribute('id') ?? newBlockId());
+  const [first, ...rest] = nodes;
+  const index = fragment.toArray().indexOf(element);
+  if (first && rest.length === 0 && first.type.name === element.nodeName) {
+    updateYFragment(fragment.doc!, element, withId(first, id), meta());
+    return [id];
+  }
+  fragment.delete(index, 1);
+  return insertBlocks(fragment, index, nodes, id);
+}
+
+/** Gives top-level blocks that lack one (or share one) a fresh id. Returns whether anything changed. */
+export function ensureBlockIds(fragment: Y.XmlFragment): boolean {
+  const seen = new Set<string>();
+  let changed = false;
+  for (const child of fragment.toArray()) {
+    if (!(child instanceof Y.XmlElement) || !BLOCK_TYPES.includes(child.nodeName)) continue;
+    const id = child.getAttribute('id');
+    if (typeof id === 'string' && BLOCK_ID_PATTERN.test(id) && !seen.has(id)) {
+      seen.add(id);
+      continue;
+    }
+    const fresh = newBlockId();
+    child.setAttribute('id', fresh);
+    seen.add(fresh);
+    changed = true;
+  }
+  return changed;
+}

@@ -1,0 +1,233 @@
+import type { IncomingMessage, Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import * as Y from 'yjs';
+import { WebSocketServer } from 'ws';
+import { Hocuspocus, type Document, type onChangePayload } from '@hocuspocus/server';
+import { PAD_FRAGMENT } from '../schema/pad.ts';
+import type { Db } from '../server/db/database.ts';
+import type { Logger } from '../server/log.ts';
+import { ensureBlockIds, readBlocks, type Block } from './blocks.ts';
+import { appendUpdate, compact, COMPACT_AFTER_BYTES, COMPACT_AFTER_UPDATES, loadInto, tailSize } from './store.ts';
+import { recordVersion, type Author } from './versions.ts';
+
+export const SYNC_PATH = '/sync';
+/** Live typing becomes a version at most this often. */
+export const LIVE_VERSION_MS = 2_000;
+/** Live updates reach the database within this long. */
+const LIVE_FLUSH_MS = 100;
+/** A pad the API touched stays loaded this long after its last use. */
+const KEEP_WARM_MS = 60_000;
+
+/** Who may open a pad over WebSocket; throwing refuses the connection. */
+export type SyncAuthenticate = (input: { padId: string; token: string; cookie: string | null }) => Promise<{ readOnly: boolean; author: Author }>;
+
+type Context = { author?: Author; persisted?: boolean; system?: boolean };
+type DirectConnection = Awaited<ReturnType<Hocuspocus<Context>['openDirectConnection']>>;
+
+export type PadSync = ReturnType<typeof createPadSync>;
+
+/**
+ * The live document layer: Hocuspocus holds each open pad, persists every update to the append-only
+ * log, turns live typing into versions every ~2 s, and lets the core edit a pad as one transaction on
+ * the live document (so people typing see it at once and lose nothing).
+ */
+export function createPadSync(options: { db: Db; log: Logger; authenticate: SyncAuthenticate; hosts: () => Set<string> }) {
+  const { db, log } = options;
+  const queues = new Map<string, { updates: Uint8Array[]; timer: NodeJS.Timeout }>();
+  const dirty = new Map<string, Author>();
+  const warm = new Map<string, { connection: Promise<DirectConnection>; lastUse: number }>();
+  const versionListeners = new Set<(padId: string, version: number) => void>();
+  let closing = false;
+
+  const hocuspocus = new Hocuspocus<Context>({
+    name: 'dotpad',
+    quiet: true,
+    debounce: 1_000,
+    yDocOptions: { gc: true, gcFilter: () => true },
+    async onAuthenticate(payload) {
+      const verdict = await options.authenticate({
+        padId: payload.documentName,
+        token: payload.token,
+        cookie: payload.requestHeaders.get('cookie'),
+      });
+      payload.connectionConfig.readOnly = verdict.readOnly;
+      return { author: verdict.author };
+    },
+    async onLoadDocument({ document, documentName }) {
+      await loadInto(db, documentName, document);
+    },
+    async onChange(payload: onChangePayload<Context>) {
+      const origin = payload.transactionOrigin as { source?: string; context?: Context } | undefined;
+      if (origin?.source === 'redis' || origin?.context?.persisted) return;
+      queueUpdate(payload.documentName, payload.update);
+      if (origin?.source === 'connection') dirty.set(payload.documentName, payload.context?.author ?? null);
+    },
+  });
+
+  function queueUpdate(padId: string, update: Uint8Array) {
+    const queue = queues.get(padId);
+    if (queue) {
+      queue.updates.push(update);
+      return;
+    }
+    queues.set(padId, { updates: [update], timer: setTimeout(() => void flushPad(padId), LIVE_FLUSH_MS) });
+  }
+
+  async function flushPad(padId: string) {
+    const queue = queues.get(padId);
+    if (!queue) return;
+    queues.delete(padId);
+    clearTimeout(queue.timer);
+    const update = queue.updates.length === 1 ? queue.updates[0]! : Y.mergeUpdates(queue.updates);
+    try {
+      await appendUpdate(db.pool, padId, update);
+      const tail = await tailSize(db.pool, padId);
+      if (tail.n > COMPACT_AFTER_UPDATES || tail.bytes > COMPACT_AFTER_BYTES) await compact(db, padId);
+    } catch (error) {
+      log.error('pad update not saved; retrying', { padId, error });
+      if (!closing) for (const again of queue.updates) queueUpdate(padId, again);
+    }
+  }
+
+  /** Turns live typing into versions: ids for new blocks, then a version if any block changed. */
+  async function versionLive() {
+    for (const [padId, author] of [...dirty]) {
+      dirty.delete(padId);
+      const document = hocuspocus.documents.get(padId);
+      if (!document) continue;
+      try {
+        const fragment = document.getXmlFragment(PAD_FRAGMENT);
+        document.transact(() => ensureBlockIds(fragment), { source: 'local', context: { system: true } });
+        await flushPad(padId);
+        const blocks = readBlocks(fragment);
+        const recorded = await db.write((tx) => recordVersion(tx, { padId, kind: 'live', author, blocks }));
+        if (recorded) for (const listener of versionListeners) listener(padId, recorded.version);
+      } catch (error) {
+        log.error('live version not recorded', { padId, error });
+        dirty.set(padId, author);
+      }
+    }
+  }
+  const versionTimer = setInterval(() => void versionLive(), LIVE_VERSION_MS);
+
+  /** A direct connection held open while the API uses a pad, so a busy pad is not reloaded per call. */
+  function directConnection(padId: string): Promise<DirectConnection> {
+    const held = warm.get(padId);
+    if (held) {
+      held.lastUse = Date.now();
+      return held.connection;
+    }
+    const connection = hocuspocus.openDirectConnection(padId, { system: true });
+    warm.set(padId, { connection, lastUse: Date.now() });
+    connection.catch(() => warm.delete(padId));
+    return connection;
+  }
+  const sweepTimer = setInterval(() => {
+    for (const [padId, held] of warm) {
+      if (Date.now() - held.lastUse < KEEP_WARM_MS) continue;
+      warm.delete(padId);
+      void held.connection.then((c) => c.disconnect({ unloadImmediately: true }), () => {});
+    }
+  }, KEEP_WARM_MS / 2);
+
+  return {
+    hocuspocus,
+
+    /** The pad's blocks as the live document has them now. */
+    async read(padId: string): Promise<Block[]> {
+      const connection = await directConnection(padId);
+      return readBlocks(connection.document!.getXmlFragment(PAD_FRAGMENT));
+    },
+
+    /**
+     * Runs `change` in one Yjs transaction on the live document with the author as the origin's
+     * context, and hands back the update it made. `persist` must store it durably (the caller's
+     * database transaction); if it throws, the change is taken back out of the live document.
+     */
+    async edit<T>(
+      padId: string,
+      author: Author,
+      change: (fragment: Y.XmlFragment, blocks: Block[]) => T,
+      persist: (update: Uint8Array | null, result: T, blocks: Block[]) => Promise<void>,
+    ): Promise<{ result: T; blocks: Block[] }> {
+      const connection = await directConnection(padId);
+      const document: Document = connection.document!;
+      const fragment = document.getXmlFragment(PAD_FRAGMENT);
+      const context: Context = { author, persisted: true };
+      const updates: Uint8Array[] = [];
+      const capture = (update: Uint8Array, origin: unknown) => {
+        if ((origin as { context?: Context } | undefined)?.context === context) updates.push(update);
+      };
+      const undo = new Y.UndoManager(fragment, { trackedOrigins: new Set(), captureTimeout: 0 });
+      document.on('update', capture);
+      let result!: T;
+      try {
+        const origin = { source: 'local', context };
+        undo.trackedOrigins.add(origin);
+        document.transact(() => {
+          result = change(fragment, readBlocks(fragment));
+        }, origin);
+      } finally {
+        document.off('update', capture);
+      }
+      const blocks = readBlocks(fragment);
+      try {
+        const update = updates.length === 0 ? null : updates.length === 1 ? updates[0]! : Y.mergeUpdates(updates);
+        await persist(update, result, blocks);
+      } catch (error) {
+        // Not durable, so not done: take it back (the undo is itself persisted like live typing).
+        undo.undo();
+        throw error;
+      } finally {
+        undo.destroy();
+      }
+      return { result, blocks };
+    },
+
+    onVersion(listener: (padId: string, version: number) => void) {
+      versionListeners.add(listener);
+      return () => versionListeners.delete(listener);
+    },
+    notifyVersion(padId: string, version: number) {
+      for (const listener of versionListeners) listener(padId, version);
+    },
+
+    /** WebSocket on the same HTTP server as everything else, at /sync. */
+    attach(server: Server) {
+      const wss = new WebSocketServer({ noServer: true, maxPayload: 8 * 1024 * 1024 });
+      server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+        const url = new URL(request.url ?? '/', 'http://localhost');
+        const host = (request.headers.host ?? '').toLowerCase();
+        if (url.pathname !== SYNC_PATH || !options.hosts().has(host)) {
+          socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n');
+          return;
+        }
+        wss.handleUpgrade(request, socket, head, (ws) => {
+          const headers = new Headers();
+          for (const [key, value] of Object.entries(request.headers)) if (typeof value === 'string') headers.set(key, value);
+          const client = hocuspocus.handleConnection(ws as never, new Request(`http://${host}${request.url}`, { headers }));
+          ws.on('message', (data: Buffer) => client.handleMessage(new Uint8Array(data)));
+          ws.on("close", (code: number, reason: Buffer) => client.handleClose({ code, reason: reason.toString() } as never));
+          ws.on('error', (error) => log.warn('websocket error', { message: error.message }));
+        });
+      });
+    },
+
+    /** Everything acknowledged reaches the database: queued updates, then pending live versions. */
+    async flush() {
+      await Promise.all([...queues.keys()].map(flushPad));
+      await versionLive();
+    },
+
+    async close() {
+      clearInterval(versionTimer);
+      clearInterval(sweepTimer);
+      hocuspocus.closeConnections();
+      await this.flush();
+      closing = true;
+      for (const held of warm.values()) await held.connection.then((c) => c.disconnect({ unloadImmediately: true }), () => {});
+      warm.clear();
+      await Promise.all([...queues.keys()].map(flushPad));
+    },
+  };
+}
