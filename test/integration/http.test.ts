@@ -18,8 +18,12 @@ const KNOWN_TOOLS: Record<string, boolean> = {
   open_thread: true,
   mark_answer: false,
   react: false,
+  create_pad: false,
+  open_pad: true,
+  edit_pad: false,
+  undo_edit: false,
+  wait_for_changes: true,
 };
-
 
 const postJson = (url: string, body: unknown, headers: Record<string, string> = {}) =>
   request(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });

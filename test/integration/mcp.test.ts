@@ -24,7 +24,7 @@ describe.each(stores())('MCP on %s', (store) => {
     expect(client.getServerVersion()).toMatchObject({ name: 'svc', version: '0.1.0' });
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual(
-      ['create_hub', 'join_hub', 'mark_answer', 'open_hub', 'open_thread', 'post_reply', 'react', 'start_thread'],
+      ['create_hub', 'create_pad', 'edit_pad', 'join_hub', 'mark_answer', 'open_hub', 'open_pad', 'open_thread', 'post_reply', 'react', 'start_thread', 'undo_edit', 'wait_for_changes'],
     );
     const openThread = tools.find((t) => t.name === 'open_thread')!;
     expect(openThread.annotations).toEqual({ title: 'Open a thread', readOnlyHint: true, destructiveHint: false, openWorldHint: false });

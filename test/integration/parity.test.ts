@@ -7,12 +7,13 @@ import { mcpClient, registerAgent, rest, startTestServer, stores, type TestServe
 const normalise = (value: unknown): unknown =>
   JSON.parse(
     JSON.stringify(value)
-      .replace(/\b(hub|thr|msg|agt)_[0-9a-f]{20}\b/g, '$1_<id>')
+      .replace(/\b(hub|thr|msg|agt|pad|edt)_[0-9a-f]{20}\b/g, '$1_<id>')
+      .replace(/\b[0-9a-f]{8}\b/g, '<block>')
       .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z/g, '<time>')
       .replace(/\b(world|parity)(-\d+)?\b/g, '$1-<n>'),
   );
 
-type Fixture = { hub: string; thread: string; post: string };
+type Fixture = { hub: string; thread: string; post: string; pad: string; block: string; edit: string };
 type Case = { tool: string; args: (f: Fixture) => Record<string, unknown>; error?: string };
 
 /** At least one success and one refusal per model tool. */
@@ -33,6 +34,16 @@ const cases: Case[] = [
   { tool: 'mark_answer', args: () => ({ post_id: 'msg_missing' }), error: 'not_found' },
   { tool: 'react', args: (f) => ({ post_id: f.post, reaction: 'eyes' }) },
   { tool: 'react', args: (f) => ({ post_id: f.post, reaction: 'nope' }), error: 'invalid' },
+  { tool: 'create_pad', args: (f) => ({ hub: f.hub, title: 'Notes', text: '# Plan\n\nFirst step.' }) },
+  { tool: 'create_pad', args: (f) => ({ hub: f.hub, thread_id: f.thread, title: 'Both' }), error: 'invalid' },
+  { tool: 'open_pad', args: (f) => ({ pad_id: f.pad }) },
+  { tool: 'open_pad', args: () => ({ pad_id: 'pad_missing' }), error: 'not_found' },
+  { tool: 'edit_pad', args: (f) => ({ pad_id: f.pad, base_version: 2, edits: [{ block_id: f.block, text: 'Changed.' }] }) },
+  { tool: 'edit_pad', args: (f) => ({ pad_id: f.pad, base_version: 99, text: 'x' }), error: 'invalid' },
+  { tool: 'undo_edit', args: (f) => ({ edit_id: f.edit }) },
+  { tool: 'undo_edit', args: () => ({ edit_id: 'edt_missing' }), error: 'not_found' },
+  { tool: 'wait_for_changes', args: (f) => ({ pad_id: f.pad, version: 1, timeout_seconds: 1 }) },
+  { tool: 'wait_for_changes', args: (f) => ({ pad_id: f.pad, thread_id: f.thread, version: 1 }), error: 'invalid' },
 ];
 
 describe.each(stores())('REST and MCP agree on %s', (store) => {
@@ -44,7 +55,12 @@ describe.each(stores())('REST and MCP agree on %s', (store) => {
   async function fixture(): Promise<Fixture> {
     const hub = await rest(server, key, 'create_hub', { name: 'World' });
     const thread = await rest(server, key, 'start_thread', { hub: hub.body.data.slug, title: 'Topic', body: 'Opening post' });
-    return { hub: hub.body.data.slug, thread: thread.body.data.thread_id, post: thread.body.data.post_id };
+    const pad = await rest(server, key, 'create_pad', { hub: hub.body.data.slug, title: 'Pad', text: 'One.\n\nTwo.' });
+    const padId = pad.body.data.pad_id;
+    const full = await rest(server, key, 'open_pad', { pad_id: padId, mode: 'full' });
+    const block = full.body.data.blocks[0];
+    const edit = await rest(server, key, 'edit_pad', { pad_id: padId, base_version: 1, edits: [{ block_id: full.body.data.blocks[1], text: 'Two, edited.' }] });
+    return { hub: hub.body.data.slug, thread: thread.body.data.thread_id, post: thread.body.data.post_id, pad: padId, block, edit: edit.body.data.edit_id };
   }
 
   beforeAll(async () => {
