@@ -11,6 +11,8 @@ import type { TextPart } from '../server/core/result.ts';
 import type { Seat } from '../server/core/rights.ts';
 import { sha256Hex } from '../server/core/secrets.ts';
 import { POST_CLIP, readPost, threadPage } from '../server/core/threads.ts';
+import { padPage } from '../server/core/pads.ts';
+import { outlineRows, outlineTable, sections, wholeText } from '../server/core/sections.ts';
 import { optionalReader } from './http/auth.ts';
 
 export const NOT_FOUND_BODY = '# Not found\n';
@@ -38,12 +40,13 @@ function seqParam(value: unknown): number | undefined {
 }
 
 /** SPEC part 4 "Markdown views": how a member, a newcomer or a stranger takes part. */
-function howToTakePart(core: Core, hub: HubRow, seat: Seat, reader: Actor | null, thread?: ThreadRow): string[] {
+function howToTakePart(core: Core, hub: HubRow, seat: Seat, reader: Actor | null, thread?: ThreadRow, pad?: { id: string; version: number; canEdit: boolean }): string[] {
   const base = core.config.baseUrl;
   const lines = ['## How to take part', ''];
   if (seat) {
     lines.push(`You are a ${seat} of this hub. Call the tools over MCP at ${base}/mcp or REST at ${base}/api/v1/tools/<name> with your key:`);
     if (thread) lines.push(`- reply: \`post_reply\` with \`{"thread_id": "${thread.id}", "body": "…"}\``);
+    if (pad?.canEdit) lines.push(`- edit: \`edit_pad\` with \`{"pad_id": "${pad.id}", "base_version": ${pad.version}, "edits": [{"block_id": "…", "text": "…"}]}\` (block ids: \`open_pad\` mode "full")`);
     lines.push(`- start a thread: \`start_thread\` with \`{"hub": "${hub.slug}", "title": "…", "body": "…"}\``);
     lines.push(`- read more: \`open_hub\` with \`{"hub": "${hub.slug}"}\``);
     return lines;
@@ -177,6 +180,35 @@ export function markdownRoutes(core: Core): Router {
       lines.push('', `Newer posts: ${link(`since=${last.seq}`)}`);
     }
     lines.push('');
+    answer(ctx, actor, credentialSent, etag, lines.join('\n'));
+  }));
+
+  router.get('/p/:id', view(async (ctx, { actor, credentialSent }) => {
+    const { pad, hub, seat, blocks, version, canEdit } = await padPage(core, actor, stripMd(ctx.params.id!));
+    const etag = `"pad:${pad.id}:${version}"`;
+    const outlineLink = `${core.config.baseUrl}/p/${pad.id}.md?outline=1`;
+    const lines = [
+      frontMatter({ id: pad.id, type: 'pad', version, etag, updated: iso(pad.updated_at), status: 'settled', hub: hub.slug }),
+      `# ${inline(pad.title)}`,
+      '',
+      `In [${inline(hub.name)}](${core.config.baseUrl}/h/${hub.slug}.md) · version ${version}`,
+      '',
+      PREAMBLE,
+      '',
+      ...howToTakePart(core, hub, seat, actor, undefined, { id: pad.id, version, canEdit }),
+      '',
+    ];
+    const all = sections(blocks);
+    const sectionId = typeof ctx.query.section === 'string' ? ctx.query.section : undefined;
+    if (sectionId !== undefined) {
+      const section = all.find((s) => s.id === sectionId);
+      if (section) lines.push(`## ${inline(section.title)} (section ${section.id})`, '', fence(wholeText(section.blocks)), '');
+      else lines.push(`No section ${inline(sectionId)} in this pad; the outline lists them: ${outlineLink}`, '');
+    } else if (ctx.query.outline === '1') {
+      lines.push('## Outline', '', ...outlineTable(outlineRows(all), inline), '', `One section: ${core.config.baseUrl}/p/${pad.id}.md?section=<id>`, '');
+    } else {
+      lines.push(fence(wholeText(blocks)), '', `Outline: ${outlineLink}`, '');
+    }
     answer(ctx, actor, credentialSent, etag, lines.join('\n'));
   }));
 

@@ -87,6 +87,10 @@ export function openApiDocument(baseUrl: string) {
     { name: 'since', description: 'Only posts after this seq, oldest first (wins over before)', schema: { type: 'integer' } },
     { name: 'before', description: 'Up to 30 posts before this seq', schema: { type: 'integer' } },
   ]);
+  paths['/p/{pad_id}'] = view('A pad as Markdown: the whole text', [{ name: 'pad_id', description: 'The pad id' }], [
+    { name: 'outline', description: '`1` for one row per section', schema: { type: 'string', enum: ['1'] } },
+    { name: 'section', description: "One section's text (wins over outline); an unknown id answers a note, still 200", schema: { type: 'string' } },
+  ]);
   paths['/t/{thread_id}/m/{msg_id}'] = view('One post as Markdown', [
     { name: 'thread_id', description: 'The thread id' },
     { name: 'msg_id', description: 'The post id' },

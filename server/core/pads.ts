@@ -14,7 +14,7 @@ import { authenticateBearer, authenticateSession } from './identity.ts';
 import { fenced, line, type Result, type TextPart } from './result.ts';
 import { allows, type Seat } from './rights.ts';
 import { newId } from './secrets.ts';
-import { outlineRows, sections, wholeText } from './sections.ts';
+import { outlineRows, outlineTable, sections, wholeText } from './sections.ts';
 import { readableThread } from './threads.ts';
 
 export const PAD_MAX_CHARS = 60_000;
@@ -101,6 +101,19 @@ export async function createPad(
   };
 }
 
+/** The live blocks and the version they belong to. */
+export async function padContent(core: Core, padId: string) {
+  const blocks = await core.sync.read(padId);
+  const version = await core.db.pool.oneFirst(sql.type(z.object({ version: z.number() }))`SELECT version FROM pads WHERE id = ${padId}`);
+  return { blocks, version };
+}
+
+/** What the Markdown view of a pad needs, readable as its hub is. */
+export async function padPage(core: Core, reader: Actor | null, padId: string) {
+  const found = await readablePad(core, core.db.pool, padId, reader);
+  return { ...found, ...(await padContent(core, found.pad.id)), canEdit: mayEditPad(found.seat, found.hub) };
+}
+
 export type OpenPadInput = {
   pad_id: string;
   mode?: 'outline' | 'sections' | 'changes' | 'full' | undefined;
@@ -127,8 +140,7 @@ export async function changesSince(conn: CommonQueryMethods, padId: string, sinc
 export async function openPad(core: Core, actor: Actor | null, input: OpenPadInput): Promise<Result> {
   const conn = core.db.pool;
   const { pad, hub, seat } = await readablePad(core, conn, input.pad_id, actor);
-  const blocks = await core.sync.read(pad.id);
-  const version = (await conn.oneFirst(sql.type(z.object({ version: z.number() }))`SELECT version FROM pads WHERE id = ${pad.id}`));
+  const { blocks, version } = await padContent(core, pad.id);
   const mode = input.mode ?? 'outline';
   const all = sections(blocks);
   const parts: TextPart[] = [
@@ -139,12 +151,7 @@ export async function openPad(core: Core, actor: Actor | null, input: OpenPadInp
 
   if (mode === 'outline') {
     const rows = outlineRows(all);
-    parts.push(line(''), line('| Section | Id | Status | Open threads | Words |'), line('|---|---|---|---|---|'));
-    for (const row of rows) {
-      const indent = '  '.repeat(Math.max(0, row.level - 1));
-      parts.push(line(`| ${indent}${inline(row.title)}${row.hidden ? ` (+${row.hidden})` : ''} | ${row.id} | settled | 0 | ${row.words} |`));
-    }
-    if (!rows.length) parts.push(line('| (empty pad) | | | | |'));
+    parts.push(line(''), ...outlineTable(rows, inline).map(line));
     parts.push(line(''), line('Read sections with open_pad mode "sections" and their ids, or mode "full" for the whole text.'));
     data.sections = rows.map((r) => ({ id: r.id, level: r.level, words: r.words, ...(r.hidden ? { hidden: r.hidden } : {}) }));
   } else if (mode === 'sections') {
@@ -190,7 +197,8 @@ export async function openPad(core: Core, actor: Actor | null, input: OpenPadInp
 export function syncAuthenticator(core: Core): SyncAuthenticate {
   return async ({ padId, token, cookie }) => {
     let actor: Actor | null = null;
-    if (token) actor = await authenticateBearer(core, token);
+    // The web app sends no key (its cookie rides on the upgrade request); agents send their key.
+    if (token.startsWith('svc')) actor = await authenticateBearer(core, token);
     else {
       const session = /(?:^|;\s*)svc_session=([^;]+)/.exec(cookie ?? '')?.[1];
       actor = await authenticateSession(core, session ? decodeURIComponent(session) : undefined);

@@ -36,3 +36,14 @@ export function outlineRows(all: readonly Section[]): (Section & { hidden: numbe
 }
 
 export const wholeText = (blocks: readonly Block[]) => blocks.map((b) => b.text).join('\n\n');
+
+/** The outline as Markdown table lines (SPEC part 2 "Pad outline row"). */
+export function outlineTable(rows: readonly (Section & { hidden: number })[], escape: (text: string) => string): string[] {
+  const lines = ['| Section | Id | Status | Open threads | Words |', '|---|---|---|---|---|'];
+  for (const row of rows) {
+    const indent = '  '.repeat(Math.max(0, row.level - 1));
+    lines.push(`| ${indent}${escape(row.title)}${row.hidden ? ` (+${row.hidden})` : ''} | ${row.id} | settled | 0 | ${row.words} |`);
+  }
+  if (!rows.length) lines.push('| (empty pad) | | | | |');
+  return lines;
+}

@@ -202,7 +202,7 @@ describe.each(stores())('HTTP surface on %s', (store) => {
     it('covers register, key renewal and the Markdown views', () => {
       expect(doc.paths['/api/v1/agents/register'].post).toBeDefined();
       expect(doc.paths['/api/v1/agents/key'].post).toBeDefined();
-      for (const path of ['/h/{slug}', '/t/{thread_id}']) {
+      for (const path of ['/h/{slug}', '/t/{thread_id}', '/p/{pad_id}']) {
         expect(doc.paths[path].get.responses['200'].content).toHaveProperty(['text/markdown']);
       }
     });

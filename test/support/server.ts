@@ -1,5 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { HocuspocusProvider } from '@hocuspocus/provider';
+import * as Y from 'yjs';
+import { readBlocks } from '../../sync/blocks.ts';
 import pg from 'pg';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -41,9 +47,23 @@ async function freshPostgres(): Promise<{ url: string; drop(): Promise<void> }> 
 
 export type TestServer = Running & { store: Store };
 
-/** The real server on port 0 against a fresh database of the given store. */
+/**
+ * A store that outlives one server, for restart tests: a PGlite directory or a Postgres database.
+ * Pass `env` to each server started on it; `drop()` when done.
+ */
+export async function durableStore(store: Store): Promise<{ env: Record<string, string>; drop(): Promise<void> }> {
+  if (store === 'postgres') {
+    const database = await freshPostgres();
+    return { env: { DATABASE_URL: database.url }, drop: () => database.drop() };
+  }
+  const dir = await mkdtemp(join(tmpdir(), 'dotpad-test-'));
+  return { env: { SVC_DATA_DIR: dir }, drop: () => rm(dir, { recursive: true, force: true }) };
+}
+
+/** The real server on port 0 against a fresh database of the given store (or the one `env` names). */
 export async function startTestServer(store: Store, env: Record<string, string> = {}): Promise<TestServer> {
-  const database = store === 'postgres' ? await freshPostgres() : undefined;
+  const ownsDatabase = store === 'postgres' && env.DATABASE_URL === undefined;
+  const database = ownsDatabase ? await freshPostgres() : undefined;
   const config = loadConfig({
     PORT: '0',
     SVC_DATA_DIR: 'memory://',
@@ -144,4 +164,45 @@ export function rawRequest(url: string, options: { method?: string; headers?: Re
     req.on('error', reject);
     req.end(options.body);
   });
+}
+
+/** A Yjs client of a pad over the real WebSocket, as an editor or another agent would connect. */
+export async function openProvider(server: Pick<TestServer, 'url'>, padId: string, token: string | null) {
+  const document = new Y.Doc();
+  let denied: string | null = null;
+  const provider = new HocuspocusProvider({
+    url: `${server.url.replace('http', 'ws')}/sync`,
+    name: padId,
+    document,
+    token,
+    onAuthenticationFailed: ({ reason }) => {
+      denied = reason;
+    },
+  });
+  const synced = new Promise<void>((resolve) => {
+    if (provider.isSynced) resolve();
+    provider.on('synced', () => resolve());
+  });
+  const fragment = document.getXmlFragment('default');
+  return {
+    provider,
+    document,
+    fragment,
+    synced,
+    denied: () => denied,
+    blocks: () => readBlocks(fragment),
+    text: () => readBlocks(fragment).map((b) => b.text).join('\n\n'),
+    close() {
+      provider.destroy();
+      document.destroy();
+    },
+  };
+}
+
+/** Types into the Y text of one block, as a person's editor would. */
+export function typeInto(document: Y.Doc, fragment: Y.XmlFragment, blockId: string, at: number, text: string) {
+  const element = fragment.toArray().find((child) => child instanceof Y.XmlElement && child.getAttribute('id') === blockId) as Y.XmlElement | undefined;
+  if (!element) throw new Error(`no block ${blockId}`);
+  const yText = element.toArray().find((child) => child instanceof Y.XmlText) as Y.XmlText;
+  document.transact(() => yText.insert(at, text));
 }

@@ -1,0 +1,246 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from 'slonik';
+import { z } from 'zod';
+import { mcpClient, openProvider, registerAgent, request, rest, startTestServer, stores, typeInto, type TestServer } from '../support/server.ts';
+
+/** Pads as live documents: tools, live clients over /sync, conflicts, versions and the Markdown view. */
+describe.each(stores())('pads on %s', (store) => {
+  let server: TestServer;
+  let owner: { key: string; id: string };
+  let member: { key: string; id: string };
+  let stranger: { key: string; id: string };
+  let hub: { id: string; slug: string };
+  const providers: { close(): void }[] = [];
+
+  const createPad = async (text: string, title = 'Plan') => {
+    const reply = await rest(server, owner.key, 'create_pad', { hub: hub.slug, title, text });
+    expect(reply.status).toBe(200);
+    return reply.body.data.pad_id as string;
+  };
+  const full = async (padId: string, key = owner.key) => (await rest(server, key, 'open_pad', { pad_id: padId, mode: 'full' })).body;
+  const connect = async (padId: string, token: string | null) => {
+    const client = await openProvider(server, padId, token);
+    providers.push(client);
+    return client;
+  };
+
+  beforeAll(async () => {
+    server = await startTestServer(store);
+    owner = await registerAgent(server, 'Pad Owner');
+    member = await registerAgent(server, 'Pad Member');
+    stranger = await registerAgent(server, 'Pad Stranger');
+    const created = await rest(server, owner.key, 'create_hub', { name: 'Pad Hub' });
+    hub = { id: created.body.data.hub_id, slug: created.body.data.slug };
+    await server.core.db.pool.query(sql.unsafe`INSERT INTO hub_members (hub_id, participant_id, role) VALUES (${hub.id}, ${member.id}, 'member')`);
+  });
+  afterAll(async () => {
+    for (const p of providers) p.close();
+    await server?.close();
+  });
+
+  it('create_pad makes version 1 from Markdown, and open_pad shows the outline', async () => {
+    const padId = await createPad('Opening words.\n\n# Goals\n\nFirst goal.\n\n## Detail\n\nMore.\n\n# Risks\n\nNone yet.');
+    expect(padId).toMatch(/^pad_[0-9a-f]{20}$/);
+    const outline = await rest(server, member.key, 'open_pad', { pad_id: padId });
+    expect(outline.body.data).toMatchObject({ pad_id: padId, version: 1, status: 'settled', mode: 'outline' });
+    expect(outline.body.data.sections.map((s: { level: number }) => s.level)).toEqual([0, 1, 2, 1]);
+    expect(outline.body.text).toContain('| Introduction |');
+    expect(outline.body.text).toContain('|   Detail |');
+    const hubView = await rest(server, owner.key, 'open_hub', { hub: hub.slug });
+    expect(hubView.body.data.pads.map((p: { id: string }) => p.id)).toContain(padId);
+  });
+
+  it('open_pad reads chosen sections, changes since a version, and the whole text', async () => {
+    const padId = await createPad('# One\n\nAlpha.\n\n# Two\n\nBeta.');
+    const outline = await rest(server, owner.key, 'open_pad', { pad_id: padId });
+    const two = outline.body.data.sections[1].id;
+    const section = await rest(server, owner.key, 'open_pad', { pad_id: padId, mode: 'sections', sections: [two] });
+    expect(section.body.text).toContain('~~~markdown\n# Two\n\nBeta.\n~~~');
+    expect(section.body.text).not.toContain('Alpha.');
+    const blocks = (await full(padId)).data.blocks as string[];
+    await rest(server, owner.key, 'edit_pad', { pad_id: padId, base_version: 1, edits: [{ block_id: blocks[3], text: 'Beta, revised.' }] });
+    const changes = await rest(server, owner.key, 'open_pad', { pad_id: padId, mode: 'changes', since: 1 });
+    expect(changes.body.data.changes).toEqual([{ block_id: blocks[3], change: 'changed' }]);
+    expect(changes.body.text).toContain('Beta, revised.');
+    expect(JSON.stringify(changes.body.data)).not.toContain('Beta');
+    const whole = await full(padId);
+    expect(whole.data.version).toBe(2);
+    expect(whole.text).toContain('~~~markdown\n# One\n\nAlpha.\n\n# Two\n\nBeta, revised.\n~~~');
+  });
+
+  it('past 25 sections the outline keeps the top two levels with (+N)', async () => {
+    const text = Array.from({ length: 12 }, (_, i) => `# Part ${i}\n\nText.\n\n### Deep ${i}a\n\nx\n\n### Deep ${i}b\n\ny`).join('\n\n');
+    const padId = await createPad(text);
+    const outline = await rest(server, owner.key, 'open_pad', { pad_id: padId });
+    expect(outline.body.data.sections).toHaveLength(12);
+    expect(outline.body.data.sections[0]).toMatchObject({ level: 1, hidden: 2 });
+    expect(outline.body.text).toContain('Part 0 (+2)');
+  });
+
+  it('refuses a pad over 60,000 characters and a stranger, writing nothing', async () => {
+    const countPads = () => server.core.db.pool.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*) AS n FROM pads`);
+    const before = await countPads();
+    const big = await rest(server, owner.key, 'create_pad', { hub: hub.slug, title: 'Big', text: 'x'.repeat(60_001) });
+    expect(big.status).toBe(400);
+    const stranger_ = await rest(server, stranger.key, 'create_pad', { hub: hub.slug, title: 'Mine' });
+    expect(stranger_.status).toBe(404);
+    expect(await countPads()).toBe(before);
+  });
+
+  it('a live client sees an MCP edit_pad at once', async () => {
+    const padId = await createPad('First paragraph.\n\nSecond paragraph.');
+    const live = await connect(padId, member.key);
+    await live.synced;
+    expect(live.text()).toBe('First paragraph.\n\nSecond paragraph.');
+    const client = await mcpClient(server, owner.key);
+    const [first] = live.blocks();
+    const result = await client.callTool({ name: 'edit_pad', arguments: { pad_id: padId, base_version: 1, edits: [{ block_id: first!.id, text: 'First paragraph, by the agent.' }] } });
+    expect(result.isError).toBeFalsy();
+    expect(result.structuredContent).toMatchObject({ version: 2, conflicts: [] });
+    await expect.poll(() => live.text()).toBe('First paragraph, by the agent.\n\nSecond paragraph.');
+    await client.close();
+  });
+
+  it('live typing in one paragraph and a whole-text edit of another from an older version both survive', async () => {
+    const padId = await createPad('Alpha one.\n\nBeta two.\n\nGamma three.');
+    const live = await connect(padId, member.key);
+    await live.synced;
+    const [alpha] = live.blocks();
+    typeInto(live.document, live.fragment, alpha!.id, 'Alpha one.'.length - 1, ' typed live');
+    await expect.poll(async () => (await server.core.sync.read(padId))[0]!.text).toBe('Alpha one typed live.');
+    await server.core.sync.flush();
+    // The agent read version 1, before the typing, and rewrites only the third paragraph.
+    const edit = await rest(server, owner.key, 'edit_pad', { pad_id: padId, base_version: 1, text: 'Alpha one.\n\nBeta two.\n\nGamma three, rewritten.' });
+    expect(edit.body.data.conflicts).toEqual([]);
+    await expect.poll(() => live.text()).toBe('Alpha one typed live.\n\nBeta two.\n\nGamma three, rewritten.');
+    expect((await full(padId)).text).toContain('Alpha one typed live.\n\nBeta two.\n\nGamma three, rewritten.');
+  });
+
+  it('the same paragraph changed live and by an older edit is a reported conflict; the live text stays', async () => {
+    const padId = await createPad('Shared sentence.\n\nOther.');
+    const live = await connect(padId, member.key);
+    await live.synced;
+    const [shared] = live.blocks();
+    typeInto(live.document, live.fragment, shared!.id, 0, 'Live: ');
+    await expect.poll(async () => (await server.core.sync.read(padId))[0]!.text).toBe('Live: Shared sentence.');
+    await server.core.sync.flush();
+    const edit = await rest(server, owner.key, 'edit_pad', { pad_id: padId, base_version: 1, text: 'Agent sentence.\n\nOther.' });
+    expect(edit.status).toBe(200);
+    expect(edit.body.data.conflicts).toEqual([{ block_id: shared!.id, reason: 'changed_since_base' }]);
+    expect(edit.body.text).toContain('Agent sentence.');
+    expect(live.text()).toBe('Live: Shared sentence.\n\nOther.');
+    expect((await full(padId)).text).toContain('Live: Shared sentence.');
+  });
+
+  it('paragraph edits and inserts: empty text deletes, inserts go after a block or at the start', async () => {
+    const padId = await createPad('A.\n\nB.\n\nC.');
+    const [a, b, c] = (await full(padId)).data.blocks as string[];
+    const edit = await rest(server, owner.key, 'edit_pad', {
+      pad_id: padId,
+      base_version: 1,
+      edits: [{ block_id: b, text: '' }],
+      inserts: [{ after: 'start', text: 'Zero.' }, { after: c, text: 'D.\n\nE.' }],
+    });
+    expect(edit.body.data.version).toBe(2);
+    const after = await full(padId);
+    expect(after.text).toContain('~~~markdown\nZero.\n\nA.\n\nC.\n\nD.\n\nE.\n~~~');
+    expect(after.data.blocks).toContain(a);
+    expect(after.data.blocks).not.toContain(b);
+  });
+
+  it('undo_edit takes one edit back as a new version; members undo only their own', async () => {
+    const padId = await createPad('Keep.\n\nChange me.');
+    const [, second] = (await full(padId)).data.blocks as string[];
+    const edit = await rest(server, owner.key, 'edit_pad', { pad_id: padId, base_version: 1, edits: [{ block_id: second, text: 'Changed.' }], inserts: [{ after: second, text: 'Added.' }] });
+    const editId = edit.body.data.edit_id;
+    expect(editId).toMatch(/^edt_/);
+    const refused = await rest(server, member.key, 'undo_edit', { edit_id: editId });
+    expect(refused.status).toBe(403);
+    const undone = await rest(server, owner.key, 'undo_edit', { edit_id: editId });
+    expect(undone.body.data).toMatchObject({ version: 3, undone: editId, conflicts: [] });
+    expect((await full(padId)).text).toContain('~~~markdown\nKeep.\n\nChange me.\n~~~');
+  });
+
+  it('undo_edit leaves a block someone changed since as a conflict', async () => {
+    const padId = await createPad('One.\n\nTwo.');
+    const [one, two] = (await full(padId)).data.blocks as string[];
+    const edit = await rest(server, member.key, 'edit_pad', { pad_id: padId, base_version: 1, edits: [{ block_id: one, text: 'One, by member.' }, { block_id: two, text: 'Two, by member.' }] });
+    await rest(server, owner.key, 'edit_pad', { pad_id: padId, base_version: 2, edits: [{ block_id: two, text: 'Two, by owner.' }] });
+    const undone = await rest(server, member.key, 'undo_edit', { edit_id: edit.body.data.edit_id });
+    expect(undone.body.data.conflicts).toEqual([{ block_id: two, reason: 'changed_since_base' }]);
+    expect((await full(padId)).text).toContain('One.\n\nTwo, by owner.');
+  });
+
+  it('edit_pad refuses a version from the future, a stranger, and a Checked hub member', async () => {
+    const padId = await createPad('Text.');
+    const future = await rest(server, owner.key, 'edit_pad', { pad_id: padId, base_version: 9, text: 'x' });
+    expect(future.status).toBe(400);
+    expect(future.body.issues[0].path).toBe('base_version');
+    const strangerEdit = await rest(server, stranger.key, 'edit_pad', { pad_id: padId, base_version: 1, text: 'x' });
+    expect(strangerEdit.status).toBe(404);
+    const checked = await rest(server, owner.key, 'create_hub', { name: 'Checked Hub' });
+    await server.core.db.pool.query(sql.unsafe`UPDATE hubs SET mode = 'checked' WHERE id = ${checked.body.data.hub_id}`);
+    await server.core.db.pool.query(sql.unsafe`INSERT INTO hub_members (hub_id, participant_id, role) VALUES (${checked.body.data.hub_id}, ${member.id}, 'member')`);
+    const checkedPad = (await rest(server, owner.key, 'create_pad', { hub: checked.body.data.slug, title: 'Checked', text: 'Careful.' })).body.data.pad_id;
+    const memberEdit = await rest(server, member.key, 'edit_pad', { pad_id: checkedPad, base_version: 1, text: 'Hasty.' });
+    expect(memberEdit.status).toBe(403);
+    expect((await full(checkedPad)).text).toContain('Careful.');
+  });
+
+  it('a WebSocket from someone without a seat is refused; a Checked-hub member reads only', async () => {
+    const padId = await createPad('Guarded.');
+    const outsider = await connect(padId, stranger.key);
+    await expect.poll(() => outsider.denied()).not.toBeNull();
+    expect(outsider.text()).toBe('');
+
+    const checked = await rest(server, owner.key, 'create_hub', { name: 'Checked Two' });
+    await server.core.db.pool.query(sql.unsafe`UPDATE hubs SET mode = 'checked' WHERE id = ${checked.body.data.hub_id}`);
+    await server.core.db.pool.query(sql.unsafe`INSERT INTO hub_members (hub_id, participant_id, role) VALUES (${checked.body.data.hub_id}, ${member.id}, 'member')`);
+    const checkedPad = (await rest(server, owner.key, 'create_pad', { hub: checked.body.data.slug, title: 'Read only', text: 'Fixed text.' })).body.data.pad_id;
+    const reader = await connect(checkedPad, member.key);
+    await reader.synced;
+    expect(reader.text()).toBe('Fixed text.');
+    typeInto(reader.document, reader.fragment, reader.blocks()[0]!.id, 0, 'Sneaky ');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect((await server.core.sync.read(checkedPad))[0]!.text).toBe('Fixed text.');
+  });
+
+  it('wait_for_changes answers when the pad moves past the version, or at the timeout', async () => {
+    const padId = await createPad('Waiting.');
+    const [block] = (await full(padId)).data.blocks as string[];
+    const waiting = rest(server, member.key, 'wait_for_changes', { pad_id: padId, version: 1, timeout_seconds: 10 });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await rest(server, owner.key, 'edit_pad', { pad_id: padId, base_version: 1, edits: [{ block_id: block, text: 'Moved.' }] });
+    const answered = await waiting;
+    expect(answered.body.data).toEqual({ pad_id: padId, version: 2, changed: true });
+    const quiet = await rest(server, member.key, 'wait_for_changes', { pad_id: padId, version: 2, timeout_seconds: 1 });
+    expect(quiet.body.data).toEqual({ pad_id: padId, version: 2, changed: false });
+  });
+
+  it('the Markdown view gives the whole text, the outline, one section, and 304 on an unchanged ETag', async () => {
+    const padId = await createPad('Intro.\n\n# Heading\n\nBody.', 'Viewed');
+    const auth = { authorization: `Bearer ${member.key}` };
+    const view = await request(`${server.url}/p/${padId}.md`, { headers: auth });
+    expect(view.status).toBe(200);
+    expect(view.headers.get('content-type')).toBe('text/markdown; charset=utf-8');
+    expect(view.headers.get('etag')).toBe(`"pad:${padId}:1"`);
+    expect(view.text).toMatch(new RegExp(`^---\\nid: "${padId}"\\ntype: "pad"\\nversion: 1\\netag: "\\\\"pad:${padId}:1\\\\""\\nupdated: "[^"]+"\\nstatus: "settled"\\nhub: "${hub.slug}"\\n---\\n`));
+    expect(view.text).toContain('~~~markdown\nIntro.\n\n# Heading\n\nBody.\n~~~');
+    const outline = await request(`${server.url}/p/${padId}?format=md&outline=1`, { headers: auth });
+    expect(outline.text).toContain('| Introduction |');
+    const blocks = (await full(padId)).data.blocks as string[];
+    const section = await request(`${server.url}/p/${padId}.md?section=${blocks[1]}`, { headers: auth });
+    expect(section.text).toContain('~~~markdown\n# Heading\n\nBody.\n~~~');
+    expect(section.text).not.toContain('Intro.');
+    const unknown = await request(`${server.url}/p/${padId}.md?section=deadbeef`, { headers: auth });
+    expect(unknown.status).toBe(200);
+    expect(unknown.text).toContain(`No section deadbeef in this pad; the outline lists them: ${server.core.config.baseUrl}/p/${padId}.md?outline=1`);
+    const again = await request(`${server.url}/p/${padId}.md`, { headers: { ...auth, 'if-none-match': `"pad:${padId}:1"` } });
+    expect(again.status).toBe(304);
+    const hidden = await request(`${server.url}/p/${padId}.md`, { headers: { authorization: `Bearer ${stranger.key}` } });
+    const missing = await request(`${server.url}/p/pad_00000000000000000000.md`, { headers: { authorization: `Bearer ${stranger.key}` } });
+    expect(hidden.status).toBe(404);
+    expect(hidden.text).toBe('# Not found\n');
+    expect(missing.text).toBe(hidden.text);
+  });
+});
