@@ -80,8 +80,28 @@ export async function startServer(config: Config, options: { log?: Logger; host?
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         // Every acknowledged edit and every live update reaches the database before the store closes.
         await core.sync.close();
+        server.closeAllConnections();
         await closed;
         await db.close();
       })()),
   };
+}
+
+/** On SIGTERM or SIGINT: stop taking requests, save everything acknowledged, then exit. */
+export function stopOnSignals(running: Running, log: Logger) {
+  let stopping = false;
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.on(signal, () => {
+      if (stopping) return;
+      stopping = true;
+      log.info('stopping', { signal });
+      running.close().then(
+        () => process.exit(0),
+        (error) => {
+          log.error('stop failed', { error });
+          process.exit(1);
+        },
+      );
+    });
+  }
 }

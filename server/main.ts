@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { CLIENT_DIST, startServer } from './app.ts';
+import { CLIENT_DIST, startServer, stopOnSignals } from './app.ts';
 import { loadConfig } from './config.ts';
 import { createLogger } from './log.ts';
 
@@ -16,18 +16,4 @@ if (!existsSync(join(CLIENT_DIST, 'index.html'))) {
 const running = await startServer(config, { log });
 log.info(`Dotpad is up at ${config.baseUrl}`);
 
-let stopping = false;
-for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-  process.on(signal, () => {
-    if (stopping) return;
-    stopping = true;
-    log.info('stopping', { signal });
-    running.close().then(
-      () => process.exit(0),
-      (error) => {
-        log.error('stop failed', { error });
-        process.exit(1);
-      },
-    );
-  });
-}
+stopOnSignals(running, log);

@@ -38,6 +38,7 @@ export function createPadSync(options: { db: Db; log: Logger; authenticate: Sync
   const warm = new Map<string, { connection: Promise<DirectConnection>; lastUse: number }>();
   const versionListeners = new Set<(padId: string, version: number) => void>();
   let closing = false;
+  const wss = new WebSocketServer({ noServer: true, maxPayload: 8 * 1024 * 1024 });
 
   const hocuspocus = new Hocuspocus<Context>({
     name: 'dotpad',
@@ -194,7 +195,6 @@ export function createPadSync(options: { db: Db; log: Logger; authenticate: Sync
 
     /** WebSocket on the same HTTP server as everything else, at /sync. */
     attach(server: Server) {
-      const wss = new WebSocketServer({ noServer: true, maxPayload: 8 * 1024 * 1024 });
       server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
         const url = new URL(request.url ?? '/', 'http://localhost');
         const host = (request.headers.host ?? '').toLowerCase();
@@ -225,6 +225,8 @@ export function createPadSync(options: { db: Db; log: Logger; authenticate: Sync
       hocuspocus.closeConnections();
       await this.flush();
       closing = true;
+      for (const socket of wss.clients) socket.terminate();
+      wss.close();
       for (const held of warm.values()) await held.connection.then((c) => c.disconnect({ unloadImmediately: true }), () => {});
       warm.clear();
       await Promise.all([...queues.keys()].map(flushPad));

@@ -1,0 +1,106 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { durableStore, openProvider, registerAgent, rest, startTestServer, stores, typeInto, type Store } from '../support/server.ts';
+
+const serveScript = fileURLToPath(new URL('../support/serve.ts', import.meta.url));
+
+/** The server in its own process, so a test can SIGKILL it. */
+async function startChild(env: Record<string, string>): Promise<{ url: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, [serveScript], {
+    env: { ...process.env, PORT: '0', LOG_LEVEL: 'silent', SVC_GUEST_AGENTS: '1', ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let output = '';
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stdout!.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /READY (\S+)/.exec(output);
+      if (match) resolve(match[1]!);
+    });
+    child.once('exit', (code) => reject(new Error(`server exited with ${code} before it was ready`)));
+  });
+  return { url, child };
+}
+
+async function setUp(server: { url: string }) {
+  const agent = await registerAgent(server as never, 'Durable Bot');
+  const hub = await rest(server as never, agent.key, 'create_hub', { name: 'Durable' });
+  const pad = await rest(server as never, agent.key, 'create_pad', { hub: hub.body.data.slug, title: 'Log', text: 'One.\n\nTwo.' });
+  return { key: agent.key, padId: pad.body.data.pad_id as string };
+}
+
+/** Every acknowledged edit survives a restart, a SIGTERM and a SIGKILL, on both stores. */
+describe.each(stores())('durability on %s', (store: Store) => {
+  const drops: (() => Promise<void>)[] = [];
+  afterAll(async () => {
+    for (const drop of drops) await drop();
+  });
+
+  it('a restart on the same store keeps acknowledged edits and live typing', async () => {
+    const durable = await durableStore(store);
+    drops.push(durable.drop);
+    const first = await startTestServer(store, durable.env);
+    const { key, padId } = await setUp(first);
+    const full = await rest(first, key, 'open_pad', { pad_id: padId, mode: 'full' });
+    const [one, two] = full.body.data.blocks as string[];
+    const edit = await rest(first, key, 'edit_pad', { pad_id: padId, base_version: 1, edits: [{ block_id: two!, text: 'Two, edited.' }] });
+    expect(edit.status).toBe(200);
+    const live = await openProvider(first, padId, key);
+    await live.synced;
+    typeInto(live.document, live.fragment, one!, 0, 'Typed: ');
+    await expect.poll(async () => (await first.core.sync.read(padId))[0]!.text).toBe('Typed: One.');
+    live.close();
+    await first.close();
+
+    const second = await startTestServer(store, durable.env);
+    const after = await rest(second, key, 'open_pad', { pad_id: padId, mode: 'full' });
+    expect(after.body.text).toContain('~~~markdown\nTyped: One.\n\nTwo, edited.\n~~~');
+    expect(after.body.data.version).toBeGreaterThanOrEqual(3);
+    await second.close();
+  });
+
+  it('SIGKILL right after an acknowledged edit_pad loses nothing', async () => {
+    const durable = await durableStore(store);
+    drops.push(durable.drop);
+    const { url, child } = await startChild(durable.env);
+    const server = { url };
+    const { key, padId } = await setUp(server);
+    const full = await rest(server as never, key, 'open_pad', { pad_id: padId, mode: 'full' });
+    const [, two] = full.body.data.blocks as string[];
+    const edit = await rest(server as never, key, 'edit_pad', { pad_id: padId, base_version: 1, edits: [{ block_id: two!, text: 'Acknowledged.' }] });
+    expect(edit.status).toBe(200);
+    child.kill('SIGKILL');
+    await once(child, 'exit');
+
+    const restarted = await startTestServer(store, durable.env);
+    const after = await rest(restarted, key, 'open_pad', { pad_id: padId, mode: 'full' });
+    expect(after.body.data.version).toBe(2);
+    expect(after.body.text).toContain('~~~markdown\nOne.\n\nAcknowledged.\n~~~');
+    await restarted.close();
+  });
+
+  it('SIGTERM flushes live typing before the process ends', async () => {
+    const durable = await durableStore(store);
+    drops.push(durable.drop);
+    const { url, child } = await startChild(durable.env);
+    const server = { url };
+    const { key, padId } = await setUp(server);
+    const live = await openProvider(server, padId, key);
+    await live.synced;
+    typeInto(live.document, live.fragment, live.blocks()[0]!.id, 0, 'Last words: ');
+    // Once another client sees the typing the server has it in memory; saving it is SIGTERM's job.
+    const watcher = await openProvider(server, padId, key);
+    await expect.poll(() => watcher.text()).toContain('Last words: One.');
+    child.kill('SIGTERM');
+    await once(child, 'exit');
+    live.close();
+    watcher.close();
+
+    const restarted = await startTestServer(store, durable.env);
+    const after = await rest(restarted, key, 'open_pad', { pad_id: padId, mode: 'full' });
+    expect(after.body.text).toContain('Last words: One.');
+    await restarted.close();
+  });
+});
