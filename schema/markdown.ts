@@ -30,6 +30,13 @@ export const markdownParser = new MarkdownParser(padSchema, tokenizer, {
 });
 
 const nodes = defaultMarkdownSerializer.nodes;
+
+/** How many lists of this type stand right before this one. */
+function listsBefore(parent: PMNode, index: number, type: string): number {
+  let count = 0;
+  while (index - count - 1 >= 0 && parent.child(index - count - 1).type.name === type) count++;
+  return count;
+}
 const marks = defaultMarkdownSerializer.marks;
 
 export const markdownSerializer = new MarkdownSerializer(
@@ -39,11 +46,16 @@ export const markdownSerializer = new MarkdownSerializer(
     blockquote: nodes.blockquote!,
     heading: nodes.heading!,
     horizontalRule: nodes.horizontal_rule!,
-    bulletList: (state, node) => state.renderList(node, '  ', () => '- '),
-    orderedList: (state, node) => {
+    // Two lists in a row only stay two if their markers differ, so markers alternate along a run.
+    bulletList: (state, node, parent, index) => {
+      const marker = listsBefore(parent, index, 'bulletList') % 2 ? '* ' : '- ';
+      state.renderList(node, '  ', () => marker);
+    },
+    orderedList: (state, node, parent, index) => {
       const start = Number(node.attrs.start) || 1;
       const width = String(start + node.childCount - 1).length;
-      state.renderList(node, ' '.repeat(width + 2), (i) => `${String(start + i).padStart(width)}. `);
+      const delimiter = listsBefore(parent, index, 'orderedList') % 2 ? ')' : '.';
+      state.renderList(node, ' '.repeat(width + 2), (i) => `${String(start + i).padStart(width)}${delimiter} `);
     },
     listItem: nodes.list_item!,
     codeBlock: (state, node) => {

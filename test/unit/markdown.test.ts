@@ -1,0 +1,152 @@
+import { describe, expect, it } from 'vitest';
+import * as Y from 'yjs';
+import { parseMarkdown, serializeMarkdown } from '../../schema/markdown.ts';
+import { padSchema } from '../../schema/pad.ts';
+import { ensureBlockIds, insertBlocks, parseBlocks, readBlocks, readNodes, replaceBlock } from '../../sync/blocks.ts';
+import { diffAgainstBase } from '../../server/core/padEdits.ts';
+import { outlineRows, sections } from '../../server/core/sections.ts';
+
+const samples = {
+  everything: `# Title
+
+Intro with **bold**, *italic*, ~~strike~~, \`code\` and [a link](https://example.com "Example").
+
+## Lists
+
+- one
+- two
+  - nested
+
+3. three
+4. four
+
+> quoted
+> lines
+
+\`\`\`ts
+const fence = '\`\`\`';
+\`\`\`
+
+---
+
+line one\\
+line two
+`,
+  loose: 'Paragraph with trailing spaces   \n\n\n\n* star bullets\n+ plus\n\n1) paren list\n\nSetext\n======\n',
+  escapes: 'Not *emphasis*: \\*literal\\* and a # hash, <b>html</b> & 5 < 6.\n',
+  image: '![diagram](https://example.com/d.png) stays as text and link\n',
+};
+
+describe('Markdown through the pad schema', () => {
+  it.each(Object.entries(samples))('%s is stable after one pass', (_name, text) => {
+    const once = serializeMarkdown(parseMarkdown(text));
+    expect(serializeMarkdown(parseMarkdown(once))).toBe(once);
+  });
+
+  it('maps Markdown onto the Tiptap node and mark names', () => {
+    const doc = parseMarkdown(samples.everything);
+    const types = new Set<string>();
+    doc.descendants((node) => {
+      types.add(node.type.name);
+      for (const mark of node.marks) types.add(mark.type.name);
+    });
+    for (const name of ['heading', 'paragraph', 'bulletList', 'orderedList', 'listItem', 'blockquote', 'codeBlock', 'horizontalRule', 'hardBreak', 'bold', 'italic', 'strike', 'code', 'link']) {
+      expect(types, name).toContain(name);
+    }
+    expect(Object.keys(padSchema.nodes)).not.toContain('bullet_list');
+  });
+
+  it('keeps an ordered list start and a code language', () => {
+    const once = serializeMarkdown(parseMarkdown('7. seven\n8. eight\n\n```python\nx = 1\n```\n'));
+    expect(once).toBe('7. seven\n8. eight\n\n```python\nx = 1\n```');
+  });
+});
+
+describe('blocks on a Y document', () => {
+  const docWith = (text: string) => {
+    const doc = new Y.Doc();
+    const fragment = doc.getXmlFragment('default');
+    doc.transact(() => insertBlocks(fragment, 0, parseBlocks(text)));
+    return { doc, fragment };
+  };
+
+  it('round-trips Markdown through Yjs block by block', () => {
+    const { fragment } = docWith(samples.everything);
+    const text = readBlocks(fragment).map((b) => b.text).join('\n\n');
+    expect(text).toBe(serializeMarkdown(parseMarkdown(samples.everything)));
+  });
+
+  it('gives every block a unique 8-hex id, and repairs missing and duplicate ids', () => {
+    const { doc, fragment } = docWith('A.\n\nB.\n\nC.');
+    const ids = readBlocks(fragment).map((b) => b.id);
+    expect(new Set(ids).size).toBe(3);
+    for (const id of ids) expect(id).toMatch(/^[0-9a-f]{8}$/);
+    const [, second, third] = fragment.toArray() as Y.XmlElement[];
+    doc.transact(() => {
+      second!.setAttribute('id', ids[0]!);
+      third!.removeAttribute('id');
+    });
+    expect(doc.transact(() => ensureBlockIds(fragment))).toBe(true);
+    const repaired = readBlocks(fragment).map((b) => b.id);
+    expect(repaired[0]).toBe(ids[0]);
+    expect(new Set(repaired).size).toBe(3);
+  });
+
+  it('merges a block edit into the existing element, keeping concurrent typing in the same text', () => {
+    const { doc, fragment } = docWith('Hello world.');
+    const other = new Y.Doc();
+    Y.applyUpdate(other, Y.encodeStateAsUpdate(doc));
+    // Someone else types at the start while the edit changes the end.
+    const otherText = (other.getXmlFragment('default').get(0) as Y.XmlElement).get(0) as Y.XmlText;
+    other.transact(() => otherText.insert(0, 'Oh, '));
+    const { element } = readNodes(fragment)[0]!;
+    doc.transact(() => replaceBlock(fragment, element, parseBlocks('Hello world!')));
+    Y.applyUpdate(doc, Y.encodeStateAsUpdate(other));
+    expect(readBlocks(fragment)[0]!.text).toBe('Oh, Hello world!');
+  });
+
+  it('reads a block the schema does not know without deleting it', () => {
+    const { doc, fragment } = docWith('Known.');
+    doc.transact(() => fragment.insert(1, [new Y.XmlElement('mysteryWidget')]));
+    expect(readBlocks(fragment).map((b) => b.text)).toEqual(['Known.']);
+    expect(fragment.length).toBe(2);
+  });
+});
+
+describe('whole-text edits against the base version', () => {
+  const base = [
+    { id: 'a', text: 'A.' },
+    { id: 'b', text: 'B.' },
+    { id: 'c', text: 'C.' },
+  ];
+
+  it('touches only the blocks that differ', () => {
+    expect(diffAgainstBase(base, ['A.', 'B, changed.', 'C.'])).toEqual([{ kind: 'edit', blockId: 'b', text: 'B, changed.' }]);
+    expect(diffAgainstBase(base, ['A.', 'B.', 'C.'])).toEqual([]);
+  });
+
+  it('turns new paragraphs into inserts after the block before them, and missing ones into deletions', () => {
+    expect(diffAgainstBase(base, ['Zero.', 'A.', 'C.', 'D.'])).toEqual([
+      { kind: 'insert', after: 'start', text: 'Zero.' },
+      { kind: 'edit', blockId: 'b', text: '' },
+      { kind: 'insert', after: 'c', text: 'D.' },
+    ]);
+  });
+});
+
+describe('sections', () => {
+  it('are the runs between headings, with Introduction first', () => {
+    const blocks = [
+      { id: '1', type: 'paragraph', text: 'Intro words here.' },
+      { id: '2', type: 'heading', text: '# One', level: 1 },
+      { id: '3', type: 'paragraph', text: 'Body.' },
+      { id: '4', type: 'heading', text: '### Deep', level: 3 },
+    ];
+    expect(sections(blocks).map((s) => [s.id, s.title, s.level, s.words])).toEqual([
+      ['1', 'Introduction', 0, 3],
+      ['2', 'One', 1, 1],
+      ['4', 'Deep', 3, 0],
+    ]);
+    expect(outlineRows(sections(blocks)).every((row) => row.hidden === 0)).toBe(true);
+  });
+});
