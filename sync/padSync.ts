@@ -90,22 +90,33 @@ export function createPadSync(options: { db: Db; log: Logger; authenticate: Sync
     }
   }
 
-  /** Turns live typing into versions: ids for new blocks, then a version if any block changed. */
+  /**
+   * Turns live typing into versions: ids for new blocks, then a version if any block changed. A pad
+   * whose last client left is read back from the database, so its typing is still versioned.
+   */
   async function versionLive() {
     for (const [padId, author] of [...dirty]) {
       dirty.delete(padId);
-      const document = hocuspocus.documents.get(padId);
-      if (!document) continue;
       try {
-        const fragment = document.getXmlFragment(PAD_FRAGMENT);
-        document.transact(() => ensureBlockIds(fragment), { source: 'local', context: { system: true } });
         await flushPad(padId);
-        const blocks = readBlocks(fragment);
+        const document = hocuspocus.documents.get(padId);
+        let blocks: Block[];
+        if (document) {
+          const fragment = document.getXmlFragment(PAD_FRAGMENT);
+          document.transact(() => ensureBlockIds(fragment), { source: 'local', context: { system: true } });
+          await flushPad(padId);
+          blocks = readBlocks(fragment);
+        } else {
+          const copy = new Y.Doc();
+          await loadInto(db, padId, copy);
+          blocks = readBlocks(copy.getXmlFragment(PAD_FRAGMENT));
+          copy.destroy();
+        }
         const recorded = await db.write((tx) => recordVersion(tx, { padId, kind: 'live', author, blocks }));
         if (recorded) for (const listener of versionListeners) listener(padId, recorded.version);
       } catch (error) {
         log.error('live version not recorded', { padId, error });
-        dirty.set(padId, author);
+        if (!closing) dirty.set(padId, author);
       }
     }
   }

@@ -132,6 +132,20 @@ describe.each(stores())('pads on %s', (store) => {
     expect((await full(padId)).text).toContain('Live: Shared sentence.');
   });
 
+  it('live typing becomes a version, even when its client left before the batch was taken', async () => {
+    const padId = await createPad('Quiet.');
+    const live = await openProvider(server, padId, member.key);
+    await live.synced;
+    typeInto(live.document, live.fragment, live.blocks()[0]!.id, 0, 'Not so ');
+    await expect.poll(async () => (await server.core.sync.read(padId))[0]!.text).toBe('Not so Quiet.');
+    live.close();
+    await server.core.sync.flush();
+    const after = await full(padId);
+    expect(after.data.version).toBe(2);
+    const changes = await rest(server, owner.key, 'open_pad', { pad_id: padId, mode: 'changes', since: 1 });
+    expect(changes.body.data.changes).toEqual([{ block_id: after.data.blocks[0], change: 'changed' }]);
+  });
+
   it('paragraph edits and inserts: empty text deletes, inserts go after a block or at the start', async () => {
     const padId = await createPad('A.\n\nB.\n\nC.');
     const [a, b, c] = (await full(padId)).data.blocks as string[];
