@@ -125,12 +125,33 @@ const CredentialWithParticipant = z.object({
   handle: z.string(),
 });
 
+/**
+ * Credential lookups are cached for a few seconds: every call of an agent starts with one. Revocation
+ * on this instance clears the entry at once; other instances see it within the TTL (SPEC part 5 allows 5 s).
+ */
+const CREDENTIAL_TTL_MS = 4_000;
+const credentialCache = new Map<string, { row: z.infer<typeof CredentialWithParticipant> | null; at: number }>();
+
+function forgetCredential(hash: string) {
+  credentialCache.delete(hash);
+}
+
 async function findCredential(core: Core, secret: string) {
+  const hash = hashSecret(secret);
+  const cached = credentialCache.get(hash);
+  if (cached && Date.now() - cached.at < CREDENTIAL_TTL_MS) return cached.row;
+  const row = await lookupCredential(core, hash);
+  if (credentialCache.size > 10_000) credentialCache.clear();
+  credentialCache.set(hash, { row, at: Date.now() });
+  return row;
+}
+
+async function lookupCredential(core: Core, hash: string) {
   return core.db.pool.maybeOne(sql.type(CredentialWithParticipant)`
     SELECT c.id AS credential_id, c.kind, c.expires_at, c.revoked_at,
            p.id AS participant_id, p.kind AS participant_kind, p.name, p.handle
     FROM credentials c JOIN participants p ON p.id = c.participant_id
-    WHERE c.secret_hash = ${hashSecret(secret)}`);
+    WHERE c.secret_hash = ${hash}`);
 }
 
 /** Why a credential is not good now, or null when it is. */
@@ -188,6 +209,7 @@ export async function signOut(core: Core, token: string) {
       UPDATE credentials SET revoked_at = now()
       WHERE secret_hash = ${hashSecret(token)} AND kind = 'session' AND revoked_at IS NULL`),
   );
+  forgetCredential(hashSecret(token));
 }
 
 /** A new 90-day key for the calling agent; the calling key keeps working one more hour. */
@@ -216,6 +238,7 @@ export async function rotateKey(core: Core, actor: Actor) {
     await tx.query(sql.unsafe`
       UPDATE credentials SET expires_at = ${new Date(previousExpiresAt).toISOString()}
       WHERE id = ${actor.credentialId}`);
+    credentialCache.clear();
     return { agentKey: fresh.secret, keyExpiresAt: fresh.expiresAt, previousKeyExpiresAt: previousExpiresAt };
   });
 }

@@ -121,11 +121,15 @@ function projectedLength(blocks: readonly Block[], ops: readonly BlockOp[]): num
   return [...texts.values()].filter(Boolean).join('\n\n').length;
 }
 
-/** One API edit at a time per pad on this instance; the CRDT merges everything else. */
+/**
+ * One API edit at a time per pad on this instance; the CRDT merges everything else. `run` learns
+ * whether it waited behind another edit (and so must re-read what that edit changed).
+ */
 const padLocks = new Map<string, Promise<unknown>>();
-async function withPadLock<T>(padId: string, run: () => Promise<T>): Promise<T> {
-  const previous = padLocks.get(padId) ?? Promise.resolve();
-  const next = previous.then(run, run);
+async function withPadLock<T>(padId: string, run: (waited: boolean) => Promise<T>): Promise<T> {
+  const previous = padLocks.get(padId);
+  const go = () => run(previous !== undefined);
+  const next = (previous ?? Promise.resolve()).then(go, go);
   padLocks.set(padId, next);
   try {
     return await next;
@@ -191,8 +195,9 @@ export async function editPad(core: Core, actor: Actor, input: EditPadInput): Pr
     throw invalid('Send text (the whole new pad), or edits and inserts.', { issues: [{ path: 'edits', message: 'Nothing to change.' }] });
   }
   if (whole && input.text!.length > PAD_MAX_CHARS) throw new AppError('too_large', `A pad holds at most ${PAD_MAX_CHARS} characters.`);
-  return withPadLock(pad.id, async () => {
-    const current = await conn.oneFirst(sqlVersion(pad.id));
+  return withPadLock(pad.id, async (waited) => {
+    // The version read with the pad is current unless another edit went first while this one waited.
+    const current = waited ? await conn.oneFirst(sqlVersion(pad.id)) : pad.version;
     if (input.base_version > current) {
       throw invalid(`base_version ${input.base_version} is newer than the pad (version ${current}).`, { issues: [{ path: 'base_version', message: 'Newer than the pad.' }] });
     }
@@ -207,7 +212,8 @@ export async function editPad(core: Core, actor: Actor, input: EditPadInput): Pr
         ...(input.inserts ?? []).map((e): BlockOp => ({ kind: 'insert', after: e.after, text: e.text })),
       ];
     }
-    const touched = await changedByOthersSince(conn, pad.id, input.base_version, actor.id);
+    // Reading the current version, nobody can have changed anything since: skip the query.
+    const touched = input.base_version === current ? new Set<string>() : await changedByOthersSince(conn, pad.id, input.base_version, actor.id);
     const outcome = ops.length ? await commitOps(core, actor, pad.id, 'edit', ops, touched) : { version: null, editId: null, conflicts: [], changed: [] };
     const version = outcome.version ?? current;
     const parts: TextPart[] = [

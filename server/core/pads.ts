@@ -1,6 +1,6 @@
 import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
-import { HubRow, PadRow } from '../../schema/rows.ts';
+import { HubRow, PadRow, Role } from '../../schema/rows.ts';
 import { insertBlocks, parseBlocks, type Block } from '../../sync/blocks.ts';
 import { appendUpdate } from '../../sync/store.ts';
 import { blocksAt, recordVersion } from '../../sync/versions.ts';
@@ -9,7 +9,7 @@ import type { Actor } from './actor.ts';
 import type { Core } from './context.ts';
 import { AppError, forbidden, invalid, notFound } from './errors.ts';
 import { clip, inline } from './framing.ts';
-import { readableHub } from './hubs.ts';
+import { readableHub, readsPublic } from './hubs.ts';
 import { authenticateBearer, authenticateSession } from './identity.ts';
 import { fenced, line, type Result, type TextPart } from './result.ts';
 import { allows, type Seat } from './rights.ts';
@@ -22,17 +22,28 @@ export const PAD_TEXT_CLIP = 40_000;
 
 const padColumns = sql.fragment`id, hub_id, thread_id, title, version, created_by, created_at, updated_at`;
 
-/** The pad, its hub and the reader's seat; private and missing answer the same `not_found`. */
+const PadAccessRow = PadRow.extend({
+  hub: HubRow,
+  role: Role.nullable(),
+});
+
+/**
+ * The pad (with its current version), its hub and the reader's seat, in one query: this sits on the
+ * path of every edit. Private and missing answer the same `not_found`.
+ */
 export async function readablePad(core: Core, conn: CommonQueryMethods, padId: string, reader: Actor | null) {
-  const pad = await conn.maybeOne(sql.type(PadRow)`SELECT ${padColumns} FROM pads WHERE id = ${padId}`);
-  if (!pad) throw notFound('No such pad, or it is private.');
-  try {
-    const { hub, seat } = await readableHub(core, conn, pad.hub_id, reader);
-    return { pad, hub, seat };
-  } catch (error) {
-    if (error instanceof AppError && error.code === 'not_found') throw notFound('No such pad, or it is private.');
-    throw error;
-  }
+  const row = await conn.maybeOne(sql.type(PadAccessRow)`
+    SELECT p.id, p.hub_id, p.thread_id, p.title, p.version, p.created_by, p.created_at, p.updated_at,
+           json_build_object('id', h.id, 'slug', h.slug, 'name', h.name, 'readme', h.readme, 'audience', h.audience,
+             'mode', h.mode, 'owner_id', h.owner_id,
+             'created_at', floor(extract(epoch FROM h.created_at) * 1000), 'updated_at', floor(extract(epoch FROM h.updated_at) * 1000)) AS hub,
+           m.role
+    FROM pads p JOIN hubs h ON h.id = p.hub_id
+    LEFT JOIN hub_members m ON m.hub_id = p.hub_id AND m.participant_id = ${reader?.id ?? null}
+    WHERE p.id = ${padId}`);
+  if (!row || (row.role === null && !readsPublic(core, row.hub))) throw notFound('No such pad, or it is private.');
+  const { hub, role, ...pad } = row;
+  return { pad, hub, seat: role as Seat };
 }
 
 /** Editing directly: owners and helpers anywhere, members in Open hubs (SPEC part 2). */
@@ -101,7 +112,7 @@ export async function createPad(
   };
 }
 
-/** The live blocks and the version they belong to. */
+/** The live blocks and the version they belong to (read after the blocks, so it is never behind them). */
 export async function padContent(core: Core, padId: string) {
   const blocks = await core.sync.read(padId);
   const version = await core.db.pool.oneFirst(sql.type(z.object({ version: z.number() }))`SELECT version FROM pads WHERE id = ${padId}`);
