@@ -25,16 +25,21 @@ export async function appendUpdate(conn: CommonQueryMethods, padId: string, upda
 }
 
 /** Applies the snapshot and every update after it to `doc`. Returns how long the tail was. */
+const LoadRow = z.object({ state: bytes.nullable(), updates: z.array(bytes) });
+
+/** Applies the snapshot and every update after it to `doc`, fetched in one query. Returns the tail's size. */
 export async function loadInto(db: Db, padId: string, doc: Y.Doc): Promise<{ tail: number; tailBytes: number }> {
-  const snapshot = await db.pool.maybeOne(sql.type(SnapshotRow)`SELECT state, upto FROM pad_snapshots WHERE pad_id = ${padId}`);
-  const updates = await db.pool.any(sql.type(UpdateRow)`
-    SELECT id, update FROM pad_updates WHERE pad_id = ${padId} AND id > ${snapshot?.upto ?? 0} ORDER BY id`);
+  const { state, updates } = await db.pool.one(sql.type(LoadRow)`
+    SELECT s.state,
+           (SELECT coalesce(array_agg(u.update ORDER BY u.id), '{}') FROM pad_updates u
+            WHERE u.pad_id = ${padId} AND u.id > coalesce(s.upto, 0)) AS updates
+    FROM (SELECT 1) AS one LEFT JOIN pad_snapshots s ON s.pad_id = ${padId}`);
   // Applying the log to a Y.Doc is several times faster here than Y.mergeUpdates.
   Y.transact(doc, () => {
-    if (snapshot) Y.applyUpdate(doc, snapshot.state);
-    for (const row of updates) Y.applyUpdate(doc, row.update);
+    if (state) Y.applyUpdate(doc, state);
+    for (const update of updates) Y.applyUpdate(doc, update);
   }, { source: 'local', skipStoreHooks: true });
-  return { tail: updates.length, tailBytes: updates.reduce((sum, row) => sum + row.update.length, 0) };
+  return { tail: updates.length, tailBytes: updates.reduce((sum, update) => sum + update.length, 0) };
 }
 
 /**
