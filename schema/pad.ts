@@ -1,6 +1,7 @@
 import { Extension, getSchema, type AnyExtension } from '@tiptap/core';
 import StarterKit from '@tiptap/starter-kit';
-import { Plugin, PluginKey } from '@tiptap/pm/state';
+import { Plugin, PluginKey, type Transaction } from '@tiptap/pm/state';
+import { ySyncPluginKey } from '@tiptap/y-tiptap';
 import type { Node as PMNode } from '@tiptap/pm/model';
 
 /**
@@ -49,7 +50,11 @@ export const BlockIds = Extension.create({
       new Plugin({
         key: blockIdsKey,
         appendTransaction: (transactions, _old, state) => {
-          if (!transactions.some((tr) => tr.docChanged)) return null;
+          // Changes that arrived from the shared document are not ours to number: the server gives
+          // ids to blocks that lack them, so clients never race each other (or write an editor's
+          // placeholder paragraph into the pad).
+          const local = (tr: Transaction) => tr.docChanged && !tr.getMeta(ySyncPluginKey)?.isChangeOrigin;
+          if (!transactions.some(local)) return null;
           const seen = new Set<string>();
           const tr = state.tr;
           state.doc.forEach((node: PMNode, offset: number) => {

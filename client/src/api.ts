@@ -120,12 +120,26 @@ export interface ThreadSummary {
   updated: string
 }
 
+export interface PadSummary {
+  id: Id
+  title: string
+  version: number
+  updated: string
+}
+
 export interface HubView {
   hub: { id: Id; slug: string; name: string; readme?: string | null; mode: string; audience: string }
   seat: Seat
   threads: ThreadSummary[]
-  pads: { id: Id; title: string; version: number; updated: string }[]
+  pads: PadSummary[]
   next_cursor?: string | null
+}
+
+export interface PadView {
+  pad: { id: Id; title: string; version: number; hub: { slug: string; name: string } }
+  seat: Seat
+  /** Whether the reader may type in the pad; the live connection is read-only otherwise. */
+  canEdit: boolean
 }
 
 export const REACTIONS = [
@@ -168,6 +182,12 @@ interface Tools {
   post_reply: { args: { thread_id: Id; body: string; reply_to?: Id }; data: { post_id: Id; seq: number }; view: unknown }
   react: { args: { post_id: Id; reaction: Reaction }; data: { post_id: Id; reaction: Reaction; count: number }; view: unknown }
   mark_answer: { args: { post_id: Id; unmark?: boolean }; data: { thread_id: Id; status: ThreadStatus; answer?: Id | null }; view: unknown }
+  create_pad: {
+    args: { hub: string; title: string; text?: string } | { thread_id: Id; title: string; text?: string }
+    data: { pad_id: Id; version: number }
+    view: unknown
+  }
+  open_pad: { args: { pad_id: Id }; data: unknown; view: PadView }
 }
 
 export type ToolName = keyof Tools

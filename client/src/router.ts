@@ -1,10 +1,11 @@
-// A deliberately tiny history-API router: three page shapes do not justify a dependency.
+// A deliberately tiny history-API router: four page shapes do not justify a dependency.
 import { computed, shallowRef } from 'vue'
 
 export type Route =
   | { name: 'home' }
   | { name: 'hub'; slug: string }
   | { name: 'thread'; id: string }
+  | { name: 'pad'; id: string }
   | { name: 'not-found' }
 
 const path = shallowRef(location.pathname)
@@ -29,6 +30,10 @@ export function matchRoute(pathname: string): Route {
     const id = segment(parts[1])
     if (id) return { name: 'thread', id }
   }
+  if (parts.length === 2 && parts[0] === 'p') {
+    const id = segment(parts[1])
+    if (id) return { name: 'pad', id }
+  }
   return { name: 'not-found' }
 }
 
@@ -39,6 +44,7 @@ export const paths = {
   home: () => '/',
   hub: (slug: string) => `/h/${encodeURIComponent(slug)}`,
   thread: (id: string | number) => `/t/${encodeURIComponent(String(id))}`,
+  pad: (id: string) => `/p/${encodeURIComponent(id)}`,
 }
 
 export function navigate(to: string, options: { replace?: boolean } = {}): void {

@@ -1,0 +1,76 @@
+// Who is where in a pad: each person's colour, their caret and selection, and the presence list.
+// The CSP forbids `style` attributes, so colours travel as hex in awareness (what other Tiptap
+// clients expect) but are drawn through one class per palette entry (see editor.css).
+import type { DecorationAttrs } from '@tiptap/pm/view'
+
+/** Caret colours; editor.css defines `.caret-color-<index>` for each, in this order. */
+export const PALETTE = ['#d1453b', '#2f7d32', '#2f5bd3', '#9c3fb5', '#c26a00', '#00838f', '#c2185b', '#5d6b00'] as const
+
+export interface CaretUser {
+  id?: string
+  name?: string
+  color?: string
+}
+
+/** The same person gets the same colour in every tab and on every visit. */
+export function colorFor(participantId: string): string {
+  // FNV-1a: tiny, stable, and spreads short ids well enough over eight colours.
+  let hash = 0x811c9dc5
+  for (let i = 0; i < participantId.length; i++) {
+    hash ^= participantId.charCodeAt(i)
+    hash = Math.imul(hash, 0x01000193)
+  }
+  return PALETTE[(hash >>> 0) % PALETTE.length]!
+}
+
+/** The class that draws a colour; colours outside the palette (other clients) get a neutral one. */
+export function colorClass(color: unknown): string {
+  const index = PALETTE.indexOf(String(color).toLowerCase() as (typeof PALETTE)[number])
+  return index === -1 ? 'caret-color-other' : `caret-color-${index}`
+}
+
+function displayName(user: CaretUser): string {
+  return typeof user.name === 'string' && user.name.trim() ? user.name.trim() : 'Someone'
+}
+
+/** Another person's caret with their name above it, for the collaboration-caret extension. */
+export function renderCaret(user: CaretUser): HTMLElement {
+  const caret = document.createElement('span')
+  caret.className = `collaboration-carets__caret ${colorClass(user.color)}`
+  const label = document.createElement('div')
+  label.className = 'collaboration-carets__label'
+  label.textContent = displayName(user)
+  // Word joiners keep the caret from breaking the line it sits in.
+  caret.append('\u2060', label, '\u2060')
+  return caret
+}
+
+/** Another person's selection: a class instead of y-prosemirror's default inline style. */
+export function renderSelection(user: CaretUser): DecorationAttrs {
+  return { class: `collaboration-carets__selection ${colorClass(user.color)}` }
+}
+
+export interface Present {
+  key: string
+  name: string
+  colorClass: string
+  self: boolean
+}
+
+/** Everyone connected to the pad, one entry per person even with several tabs open, you first. */
+export function presentPeople(states: Map<number, Record<string, unknown>>, selfClientId: number): Present[] {
+  const people = new Map<string, Present>()
+  for (const [clientId, state] of states) {
+    const user = state.user as CaretUser | undefined
+    if (!user || typeof user !== 'object') continue
+    const key = typeof user.id === 'string' && user.id ? user.id : `client:${clientId}`
+    const self = clientId === selfClientId
+    const known = people.get(key)
+    if (known) {
+      known.self ||= self
+      continue
+    }
+    people.set(key, { key, name: displayName(user), colorClass: colorClass(user.color), self })
+  }
+  return [...people.values()].sort((a, b) => Number(b.self) - Number(a.self) || a.name.localeCompare(b.name))
+}
