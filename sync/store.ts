@@ -27,19 +27,29 @@ export async function appendUpdate(conn: CommonQueryMethods, padId: string, upda
 /** Applies the snapshot and every update after it to `doc`. Returns how long the tail was. */
 const LoadRow = z.object({ state: bytes.nullable(), updates: z.array(bytes) });
 
-/** Applies the snapshot and every update after it to `doc`, fetched in one query. Returns the tail's size. */
-export async function loadInto(db: Db, padId: string, doc: Y.Doc): Promise<{ tail: number; tailBytes: number }> {
-  const { state, updates } = await db.pool.one(sql.type(LoadRow)`
+/** The snapshot and every update after it, in one query. */
+export async function readPadLog(db: Db, padId: string): Promise<{ state: Uint8Array | null; updates: readonly Uint8Array[] }> {
+  return db.pool.one(sql.type(LoadRow)`
     SELECT s.state,
            (SELECT coalesce(array_agg(u.update ORDER BY u.id), '{}') FROM pad_updates u
             WHERE u.pad_id = ${padId} AND u.id > coalesce(s.upto, 0)) AS updates
     FROM (SELECT 1) AS one LEFT JOIN pad_snapshots s ON s.pad_id = ${padId}`);
+}
+
+/** Applies a pad's log to `doc` in one transaction that no store hook sees. */
+export function applyPadLog(doc: Y.Doc, log: { state: Uint8Array | null; updates: readonly Uint8Array[] }) {
   // Applying the log to a Y.Doc is several times faster here than Y.mergeUpdates.
   Y.transact(doc, () => {
-    if (state) Y.applyUpdate(doc, state);
-    for (const update of updates) Y.applyUpdate(doc, update);
+    if (log.state) Y.applyUpdate(doc, log.state);
+    for (const update of log.updates) Y.applyUpdate(doc, update);
   }, { source: 'local', skipStoreHooks: true });
-  return { tail: updates.length, tailBytes: updates.reduce((sum, update) => sum + update.length, 0) };
+}
+
+/** Loads a pad into `doc`: what a cold open does. Returns the tail's size. */
+export async function loadInto(db: Db, padId: string, doc: Y.Doc): Promise<{ tail: number; tailBytes: number }> {
+  const log = await readPadLog(db, padId);
+  applyPadLog(doc, log);
+  return { tail: log.updates.length, tailBytes: log.updates.reduce((sum, update) => sum + update.length, 0) };
 }
 
 /**

@@ -1,0 +1,196 @@
+/**
+ * `npm run bench`: the measurements the pad issues ask for, on both stores (embedded PGlite, and
+ * Postgres at TEST_DATABASE_URL when it answers), written to BENCHMARKS.md at the repository root.
+ * Progress goes to stderr. Everything talks to 127.0.0.1 only.
+ */
+import { writeFileSync, readFileSync } from 'node:fs';
+import os from 'node:os';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { startTestServer, type Store } from '../support/server.ts';
+import { coldLoad, type ColdLoadResult } from './coldLoad.ts';
+import { liveEdit, type LiveEditResult } from './liveEdit.ts';
+import { bytes, int, ms, progress, table, verdict } from './stats.ts';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/test';
+
+const EDITS = Number(process.env.BENCH_EDITS ?? 300);
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 30);
+const TRANSACTIONS = Number(process.env.BENCH_TRANSACTIONS ?? 10_000);
+const LOAD_RUNS = Number(process.env.BENCH_LOAD_RUNS ?? 30);
+
+const TARGET_EDIT_P99 = 10;
+const TARGET_RATIO = 1.5;
+const TARGET_LOAD = 30;
+
+type StoreResult = { store: Store; label: string; live: LiveEditResult; cold: ColdLoadResult; seconds: number };
+
+/** Whether Postgres answers at the URL, and its version; a short timeout so a missing server is quick. */
+async function probePostgres(url: string): Promise<{ ok: true; version: string } | { ok: false; reason: string }> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3_000 });
+  client.on('error', () => {});
+  try {
+    await client.connect();
+    const { rows } = await client.query<{ server_version: string }>('SHOW server_version');
+    return { ok: true, version: rows[0]!.server_version };
+  } catch (error) {
+    return { ok: false, reason: (error as Error).message || String(error) };
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+async function benchStore(store: Store, label: string): Promise<StoreResult> {
+  const started = performance.now();
+  progress(`${label}: starting the server`);
+  const server = await startTestServer(store, { LOG_LEVEL: 'silent' });
+  try {
+    progress(`${label}: edit_pad -> live editor, and the bare relay (${WARMUP} warm-up + ${EDITS} measured each)`);
+    const live = await liveEdit(server, { edits: EDITS, warmup: WARMUP });
+    progress(`${label}: edit_pad p99 ${ms(live.ours.p99)}, bare p99 ${ms(live.bare.p99)}`);
+    progress(`${label}: cold load, typing ${int(TRANSACTIONS)} transactions`);
+    const cold = await coldLoad(server, { transactions: TRANSACTIONS, runs: LOAD_RUNS });
+    progress(`${label}: cold load p50 ${ms(cold.load.p50)}, max ${ms(cold.load.max)}`);
+    return { store, label, live, cold, seconds: (performance.now() - started) / 1000 };
+  } finally {
+    await server.close();
+  }
+}
+
+function report(results: StoreResult[], notes: string[], stores: string[], totalSeconds: number, load: { start: number; end: number }): string {
+  const cpus = os.cpus();
+  const pkg = (name: string) => JSON.parse(readFileSync(`${ROOT}node_modules/${name}/package.json`, 'utf8')).version as string;
+  const out: string[] = [];
+  out.push('# Benchmarks', '');
+  out.push('Written by `npm run bench` (`node test/bench/run.ts`); do not edit by hand, run it again.', '');
+  out.push(`- Command: \`npm run bench\``);
+  out.push(`- Date: ${new Date().toISOString()}`);
+  out.push(`- Machine: ${cpus[0]?.model ?? 'unknown CPU'}, ${cpus.length} cores, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB memory, ${os.type()} ${os.release()} ${os.arch()}`);
+  out.push(`- Node ${process.version}; yjs ${pkg('yjs')}, @hocuspocus/server ${pkg('@hocuspocus/server')}, @hocuspocus/provider ${pkg('@hocuspocus/provider')}, @modelcontextprotocol/sdk ${pkg('@modelcontextprotocol/sdk')}`);
+  out.push(`- Stores: ${stores.join('; ')}`);
+  out.push(`- Load average (1 min) at the start ${load.start.toFixed(2)}, at the end ${load.end.toFixed(2)}: other work on the machine during the run inflates the tails`);
+  out.push(`- Total run time: ${totalSeconds.toFixed(0)} s`);
+  for (const note of notes) out.push(`- Note: ${note}`);
+  out.push('');
+
+  out.push('## 1. MCP `edit_pad` -> live editor', '');
+  out.push(
+    `One MCP \`tools/call edit_pad\` (the SDK client over streamable HTTP) replaces one paragraph of an 8-paragraph pad against the current version; the time runs from just before the call until a Node \`HocuspocusProvider\` connected to the pad over WebSocket shows the new text (checked with \`readBlocks\` on every document update). ${WARMUP} warm-up edits, then ${EDITS} measured. \`edit_pad\` returns only after its database transaction (update row + version) commits, so the MCP round trip below includes that commit.`,
+    '',
+  );
+  out.push(
+    table(
+      ['Store', 'Edits', 'p50', 'p99', 'max', 'Target (p99)', 'Result'],
+      results.map((r) => [r.label, String(r.live.ours.n), ms(r.live.ours.p50), ms(r.live.ours.p99), ms(r.live.ours.max), `<= ${TARGET_EDIT_P99} ms`, verdict(r.live.ours.p99, TARGET_EDIT_P99)]),
+    ),
+    '',
+  );
+  out.push('Where that time goes: from the call until the server\'s live copy of the pad changes (HTTP, MCP, auth, the reads and checks before the edit), and from that change until the editor shows it (the relay, the same path the baseline in part 2 measures):', '');
+  out.push(
+    table(
+      ['Store', 'Call -> live transaction p50', 'p99', 'Live transaction -> editor p50', 'p99'],
+      results.map((r) => [r.label, ms(r.live.toTransaction.p50), ms(r.live.toTransaction.p99), ms(r.live.transactionToEditor.p50), ms(r.live.transactionToEditor.p99)]),
+    ),
+    '',
+  );
+  out.push('The MCP call itself (request until the reply, commit included):', '');
+  out.push(
+    table(
+      ['Store', 'Calls', 'p50', 'p99', 'max', 'Editor had the text before the reply'],
+      results.map((r) => [r.label, String(r.live.mcpCall.n), ms(r.live.mcpCall.p50), ms(r.live.mcpCall.p99), ms(r.live.mcpCall.max), `${r.live.seenBeforeReply} of ${r.live.mcpCall.n}`]),
+    ),
+    '',
+  );
+
+  out.push('## 2. Bare Hocuspocus relay baseline', '');
+  out.push(
+    'In the same run, interleaved edit for edit with measurement 1: on a second pad, a server-side `openDirectConnection(padId, {})` on the running server\'s own Hocuspocus instance and one `transact` that replaces the first paragraph\'s text through the Y types (no MCP, no database commit of ours), timed until a second provider shows it. The ratio is ours p99 / bare p99.',
+    '',
+  );
+  out.push(
+    table(
+      ['Store', 'Edits', 'Bare p50', 'Bare p99', 'Ours p99', 'Ratio (p99)', 'Target', 'Result'],
+      results.map((r) => {
+        const ratio = r.live.ours.p99 / r.live.bare.p99;
+        return [r.label, String(r.live.bare.n), ms(r.live.bare.p50), ms(r.live.bare.p99), ms(r.live.ours.p99), `${ratio.toFixed(2)}x`, `<= ${TARGET_RATIO}x`, verdict(ratio, TARGET_RATIO)];
+      }),
+    ),
+    '',
+  );
+
+  out.push(`## 3. Cold load of a 60,000-character pad with ${int(TRANSACTIONS)} stored updates`, '');
+  out.push(
+    `A pad of 100 paragraphs is typed into through a direct connection in ${int(TRANSACTIONS)} small transactions (a cursor inserting a few characters, a 2-character backspace about one time in ten, a jump to another paragraph about one time in 25), and after each one \`sync.flush()\` makes the server's persistence store it as its own log row, compacting as it does in production (past 500 rows or 1 MiB). After a final flush, \`loadInto(db, padId, new Y.Doc())\` (what \`onLoadDocument\` runs on a cold open) is timed ${LOAD_RUNS} times; the first run is shown on its own. The loaded text is checked against the live pad.`,
+    '',
+  );
+  out.push(
+    table(
+      ['Store', 'Characters', 'Rows appended', 'Table held', 'First load', 'p50', 'max', 'Target', 'Result'],
+      results.map((r) => {
+        const c = r.cold;
+        const held = `snapshot ${c.table.snapshotBytes === null ? 'none' : bytes(c.table.snapshotBytes)} (${int(c.table.foldedIntoSnapshot)} updates folded) + tail of ${int(c.table.tailRows)} rows (${bytes(c.table.tailBytes)})`;
+        const worst = Math.max(c.load.max, c.first);
+        const result = `${verdict(c.load.p50, TARGET_LOAD)} (p50)${worst > TARGET_LOAD ? `; slowest run over, ${ms(worst)}` : '; every run within'}`;
+        return [r.label, int(c.chars), int(c.rowsAppended), held, ms(c.first), ms(c.load.p50), ms(c.load.max), `<= ${TARGET_LOAD} ms`, result];
+      }),
+    ),
+    '',
+  );
+  out.push('Where the load time goes (the one query of loadInto and its apply, timed apart), and for reference the same history as an uncompacted log of one row per update, written straight to the table:', '');
+  out.push(
+    table(
+      ['Store', 'Queries p50', 'Apply to Y.Doc p50', 'Uncompacted log', 'Uncompacted load p50', 'Uncompacted load max'],
+      results.map((r) => {
+        const c = r.cold;
+        return [r.label, ms(c.fetch.p50), ms(c.apply.p50), `${int(c.uncompacted.rows)} rows, ${bytes(c.uncompacted.bytes)}`, ms(c.uncompacted.load.p50), ms(c.uncompacted.load.max)];
+      }),
+    ),
+    '',
+  );
+  out.push(`Typing the ${int(TRANSACTIONS)} transactions through the server's persistence took ${results.map((r) => `${r.cold.typingSeconds.toFixed(1)} s on ${r.label}`).join(', ')}.`, '');
+
+  out.push('## Method notes', '');
+  out.push('- The server is the real one, started in-process on 127.0.0.1 port 0 (`startTestServer`, `LOG_LEVEL=silent`) against a fresh database: PGlite in memory, or a new Postgres database dropped afterwards.');
+  out.push('- Percentiles are nearest-rank over the measured samples; warm-up edits are not counted. Times are `performance.now()` in the one process that runs server and clients, so client work (the provider decoding the update, `readBlocks` after every update) is inside every figure, for ours and the baseline alike.');
+  out.push('- The live editor is `@hocuspocus/provider` with the `ws` package as its WebSocket, the agent key as token, the pad id as document name.');
+  out.push('- The baseline\'s direct connection goes through the same Hocuspocus instance and `onChange`, so its update is still queued and appended by the server\'s 100 ms live-typing flush, off the measured path.');
+  out.push('');
+  return out.join('\n');
+}
+
+async function main() {
+  const started = performance.now();
+  const loadStart = os.loadavg()[0]!;
+  if (loadStart > 0.5 * os.cpus().length) progress(`the machine is busy (1-minute load ${loadStart.toFixed(2)}): tail figures will suffer`);
+  process.env.TEST_DATABASE_URL ??= DEFAULT_DATABASE_URL;
+  const notes: string[] = [];
+  const storeLines = [`PGlite ${JSON.parse(readFileSync(`${ROOT}node_modules/@electric-sql/pglite/package.json`, 'utf8')).version} in memory (served to slonik over a loopback socket)`];
+  const plan: [Store, string][] = [['pglite', 'PGlite']];
+  const probe = await probePostgres(process.env.TEST_DATABASE_URL);
+  const safeUrl = process.env.TEST_DATABASE_URL.replace(/\/\/([^:@/]+):[^@/]+@/, '//$1:***@');
+  if (probe.ok) {
+    plan.push(['postgres', 'Postgres']);
+    storeLines.push(`Postgres ${probe.version} at ${safeUrl} (a fresh database per run)`);
+  } else {
+    notes.push(`Postgres was skipped: ${safeUrl} did not answer (${probe.reason}).`);
+    progress(`Postgres skipped: ${probe.reason}`);
+  }
+
+  const results: StoreResult[] = [];
+  for (const [store, label] of plan) results.push(await benchStore(store, label));
+
+  const totalSeconds = (performance.now() - started) / 1000;
+  const markdown = report(results, notes, storeLines, totalSeconds, { start: loadStart, end: os.loadavg()[0]! });
+  writeFileSync(`${ROOT}BENCHMARKS.md`, markdown);
+  progress(`wrote BENCHMARKS.md in ${totalSeconds.toFixed(0)} s`);
+}
+
+main().then(
+  // Clients and timers may linger (provider reconnect timers, pools): the run is over.
+  () => process.exit(0),
+  (error) => {
+    console.error(error);
+    process.exit(1);
+  },
+);

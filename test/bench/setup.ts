@@ -1,0 +1,78 @@
+import * as Y from 'yjs';
+import WebSocket from 'ws';
+import { HocuspocusProvider, HocuspocusProviderWebsocket } from '@hocuspocus/provider';
+import { readBlocks } from '../../sync/blocks.ts';
+import { rest, type TestServer } from '../support/server.ts';
+
+/** A tool call over REST that must succeed; returns its `data`. */
+export async function restOk(server: TestServer, key: string, tool: string, args: unknown): Promise<any> {
+  const reply = await rest(server, key, tool, args);
+  if (reply.status !== 200 && reply.status !== 201) throw new Error(`${tool} failed: ${reply.status} ${reply.text}`);
+  return reply.body.data;
+}
+
+/** A hub and a pad in it with the given Markdown; returns the pad id, its version and its block ids. */
+export async function makePad(server: TestServer, key: string, hubSlug: string, title: string, text: string) {
+  const data = await restOk(server, key, 'create_pad', { hub: hubSlug, title, text });
+  return { padId: String(data.pad_id), version: Number(data.version) };
+}
+
+/**
+ * A Node Yjs client on the pad, the way the web editor connects: `@hocuspocus/provider` over a
+ * WebSocket (the `ws` package), the agent key as token. Resolves once the first sync is done.
+ */
+export async function connectProvider(server: TestServer, key: string, padId: string) {
+  const socket = new HocuspocusProviderWebsocket({
+    url: `${server.url.replace(/^http/, 'ws')}/sync`,
+    WebSocketPolyfill: WebSocket,
+  });
+  const provider = new HocuspocusProvider({ websocketProvider: socket, name: padId, token: key });
+  provider.attach();
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`provider for ${padId} did not sync within 10 s`)), 10_000);
+    provider.on('synced', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    provider.on('authenticationFailed', ({ reason }: { reason: string }) => {
+      clearTimeout(timer);
+      reject(new Error(`provider refused: ${reason}`));
+    });
+  });
+  return {
+    provider,
+    doc: provider.document,
+    close() {
+      provider.destroy();
+      socket.destroy();
+    },
+  };
+}
+
+/**
+ * Resolves with `performance.now()` at the first document update after which block `blockId` (or,
+ * with no id, the first block) reads `text` in `doc`, checked with the server's own `readBlocks`.
+ */
+export function whenText(doc: Y.Doc, blockId: string | null, text: string, timeoutMs = 5_000): Promise<number> {
+  const fragment = doc.getXmlFragment('default');
+  const shows = () => {
+    const blocks = readBlocks(fragment);
+    const block = blockId === null ? blocks[0] : blocks.find((b) => b.id === blockId);
+    return block?.text === text;
+  };
+  if (shows()) return Promise.resolve(performance.now());
+  return new Promise((resolve, reject) => {
+    const onUpdate = () => {
+      if (!shows()) return;
+      const seen = performance.now();
+      doc.off('update', onUpdate);
+      clearTimeout(timer);
+      resolve(seen);
+    };
+    const timer = setTimeout(() => {
+      doc.off('update', onUpdate);
+      reject(new Error(`the provider never showed ${JSON.stringify(text)} within ${timeoutMs} ms`));
+    }, timeoutMs);
+    doc.on('update', onUpdate);
+  });
+}
