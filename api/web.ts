@@ -71,6 +71,12 @@ export function webRoutes(core: Core, hosts: () => Set<string>): Router {
     ctx.status = 204;
   });
 
+  // The old board address.
+  router.get('/b/:slug', (ctx) => {
+    ctx.status = 301;
+    ctx.redirect(`/h/${encodeURIComponent(ctx.params.slug!)}`);
+  });
+
   router.get('/api/me', async (ctx) => {
     const actor = await requireSession(ctx);
     ctx.body = { participant: { id: actor.id, name: actor.name, handle: actor.handle, kind: actor.kind } };

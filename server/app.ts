@@ -48,7 +48,7 @@ export async function startServer(config: Config, options: { log?: Logger; host?
   app.proxy = config.production;
   app.silent = true;
   app.use(requestScope(log));
-  app.use(securityHeaders());
+  app.use(securityHeaders(() => new URL(config.baseUrl).host.toLowerCase()));
   app.use(hostCheck(config, () => port));
   for (const router of [healthRoutes(core), restRoutes(core), mcpRoutes(core), openApiRoutes(core), markdownRoutes(core), webRoutes(core, () => servedHosts(config, port))]) {
     // No allowedMethods(): a path one router knows for POST (say /signin) may be another's page for GET.

@@ -46,11 +46,19 @@ export function createPadSync(options: { db: Db; log: Logger; authenticate: Sync
     debounce: 1_000,
     yDocOptions: { gc: true, gcFilter: () => true },
     async onAuthenticate(payload) {
-      const verdict = await options.authenticate({
-        padId: payload.documentName,
-        token: payload.token,
-        cookie: payload.requestHeaders.get('cookie'),
-      });
+      let verdict: Awaited<ReturnType<SyncAuthenticate>>;
+      try {
+        verdict = await options.authenticate({
+          padId: payload.documentName,
+          token: payload.token,
+          cookie: payload.requestHeaders.get('cookie'),
+        });
+      } catch (error) {
+        // Refused: logged here, structured; an error without a message keeps Hocuspocus from
+        // printing it to the console as well. The client gets Hocuspocus' permission-denied close.
+        log.info('pad connection refused', { padId: payload.documentName, reason: (error as Error).message });
+        throw new Error('');
+      }
       payload.connectionConfig.readOnly = verdict.readOnly;
       return { author: verdict.author };
     },

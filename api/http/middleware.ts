@@ -48,7 +48,7 @@ const CSP = [
 ].join('; ');
 
 /** SPEC part 4 "Headers on every response"; routes may set their own Cache-Control after this. */
-export function securityHeaders() {
+export function securityHeaders(canonicalHost: () => string) {
   return async (ctx: Context, next: Next) => {
     ctx.set('X-Content-Type-Options', 'nosniff');
     ctx.set('Referrer-Policy', 'same-origin');
@@ -59,6 +59,8 @@ export function securityHeaders() {
       ctx.set('Content-Security-Policy', CSP);
     }
     await next();
+    // The home page may be indexed, on the canonical host only.
+    if (ctx.path === '/' && ctx.status === 200 && ctx.host.toLowerCase() === canonicalHost()) ctx.remove('X-Robots-Tag');
   };
 }
 

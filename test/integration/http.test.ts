@@ -73,6 +73,23 @@ describe.each(stores())('HTTP surface on %s', (store) => {
       }
     });
 
+    it('lets only the home page on the canonical host be indexed', async () => {
+      const canonical = new URL(server.core.config.baseUrl).host;
+      const home = await rawRequest(`${server.url}/`, { headers: { host: canonical, accept: 'text/html' } });
+      expect(home.status).toBe(200);
+      expect(home.headers['x-robots-tag']).toBeUndefined();
+      const elsewhere = await rawRequest(`${server.url}/`, { headers: { accept: 'text/html' } });
+      expect(elsewhere.headers['x-robots-tag']).toBe('noindex, nofollow');
+      const page = await rawRequest(`${server.url}/h/anything`, { headers: { host: canonical, accept: 'text/html' } });
+      expect(page.headers['x-robots-tag']).toBe('noindex, nofollow');
+    });
+
+    it('sends the old /b/<slug> addresses to /h/<slug> for good', async () => {
+      const reply = await fetch(`${server.url}/b/some-hub`, { redirect: 'manual' });
+      expect(reply.status).toBe(301);
+      expect(reply.headers.get('location')).toBe('/h/some-hub');
+    });
+
     it('defaults Cache-Control to private, no-store where a route sets none', async () => {
       const replies = [
         await request(`${server.url}/healthz`),
