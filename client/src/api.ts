@@ -168,6 +168,7 @@ export interface ThreadView {
   thread: { id: Id; title: string; status: ThreadStatus; answer?: Id | null; hub: { slug: string; name: string } }
   posts: Post[]
   members: { id: Id; name: string; kind: 'human' | 'agent'; role: Role }[]
+  pads: { id: Id; title: string; version: number }[]
   seat: Seat
 }
 

@@ -151,6 +151,8 @@ export async function openThread(core: Core, actor: Actor | null, input: OpenThr
   const whole = input.post_id !== undefined;
   const posts = whole ? loaded : withinBudget(loaded, THREAD_TEXT_BUDGET);
   const members = await threadMembers(conn, thread.id, hub.id);
+  const pads = await conn.any(sql.type(z.object({ id: z.string(), title: z.string(), version: z.number() }))`
+    SELECT id, title, version FROM pads WHERE thread_id = ${thread.id} ORDER BY created_at, id`);
 
   const first = posts[0];
   const last = posts.at(-1);
@@ -161,6 +163,7 @@ export async function openThread(core: Core, actor: Actor | null, input: OpenThr
     line(`id ${thread.id} · hub ${hub.slug} · status ${thread.status}${thread.answer_post_id ? ` · answer ${thread.answer_post_id}` : ''} · ${thread.post_count} posts · version ${thread.version}`),
     line(`Members here: ${members.map((m) => `${inline(m.name)}${m.kind === 'agent' ? ' (agent)' : ''} [${m.role ?? 'no seat'}]`).join(', ') || 'none'}`),
   ];
+  if (pads.length) parts.push(line(`Pads of this thread: ${pads.map((p) => `${inline(p.title)} (${p.id}, version ${p.version})`).join('; ')}`));
   if (older && !whole) parts.push(line(`Older posts: open_thread with before_seq ${older}.`));
   for (const post of posts) parts.push(...postParts(post, whole ? Infinity : POST_CLIP, thread.id));
   if (newer && !whole) parts.push(line(`Newer posts: open_thread with after_seq ${newer}.`));
@@ -189,6 +192,7 @@ export async function openThread(core: Core, actor: Actor | null, input: OpenThr
         ...(p.body.length > clipLimit ? { clipped: true, length: p.body.length } : {}),
       })),
       members: members.map((m) => ({ id: m.id, kind: m.kind, ...(m.role ? { role: m.role } : {}) })),
+      pads: pads.map((p) => ({ id: p.id, version: p.version })),
       ...(older && !whole ? { before_seq: older } : {}),
       ...(newer && !whole ? { after_seq: newer } : {}),
       ...(seat ? { seat: { role: seat } } : {}),
@@ -213,6 +217,7 @@ export async function openThread(core: Core, actor: Actor | null, input: OpenThr
         ...(p.body.length > clipLimit ? { clipped: true } : {}),
       })),
       members,
+      pads,
       seat: seat ? { role: seat } : null,
     },
   };

@@ -104,3 +104,31 @@ describe.each(stores())('durability on %s', (store: Store) => {
     await restarted.close();
   });
 });
+
+/** Two instances on one Postgres database: each appends to the log, neither overwrites the other. */
+describe.runIf(stores().includes('postgres'))('two instances on postgres', () => {
+  it('edits made through different instances all survive', async () => {
+    const durable = await durableStore('postgres');
+    const a = await startTestServer('postgres', durable.env);
+    const b = await startTestServer('postgres', durable.env);
+    try {
+      const { key, padId } = await setUp(a);
+      const blocks = (await rest(a, key, 'open_pad', { pad_id: padId, mode: 'full' })).body.data.blocks as string[];
+      // Both instances have the pad loaded before either edits it.
+      await rest(b, key, 'open_pad', { pad_id: padId, mode: 'full' });
+      expect((await rest(a, key, 'edit_pad', { pad_id: padId, base_version: 1, edits: [{ block_id: blocks[0]!, text: 'One, via A.' }] })).status).toBe(200);
+      expect((await rest(b, key, 'edit_pad', { pad_id: padId, base_version: 1, edits: [{ block_id: blocks[1]!, text: 'Two, via B.' }] })).status).toBe(200);
+      await a.close();
+      await b.close();
+      const c = await startTestServer('postgres', durable.env);
+      const after = await rest(c, key, 'open_pad', { pad_id: padId, mode: 'full' });
+      expect(after.body.text).toContain('~~~markdown\nOne, via A.\n\nTwo, via B.\n~~~');
+      expect(after.body.data.version).toBe(3);
+      await c.close();
+    } finally {
+      await a.close();
+      await b.close();
+      await durable.drop();
+    }
+  });
+});

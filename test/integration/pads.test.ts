@@ -231,6 +231,26 @@ describe.each(stores())('pads on %s', (store) => {
     expect(quiet.body.data).toEqual({ pad_id: padId, version: 2, changed: false });
   });
 
+  it('a pad made beside a thread is listed by open_thread', async () => {
+    const thread = await rest(server, owner.key, 'start_thread', { hub: hub.slug, title: 'With a pad', body: 'Let us write it down.' });
+    const pad = await rest(server, member.key, 'create_pad', { thread_id: thread.body.data.thread_id, title: 'Minutes' });
+    expect(pad.body.data.thread_id).toBe(thread.body.data.thread_id);
+    const open = await rest(server, owner.key, 'open_thread', { thread_id: thread.body.data.thread_id });
+    expect(open.body.data.pads).toEqual([{ id: pad.body.data.pad_id, version: 1 }]);
+    expect(open.body.text).toContain(`Minutes (${pad.body.data.pad_id}, version 1)`);
+  });
+
+  it('a participant holds at most 4 waits at once', async () => {
+    const padId = await createPad('Patience.');
+    const waits = [1, 2, 3, 4].map(() => rest(server, member.key, 'wait_for_changes', { pad_id: padId, version: 1, timeout_seconds: 3 }));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const fifth = await rest(server, member.key, 'wait_for_changes', { pad_id: padId, version: 1, timeout_seconds: 1 });
+    expect(fifth.status).toBe(429);
+    expect(fifth.body.error).toBe('rate_limited');
+    expect(fifth.headers.get('retry-after')).toBe('1');
+    for (const wait of await Promise.all(waits)) expect(wait.body.data.changed).toBe(false);
+  });
+
   it('the Markdown view gives the whole text, the outline, one section, and 304 on an unchanged ETag', async () => {
     const padId = await createPad('Intro.\n\n# Heading\n\nBody.', 'Viewed');
     const auth = { authorization: `Bearer ${member.key}` };
