@@ -15,6 +15,8 @@ export const SYNC_PATH = '/sync';
 export const LIVE_VERSION_MS = 2_000;
 /** Live updates reach the database within this long. */
 const LIVE_FLUSH_MS = 100;
+/** How many live appends to a pad between two looks at the size of its log. */
+const TAIL_CHECK_EVERY = 50;
 /** A pad the API touched stays loaded this long after its last use. */
 const KEEP_WARM_MS = 60_000;
 
@@ -34,6 +36,9 @@ export type PadSync = ReturnType<typeof createPadSync>;
 export function createPadSync(options: { db: Db; log: Logger; authenticate: SyncAuthenticate; hosts: () => Set<string> }) {
   const { db, log } = options;
   const queues = new Map<string, { updates: Uint8Array[]; timer: NodeJS.Timeout }>();
+  const appendsSinceCheck = new Map<string, number>();
+  /** Compactions run one after another, in the background. */
+  let compactions = Promise.resolve();
   const dirty = new Map<string, Author>();
   const warm = new Map<string, { connection: Promise<DirectConnection>; lastUse: number }>();
   const versionListeners = new Set<(padId: string, version: number) => void>();
@@ -90,12 +95,30 @@ export function createPadSync(options: { db: Db; log: Logger; authenticate: Sync
     const update = queue.updates.length === 1 ? queue.updates[0]! : Y.mergeUpdates(queue.updates);
     try {
       await appendUpdate(db.pool, padId, update);
-      const tail = await tailSize(db.pool, padId);
-      if (tail.n > COMPACT_AFTER_UPDATES || tail.bytes > COMPACT_AFTER_BYTES) await compact(db, padId);
+      afterAppend(padId);
     } catch (error) {
       log.error('pad update not saved; retrying', { padId, error });
       if (!closing) for (const again of queue.updates) queueUpdate(padId, again);
     }
+  }
+
+  /**
+   * Counts appends to a pad's log (live typing and API edits alike) and, every so many, folds the log
+   * into a snapshot when it has grown, off the path of whoever appended.
+   */
+  function afterAppend(padId: string) {
+    const appended = (appendsSinceCheck.get(padId) ?? 0) + 1;
+    appendsSinceCheck.set(padId, appended);
+    if (appended < TAIL_CHECK_EVERY) return;
+    appendsSinceCheck.delete(padId);
+    compactions = compactions.then(async () => {
+      try {
+        const tail = await tailSize(db.pool, padId);
+        if (tail.n > COMPACT_AFTER_UPDATES || tail.bytes > COMPACT_AFTER_BYTES) await compact(db, padId);
+      } catch (error) {
+        log.error('pad log not compacted', { padId, error });
+      }
+    });
   }
 
   /**
@@ -194,6 +217,7 @@ export function createPadSync(options: { db: Db; log: Logger; authenticate: Sync
       try {
         const update = updates.length === 0 ? null : updates.length === 1 ? updates[0]! : Y.mergeUpdates(updates);
         await persist(update, result, blocks);
+        if (update) afterAppend(padId);
       } catch (error) {
         // Not durable, so not done: take it back (the undo is itself persisted like live typing).
         undo.undo();
@@ -236,6 +260,7 @@ export function createPadSync(options: { db: Db; log: Logger; authenticate: Sync
     async flush() {
       await Promise.all([...queues.keys()].map(flushPad));
       await versionLive();
+      await compactions;
     },
 
     async close() {
@@ -249,6 +274,7 @@ export function createPadSync(options: { db: Db; log: Logger; authenticate: Sync
       for (const held of warm.values()) await held.connection.then((c) => c.disconnect({ unloadImmediately: true }), () => {});
       warm.clear();
       await Promise.all([...queues.keys()].map(flushPad));
+      await compactions;
     },
   };
 }

@@ -52,7 +52,9 @@ export async function recordVersion(
   }
   if (changed.length === 0 && input.kind === 'live') return null;
   const version = current.version + 1;
-  const texts = input.blocks.map((block) => [hashText(block.text), block.text] as const);
+  // Texts of untouched blocks are stored already (by an earlier version); only new ones can be missing.
+  const touched = new Set(changed);
+  const texts = input.blocks.filter((block) => touched.has(block.id)).map((block) => [hashText(block.text), block.text] as const);
   if (texts.length) {
     await tx.query(sql.unsafe`
       INSERT INTO pad_block_texts (pad_id, hash, text)

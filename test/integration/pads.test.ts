@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'slonik';
 import { z } from 'zod';
+import * as Y from 'yjs';
+import { readBlocks } from '../../sync/blocks.ts';
+import { compact, loadInto, tailSize } from '../../sync/store.ts';
 import { mcpClient, openProvider, registerAgent, request, rest, startTestServer, stores, typeInto, type TestServer } from '../support/server.ts';
 
 /** Pads as live documents: tools, live clients over /sync, conflicts, versions and the Markdown view. */
@@ -249,6 +252,20 @@ describe.each(stores())('pads on %s', (store) => {
     expect(fifth.body.error).toBe('rate_limited');
     expect(fifth.headers.get('retry-after')).toBe('1');
     for (const wait of await Promise.all(waits)) expect(wait.body.data.changed).toBe(false);
+  });
+
+  it('compaction folds the log into a snapshot that loads to the same text', async () => {
+    const padId = await createPad('Zero.');
+    const [block] = (await full(padId)).data.blocks as string[];
+    for (let i = 1; i <= 5; i++) await rest(server, owner.key, 'edit_pad', { pad_id: padId, base_version: i, edits: [{ block_id: block, text: `Edit ${i}.` }] });
+    expect((await tailSize(server.core.db.pool, padId)).n).toBe(6);
+    await compact(server.core.db, padId);
+    expect((await tailSize(server.core.db.pool, padId)).n).toBe(0);
+    await rest(server, owner.key, 'edit_pad', { pad_id: padId, base_version: 6, inserts: [{ after: block, text: 'After the snapshot.' }] });
+    const fresh = new Y.Doc();
+    const loaded = await loadInto(server.core.db, padId, fresh);
+    expect(loaded.tail).toBe(1);
+    expect(readBlocks(fresh.getXmlFragment('default')).map((b) => b.text)).toEqual(['Edit 5.', 'After the snapshot.']);
   });
 
   it('the Markdown view gives the whole text, the outline, one section, and 304 on an unchanged ETag', async () => {
