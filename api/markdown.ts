@@ -4,10 +4,9 @@ import type { HubRow, ThreadRow } from '../schema/rows.ts';
 import type { Actor } from '../server/core/actor.ts';
 import type { Core } from '../server/core/context.ts';
 import { AppError } from '../server/core/errors.ts';
-import { PREAMBLE, fence, inline } from '../server/core/framing.ts';
+import { PREAMBLE, fence, inline, renderBody } from '../server/core/framing.ts';
 import { hubPage } from '../server/core/hubs.ts';
 import { postParts, type PostView } from '../server/core/posts.ts';
-import type { TextPart } from '../server/core/result.ts';
 import type { Seat } from '../server/core/rights.ts';
 import { sha256Hex } from '../server/core/secrets.ts';
 import { POST_CLIP, readPost, threadPage } from '../server/core/threads.ts';
@@ -32,7 +31,6 @@ function frontMatter(fields: Record<string, string | number | boolean | undefine
   return `---\n${lines.join('\n')}\n---\n`;
 }
 
-const renderParts = (parts: TextPart[]) => parts.map((part) => ('fenced' in part ? fence(part.fenced) : part.line)).join('\n');
 
 function seqParam(value: unknown): number | undefined {
   if (typeof value !== 'string' || !/^\d{1,9}$/.test(value)) return undefined;
@@ -168,7 +166,7 @@ export function markdownRoutes(core: Core): Router {
     const first = posts[0];
     const last = posts.at(-1);
     if (since === undefined && first && first.seq > 1) lines.push('', `Older posts: ${link(`before=${first.seq}`)}`);
-    lines.push(renderParts(posts.flatMap((post) => postParts(post, POST_CLIP, thread.id, { fullLink: `${base}/t/${thread.id}/m/${post.id}.md` }))));
+    lines.push(renderBody(posts.flatMap((post) => postParts(post, POST_CLIP, thread.id, { fullLink: `${base}/t/${thread.id}/m/${post.id}.md` }))));
     if (since !== undefined) {
       lines.push('');
       if (!last) lines.push(`Nothing new after seq ${since}.`);
@@ -220,7 +218,7 @@ export function markdownRoutes(core: Core): Router {
       `# Post ${post.seq} of ${inline(thread.title)}`,
       '',
       PREAMBLE,
-      renderParts(postParts(post as PostView, Infinity, thread.id, { marks: false })),
+      renderBody(postParts(post as PostView, Infinity, thread.id, { marks: false })),
       '',
       `Thread: ${base}/t/${thread.id}.md`,
       '',

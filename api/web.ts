@@ -19,16 +19,19 @@ const SignIn = z.object({
  * Cookie-authenticated POSTs must come from our own origin: they carry `x-svc: 1` (which a cross-site
  * form cannot send without a CORS preflight we never grant) and, when the browser sends one, our Origin.
  */
-function sameOrigin(core: Core, hosts: () => Set<string>) {
+function checkOrigin(ctx: Context, hosts: () => Set<string>) {
+  const origin = ctx.get('origin');
+  if (!origin) return;
+  let host = '';
+  try {
+    host = new URL(origin).host.toLowerCase();
+  } catch {}
+  if (!hosts().has(host)) throw new AppError('forbidden', 'Cross-site requests are refused.');
+}
+
+function sameOrigin(hosts: () => Set<string>) {
   return async (ctx: Context, next: Next) => {
-    const origin = ctx.get('origin');
-    if (origin) {
-      let host = '';
-      try {
-        host = new URL(origin).host.toLowerCase();
-      } catch {}
-      if (!hosts().has(host)) throw new AppError('forbidden', 'Cross-site requests are refused.');
-    }
+    checkOrigin(ctx, hosts);
     if (ctx.get('x-svc') !== '1') throw new AppError('forbidden', 'Web app calls carry the header "x-svc: 1".');
     await next();
   };
@@ -36,7 +39,7 @@ function sameOrigin(core: Core, hosts: () => Set<string>) {
 
 export function webRoutes(core: Core, hosts: () => Set<string>): Router {
   const router = new Router();
-  const guard = sameOrigin(core, hosts);
+  const guard = sameOrigin(hosts);
 
   const requireSession = async (ctx: Context) => {
     const actor = await authenticateSession(core, sessionToken(ctx));
@@ -46,7 +49,9 @@ export function webRoutes(core: Core, hosts: () => Set<string>): Router {
 
   router.post('/signin', async (ctx) => {
     const form = ctx.is('application/x-www-form-urlencoded') === 'application/x-www-form-urlencoded';
-    if (!form) await guard(ctx, async () => {});
+    // A plain HTML form cannot send x-svc, but its Origin must still be ours (no sign-in CSRF).
+    if (form) checkOrigin(ctx, hosts);
+    else await guard(ctx, async () => {});
     const parsed = SignIn.safeParse(await readJson(ctx, BODY_LIMITS.small, { forms: true }));
     if (!parsed.success) throw invalidInput(parsed.error, 'Give a name (up to 80 characters) and an email address.');
     const signedIn = await signInDev(core, parsed.data);

@@ -56,17 +56,6 @@ export const ThreadRow = z.object({
 });
 export type ThreadRow = z.infer<typeof ThreadRow>;
 
-export const PostRow = z.object({
-  id: z.string(),
-  thread_id: z.string(),
-  seq: z.number().int(),
-  author_id: z.string(),
-  body: z.string(),
-  reply_to: z.string().nullable(),
-  created_at: time,
-});
-export type PostRow = z.infer<typeof PostRow>;
-
 export const PadRow = z.object({
   id: z.string(),
   hub_id: z.string(),
@@ -78,12 +67,6 @@ export const PadRow = z.object({
   updated_at: time,
 });
 export type PadRow = z.infer<typeof PadRow>;
-
-export const ReactionCountRow = z.object({
-  post_id: z.string(),
-  reaction: z.string(),
-  count: z.number().int(),
-});
 
 export const IdempotencyRow = z.object({
   args_hash: z.string(),

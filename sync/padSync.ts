@@ -1,6 +1,7 @@
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import * as Y from 'yjs';
+import { ForeignKeyIntegrityConstraintViolationError } from 'slonik';
 import { WebSocketServer } from 'ws';
 import { Hocuspocus, type Document, type onChangePayload } from '@hocuspocus/server';
 import { PAD_FRAGMENT } from '../schema/pad.ts';
@@ -24,6 +25,14 @@ const KEEP_WARM_MS = 60_000;
 export type SyncAuthenticate = (input: { padId: string; token: string; cookie: string | null }) => Promise<{ readOnly: boolean; author: Author }>;
 
 type Context = { author?: Author; persisted?: boolean; system?: boolean };
+
+const hostOf = (origin: string) => {
+  try {
+    return new URL(origin).host.toLowerCase();
+  } catch {
+    return '';
+  }
+};
 type DirectConnection = Awaited<ReturnType<Hocuspocus<Context>['openDirectConnection']>>;
 
 export type PadSync = ReturnType<typeof createPadSync>;
@@ -53,6 +62,12 @@ export function createPadSync(options: { db: Db; log: Logger; authenticate: Sync
     async onAuthenticate(payload) {
       let verdict: Awaited<ReturnType<SyncAuthenticate>>;
       try {
+        // A browser's cookie rides on any WebSocket it opens, whichever page opened it: without a
+        // key, the page must be one of ours.
+        const origin = payload.requestHeaders.get('origin');
+        if (!payload.token.startsWith('svc') && origin && !options.hosts().has(hostOf(origin))) {
+          throw new Error('cross-site WebSocket refused');
+        }
         verdict = await options.authenticate({
           padId: payload.documentName,
           token: payload.token,
@@ -97,6 +112,11 @@ export function createPadSync(options: { db: Db; log: Logger; authenticate: Sync
       await appendUpdate(db.pool, padId, update);
       afterAppend(padId);
     } catch (error) {
+      if (error instanceof ForeignKeyIntegrityConstraintViolationError) {
+        // The pad itself was never saved (its creation failed and was taken back): nothing to keep.
+        log.warn('updates of a pad that does not exist dropped', { padId });
+        return;
+      }
       log.error('pad update not saved; retrying', { padId, error });
       if (!closing) for (const again of queue.updates) queueUpdate(padId, again);
     }
@@ -122,34 +142,57 @@ export function createPadSync(options: { db: Db; log: Logger; authenticate: Sync
   }
 
   /**
-   * Turns live typing into versions: ids for new blocks, then a version if any block changed. A pad
-   * whose last client left is read back from the database, so its typing is still versioned.
+   * One writer of versions at a time per pad on this instance: API edits and live batches take
+   * turns, so a version's block list and attribution are never mixed up between them.
+   * `run` learns whether it had to wait.
    */
-  async function versionLive() {
-    for (const [padId, author] of [...dirty]) {
-      dirty.delete(padId);
-      try {
-        await flushPad(padId);
-        const document = hocuspocus.documents.get(padId);
-        let blocks: Block[];
-        if (document) {
-          const fragment = document.getXmlFragment(PAD_FRAGMENT);
-          document.transact(() => ensureBlockIds(fragment), { source: 'local', context: { system: true } });
-          await flushPad(padId);
-          blocks = readBlocks(fragment);
-        } else {
-          const copy = new Y.Doc();
-          await loadInto(db, padId, copy);
-          blocks = readBlocks(copy.getXmlFragment(PAD_FRAGMENT));
-          copy.destroy();
-        }
-        const recorded = await db.write((tx) => recordVersion(tx, { padId, kind: 'live', author, blocks }));
-        if (recorded) for (const listener of versionListeners) listener(padId, recorded.version);
-      } catch (error) {
-        log.error('live version not recorded', { padId, error });
-        if (!closing) dirty.set(padId, author);
-      }
+  const padLocks = new Map<string, Promise<unknown>>();
+  async function exclusive<T>(padId: string, run: (waited: boolean) => Promise<T>): Promise<T> {
+    const previous = padLocks.get(padId);
+    const go = () => run(previous !== undefined);
+    const next = (previous ?? Promise.resolve()).then(go, go);
+    padLocks.set(padId, next);
+    try {
+      return await next;
+    } finally {
+      if (padLocks.get(padId) === next) padLocks.delete(padId);
     }
+  }
+
+  /**
+   * Turns a pad's pending live typing into a version attributed to its typist: ids for new blocks,
+   * then a version if any block changed. A pad whose last client left is read back from the
+   * database, so its typing is still versioned. Call within `exclusive`.
+   */
+  async function settle(padId: string) {
+    if (!dirty.has(padId)) return;
+    const author = dirty.get(padId)!;
+    dirty.delete(padId);
+    try {
+      await flushPad(padId);
+      const document = hocuspocus.documents.get(padId);
+      let blocks: Block[];
+      if (document) {
+        const fragment = document.getXmlFragment(PAD_FRAGMENT);
+        document.transact(() => ensureBlockIds(fragment), { source: 'local', context: { system: true } });
+        await flushPad(padId);
+        blocks = readBlocks(fragment);
+      } else {
+        const copy = new Y.Doc();
+        await loadInto(db, padId, copy);
+        blocks = readBlocks(copy.getXmlFragment(PAD_FRAGMENT));
+        copy.destroy();
+      }
+      const recorded = await db.write((tx) => recordVersion(tx, { padId, kind: 'live', author, blocks }));
+      if (recorded) for (const listener of versionListeners) listener(padId, recorded.version);
+    } catch (error) {
+      log.error('live version not recorded', { padId, error });
+      if (!closing && !dirty.has(padId)) dirty.set(padId, author);
+    }
+  }
+
+  async function versionLive() {
+    await Promise.all([...dirty.keys()].map((padId) => exclusive(padId, () => settle(padId))));
   }
   const versionTimer = setInterval(() => void versionLive(), LIVE_VERSION_MS);
 
@@ -182,10 +225,20 @@ export function createPadSync(options: { db: Db; log: Logger; authenticate: Sync
       return readBlocks(connection.document!.getXmlFragment(PAD_FRAGMENT));
     },
 
+    /** Runs `run` as the pad's only version writer on this instance, after its live typing is versioned. */
+    exclusive<T>(padId: string, run: (waited: boolean) => Promise<T>): Promise<T> {
+      return exclusive(padId, async (waited) => {
+        await settle(padId);
+        return run(waited);
+      });
+    },
+
     /**
      * Runs `change` in one Yjs transaction on the live document with the author as the origin's
      * context, and hands back the update it made. `persist` must store it durably (the caller's
-     * database transaction); if it throws, the change is taken back out of the live document.
+     * database transaction); if it throws, the change is taken back out of the live document, and
+     * both the change and its undoing go to the log, so the log has no gap and nets to nothing.
+     * Call within `exclusive`.
      */
     async edit<T>(
       padId: string,
@@ -197,35 +250,37 @@ export function createPadSync(options: { db: Db; log: Logger; authenticate: Sync
       const document: Document = connection.document!;
       const fragment = document.getXmlFragment(PAD_FRAGMENT);
       const context: Context = { author, persisted: true };
+      const origin = { source: 'local', context };
       const updates: Uint8Array[] = [];
-      const capture = (update: Uint8Array, origin: unknown) => {
-        if ((origin as { context?: Context } | undefined)?.context === context) updates.push(update);
+      const capture = (update: Uint8Array, from: unknown) => {
+        if (from === origin) updates.push(update);
       };
-      const undo = new Y.UndoManager(fragment, { trackedOrigins: new Set(), captureTimeout: 0 });
-      document.on('update', capture);
-      let result!: T;
+      const undo = new Y.UndoManager(fragment, { trackedOrigins: new Set([origin]), captureTimeout: 0 });
+      let update: Uint8Array | null = null;
       try {
-        const origin = { source: 'local', context };
-        undo.trackedOrigins.add(origin);
-        document.transact(() => {
-          result = change(fragment, readBlocks(fragment));
-        }, origin);
-      } finally {
-        document.off('update', capture);
-      }
-      const blocks = readBlocks(fragment);
-      try {
-        const update = updates.length === 0 ? null : updates.length === 1 ? updates[0]! : Y.mergeUpdates(updates);
+        let result!: T;
+        document.on('update', capture);
+        try {
+          document.transact(() => {
+            result = change(fragment, readBlocks(fragment));
+          }, origin);
+        } finally {
+          document.off('update', capture);
+          update = updates.length === 0 ? null : updates.length === 1 ? updates[0]! : Y.mergeUpdates(updates);
+        }
+        const blocks = readBlocks(fragment);
         await persist(update, result, blocks);
         if (update) afterAppend(padId);
+        return { result, blocks };
       } catch (error) {
-        // Not durable, so not done: take it back (the undo is itself persisted like live typing).
-        undo.undo();
+        if (update) {
+          queueUpdate(padId, update);
+          undo.undo();
+        }
         throw error;
       } finally {
         undo.destroy();
       }
-      return { result, blocks };
     },
 
     onVersion(listener: (padId: string, version: number) => void) {

@@ -58,8 +58,11 @@ export async function loadInto(db: Db, padId: string, doc: Y.Doc): Promise<{ tai
  */
 export async function compact(db: Db, padId: string): Promise<void> {
   await db.write(async (tx) => {
+    // One compaction of a pad at a time across instances (a row lock cannot cover the first one,
+    // when there is no snapshot row yet).
+    await tx.query(sql.unsafe`SELECT pg_advisory_xact_lock(hashtext(${'pad-compaction:' + padId}))`);
     const snapshot = await tx.maybeOne(sql.type(SnapshotRow)`
-      SELECT state, upto FROM pad_snapshots WHERE pad_id = ${padId} FOR UPDATE`);
+      SELECT state, upto FROM pad_snapshots WHERE pad_id = ${padId}`);
     const updates = await tx.any(sql.type(UpdateRow)`
       SELECT id, update FROM pad_updates WHERE pad_id = ${padId} AND id > ${snapshot?.upto ?? 0} ORDER BY id`);
     const last = updates.at(-1);
@@ -73,7 +76,8 @@ export async function compact(db: Db, padId: string): Promise<void> {
     await tx.query(sql.unsafe`
       INSERT INTO pad_snapshots (pad_id, state, state_vector, upto, updated_at)
       VALUES (${padId}, ${sql.binary(state)}, ${sql.binary(vector)}, ${last.id}, now())
-      ON CONFLICT (pad_id) DO UPDATE SET state = excluded.state, state_vector = excluded.state_vector, upto = excluded.upto, updated_at = now()`);
+      ON CONFLICT (pad_id) DO UPDATE SET state = excluded.state, state_vector = excluded.state_vector, upto = excluded.upto, updated_at = now()
+      WHERE pad_snapshots.upto < excluded.upto`);
     await tx.query(sql.unsafe`DELETE FROM pad_updates WHERE pad_id = ${padId} AND id <= ${last.id}`);
   });
 }

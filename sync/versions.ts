@@ -45,16 +45,15 @@ export async function recordVersion(
   const current = await tx.one(sql.type(z.object({ version: z.number() }))`
     SELECT version FROM pads WHERE id = ${input.padId} FOR UPDATE`);
   const refs = toRefs(input.blocks);
-  let changed = input.changed ? [...input.changed] : null;
-  if (changed === null) {
-    const previous = await latestVersion(tx, input.padId);
-    changed = diffRefs(previous?.blocks ?? [], refs);
-  }
+  const previous = await latestVersion(tx, input.padId);
+  // Blocks that differ from the last version: they include live typing not yet versioned, whose
+  // texts must be stored now even when this version is an API edit of other blocks.
+  const differing = diffRefs(previous?.blocks ?? [], refs);
+  const changed = input.changed ? [...input.changed] : differing;
   if (changed.length === 0 && input.kind === 'live') return null;
   const version = current.version + 1;
-  // Texts of untouched blocks are stored already (by an earlier version); only new ones can be missing.
-  const touched = new Set(changed);
-  const texts = input.blocks.filter((block) => touched.has(block.id)).map((block) => [hashText(block.text), block.text] as const);
+  const needText = new Set([...changed, ...differing]);
+  const texts = input.blocks.filter((block) => needText.has(block.id)).map((block) => [hashText(block.text), block.text] as const);
   if (texts.length) {
     await tx.query(sql.unsafe`
       INSERT INTO pad_block_texts (pad_id, hash, text)
@@ -76,19 +75,26 @@ export async function recordVersion(
   return { version, changed };
 }
 
-/** The pad's blocks as they were at `version`, with their texts. */
-export async function blocksAt(conn: CommonQueryMethods, padId: string, version: number): Promise<{ id: string; hash: string; text: string }[] | null> {
-  const row = await conn.maybeOne(sql.type(z.object({ blocks: BlockRefs }))`
-    SELECT blocks FROM pad_versions WHERE pad_id = ${padId} AND version = ${version}`);
-  if (!row) return null;
-  const hashes = [...new Set(row.blocks.map(([, hash]) => hash))];
-  const texts = new Map(
-    hashes.length
-      ? (await conn.any(sql.type(z.object({ hash: z.string(), text: z.string() }))`
-          SELECT hash, text FROM pad_block_texts WHERE pad_id = ${padId} AND hash = ANY(${sql.array(hashes, 'text')})`)).map((r) => [r.hash, r.text])
-      : [],
-  );
-  return row.blocks.map(([id, hash]) => ({ id, hash, text: texts.get(hash) ?? '' }));
+const BlockAtRow = z.object({ version: z.number(), id: z.string().nullable(), hash: z.string().nullable(), text: z.string().nullable() });
+
+/**
+ * The pad's blocks at `version` (or at its latest version), with their texts, in one query.
+ * Null when the pad has no such version.
+ */
+export async function blocksAt(conn: CommonQueryMethods, padId: string, version?: number): Promise<{ version: number; blocks: { id: string; hash: string; text: string }[] } | null> {
+  const rows = await conn.any(sql.type(BlockAtRow)`
+    SELECT v.version, e.ref->>0 AS id, e.ref->>1 AS hash, t.text
+    FROM (SELECT version, blocks FROM pad_versions WHERE pad_id = ${padId}
+          ${version === undefined ? sql.fragment`ORDER BY version DESC LIMIT 1` : sql.fragment`AND version = ${version}`}) v
+    LEFT JOIN LATERAL jsonb_array_elements(v.blocks) WITH ORDINALITY AS e(ref, ord) ON true
+    LEFT JOIN pad_block_texts t ON t.pad_id = ${padId} AND t.hash = e.ref->>1
+    ORDER BY e.ord`);
+  const first = rows[0];
+  if (!first) return null;
+  return {
+    version: first.version,
+    blocks: rows.filter((r) => r.id !== null).map((r) => ({ id: r.id!, hash: r.hash!, text: r.text ?? '' })),
+  };
 }
 
 /** Blocks that someone other than `author` changed after `version`. */
@@ -104,11 +110,4 @@ export const EditRow = z.object({ pad_id: z.string(), version: z.number(), actor
 export async function findEdit(conn: CommonQueryMethods, editId: string) {
   return conn.maybeOne(sql.type(EditRow)`
     SELECT pad_id, version, actor_id, changed FROM pad_versions WHERE edit_id = ${editId}`);
-}
-
-/** Who last wrote each block. */
-export async function lastWriters(conn: CommonQueryMethods, padId: string): Promise<Map<string, Author>> {
-  const rows = await conn.any(sql.type(z.object({ block_id: z.string(), actor_id: z.string().nullable(), actor_kind: z.enum(['human', 'agent']).nullable() }))`
-    SELECT block_id, actor_id, actor_kind FROM pad_block_authors WHERE pad_id = ${padId}`);
-  return new Map(rows.map((r) => [r.block_id, r.actor_id && r.actor_kind ? { id: r.actor_id, kind: r.actor_kind } : null]));
 }

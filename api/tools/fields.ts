@@ -12,4 +12,5 @@ export const idempotencyKey = z
   .max(200)
   .optional()
   .describe('Optional, 8 to 200 characters: repeating a call with the same key and arguments replays the first result instead of writing twice.');
-export const seqNumber = z.number().int().min(0);
+/** Sequence and version numbers fit the database's integers. */
+export const seqNumber = z.number().int().min(0).max(2_147_483_647);

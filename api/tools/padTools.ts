@@ -3,11 +3,11 @@ import { createPad, openPad } from '../../server/core/pads.ts';
 import { editPad, undoEdit } from '../../server/core/padEdits.ts';
 import { waitForChanges, WAIT_DEFAULT_S, WAIT_MAX_S } from '../../server/core/waits.ts';
 import { readTool, writeTool } from './defineTool.ts';
-import { hubRef, threadId, title } from './fields.ts';
+import { hubRef, seqNumber, threadId, title } from './fields.ts';
 
 const padId = z.string().trim().min(1).max(100).describe('The pad id (pad_…), as returned by create_pad or open_hub.');
 const blockId = z.string().trim().min(1).max(20).describe('A block id, as listed by open_pad.');
-const version = z.number().int().min(0);
+const version = seqNumber;
 
 export const createPadTool = writeTool({
   name: 'create_pad',

@@ -34,8 +34,12 @@ export function clip(text: string, limit: number): { text: string; clipped: bool
 export const TEXT_BACKSTOP = 40_000;
 export const RESULT_BUDGET = 110_000;
 
-/** The preamble first, then the service's lines and fenced participant text in order. */
+/** The service's lines and fenced participant text, in order. */
+export function renderBody(parts: readonly TextPart[]): string {
+  return parts.map((part) => ('fenced' in part ? fence(part.fenced) : part.line)).join('\n');
+}
+
+/** The preamble first, then the body. */
 export function renderParts(parts: readonly TextPart[]): string {
-  const body = parts.map((part) => ('fenced' in part ? fence(part.fenced) : part.line)).join('\n');
-  return `${PREAMBLE}\n\n${body}`;
+  return `${PREAMBLE}\n\n${renderBody(parts)}`;
 }

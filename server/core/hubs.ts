@@ -99,8 +99,6 @@ const ItemRow = z.object({
 
 const CursorShape = z.object({ t: z.number(), id: z.string() });
 
-export type HubItem = z.infer<typeof ItemRow>;
-
 /** A page of a hub's threads and pads, newest first, as the reader may see it. */
 export async function hubPage(
   core: Core,

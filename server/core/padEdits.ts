@@ -15,26 +15,39 @@ import { newId } from './secrets.ts';
 import { authorOf, PAD_MAX_CHARS, readablePad, requireEditor } from './pads.ts';
 
 /** One change to the pad's blocks: replace (or with no nodes delete) a block, or insert after one. */
-export type BlockOp = { kind: 'edit'; blockId: string; text: string } | { kind: 'insert'; after: string; text: string };
+export type BlockOp = { kind: 'edit'; blockId: string; text: string } | { kind: 'insert'; after: string; text: string; id?: string };
 export type Conflict = { block_id: string; reason: 'changed_since_base' | 'missing' | 'anchor_missing'; text?: string };
+
+/** Past this many cells the middle of a diff is paired up by position instead of by LCS. */
+const LCS_CELLS = 4_000_000;
 
 /**
  * A whole new text as block operations against the text at the base version: blocks that match
- * (by longest common subsequence) are untouched, so only what the caller changed is applied.
+ * (by longest common subsequence, after the common head and tail) are untouched, so only what the
+ * caller changed is applied.
  */
 export function diffAgainstBase(base: readonly { id: string; text: string }[], next: readonly string[]): BlockOp[] {
-  const n = base.length;
-  const m = next.length;
-  const lcs: number[][] = Array.from({ length: n + 1 }, () => new Array<number>(m + 1).fill(0));
-  for (let i = n - 1; i >= 0; i--) {
+  let head = 0;
+  while (head < base.length && head < next.length && base[head]!.text === next[head]) head++;
+  let tailBase = base.length;
+  let tailNext = next.length;
+  while (tailBase > head && tailNext > head && base[tailBase - 1]!.text === next[tailNext - 1]) {
+    tailBase--;
+    tailNext--;
+  }
+  const middle = base.slice(head, tailBase);
+  const incoming = next.slice(head, tailNext);
+  const n = middle.length;
+  const m = incoming.length;
+  const lcs: number[][] =
+    n * m <= LCS_CELLS ? Array.from({ length: n + 1 }, () => new Array<number>(m + 1).fill(0)) : [];
+  for (let i = n - 1; lcs.length && i >= 0; i--) {
     for (let j = m - 1; j >= 0; j--) {
-      lcs[i]![j] = base[i]!.text === next[j] ? lcs[i + 1]![j + 1]! + 1 : Math.max(lcs[i + 1]![j]!, lcs[i]![j + 1]!);
+      lcs[i]![j] = middle[i]!.text === incoming[j] ? lcs[i + 1]![j + 1]! + 1 : Math.max(lcs[i + 1]![j]!, lcs[i]![j + 1]!);
     }
   }
   const ops: BlockOp[] = [];
-  let i = 0;
-  let j = 0;
-  let anchor = 'start';
+  let anchor = head > 0 ? base[head - 1]!.id : 'start';
   const removed: string[] = [];
   const added: string[] = [];
   // A run of removed base blocks and added texts between two matches: pair them up as edits.
@@ -49,61 +62,84 @@ export function diffAgainstBase(base: readonly { id: string; text: string }[], n
     removed.length = 0;
     added.length = 0;
   };
+  let i = 0;
+  let j = 0;
   while (i < n || j < m) {
-    if (i < n && j < m && base[i]!.text === next[j]) {
+    if (lcs.length && i < n && j < m && middle[i]!.text === incoming[j]) {
       settle();
-      anchor = base[i]!.id;
+      anchor = middle[i]!.id;
       i++;
       j++;
-    } else if (j < m && (i === n || lcs[i]![j + 1]! >= lcs[i + 1]![j]!)) {
-      added.push(next[j++]!);
+    } else if (j < m && (i === n || !lcs.length || lcs[i]![j + 1]! >= lcs[i + 1]![j]!)) {
+      added.push(incoming[j++]!);
     } else {
-      removed.push(base[i++]!.id);
+      removed.push(middle[i++]!.id);
     }
   }
   settle();
   return ops;
 }
 
-const splitBlocks = (text: string) => parseBlocks(text);
+/** At most this many block changes in one call (whole-text edits included). */
+export const MAX_OPS = 400;
+
+/** What the pad must still look like for an operation to apply: guards against overwriting others. */
+export type Guard = {
+  /** Blocks someone else changed in a version after the caller's base. */
+  touchedByOthers: ReadonlySet<string>;
+  /** Each block's text at the latest version: a live text that differs is typing not yet versioned. */
+  latest: ReadonlyMap<string, string>;
+};
 
 /**
  * Applies block operations to the live document in one transaction. A block someone else changed
- * since the base version, or that is gone, is left as it is and reported as a conflict.
+ * since the base version, one being typed in right now, or one that is gone, is left as it is and
+ * reported as a conflict.
  */
-function applyOps(fragment: Y.XmlFragment, ops: readonly BlockOp[], touchedByOthers: ReadonlySet<string>) {
+function applyOps(fragment: Y.XmlFragment, ops: readonly BlockOp[], guard: Guard, live: readonly Block[]) {
   const conflicts: Conflict[] = [];
   const changed: string[] = [];
-  const elements = () => new Map(fragment.toArray().filter((c): c is Y.XmlElement => c instanceof Y.XmlElement).map((e) => [String(e.getAttribute('id')), e]));
+  const liveText = new Map(live.map((b) => [b.id, b.text]));
+  const elements = new Map<string, Y.XmlElement>();
+  for (const child of fragment.toArray()) if (child instanceof Y.XmlElement) elements.set(String(child.getAttribute('id')), child);
+  const remember = (ids: string[], index: number) => ids.forEach((id, i) => elements.set(id, fragment.get(index + i) as Y.XmlElement));
   // Inserts after one anchor keep their order: each goes after the one before it.
   const lastInsertAfter = new Map<string, string>();
   for (const op of ops) {
-    const current = elements();
     if (op.kind === 'edit') {
-      const element = current.get(op.blockId);
+      const element = elements.get(op.blockId);
       if (!element) {
         conflicts.push({ block_id: op.blockId, reason: 'missing', text: op.text });
         continue;
       }
-      if (touchedByOthers.has(op.blockId)) {
+      const typedSince = guard.latest.has(op.blockId) && guard.latest.get(op.blockId) !== liveText.get(op.blockId);
+      if (guard.touchedByOthers.has(op.blockId) || typedSince) {
         conflicts.push({ block_id: op.blockId, reason: 'changed_since_base', text: op.text });
         continue;
       }
-      changed.push(...replaceBlock(fragment, element, splitBlocks(op.text)), op.blockId);
+      const index = fragment.toArray().indexOf(element);
+      const ids = replaceBlock(fragment, element, parseBlocks(op.text));
+      elements.delete(op.blockId);
+      remember(ids, index);
+      changed.push(op.blockId, ...ids);
     } else {
+      if (op.id && elements.has(op.id)) {
+        // Re-inserting a block that is already back (an undo repeated): nothing to do twice.
+        conflicts.push({ block_id: op.id, reason: 'changed_since_base', text: op.text });
+        continue;
+      }
       const after = lastInsertAfter.get(op.after) ?? op.after;
       let index = 0;
       if (after !== 'start') {
-        const element = current.get(after);
+        const element = elements.get(after);
         if (!element) {
           conflicts.push({ block_id: op.after, reason: 'anchor_missing', text: op.text });
           continue;
         }
         index = fragment.toArray().indexOf(element) + 1;
-      } else if (lastInsertAfter.has('start')) {
-        index = fragment.toArray().indexOf(current.get(lastInsertAfter.get('start')!)!) + 1;
       }
-      const ids = insertBlocks(fragment, index, splitBlocks(op.text));
+      const ids = insertBlocks(fragment, index, parseBlocks(op.text), op.id);
+      remember(ids, index);
       if (ids.length) lastInsertAfter.set(op.after, ids.at(-1)!);
       changed.push(...ids);
     }
@@ -121,25 +157,8 @@ function projectedLength(blocks: readonly Block[], ops: readonly BlockOp[]): num
   return [...texts.values()].filter(Boolean).join('\n\n').length;
 }
 
-/**
- * One API edit at a time per pad on this instance; the CRDT merges everything else. `run` learns
- * whether it waited behind another edit (and so must re-read what that edit changed).
- */
-const padLocks = new Map<string, Promise<unknown>>();
-async function withPadLock<T>(padId: string, run: (waited: boolean) => Promise<T>): Promise<T> {
-  const previous = padLocks.get(padId);
-  const go = () => run(previous !== undefined);
-  const next = (previous ?? Promise.resolve()).then(go, go);
-  padLocks.set(padId, next);
-  try {
-    return await next;
-  } finally {
-    if (padLocks.get(padId) === next) padLocks.delete(padId);
-  }
-}
-
 /** Applies, persists and versions a set of operations; the shared tail of edit_pad and undo_edit. */
-async function commitOps(core: Core, actor: Actor, padId: string, kind: VersionKind, ops: BlockOp[], touchedByOthers: ReadonlySet<string>) {
+async function commitOps(core: Core, actor: Actor, padId: string, kind: VersionKind, ops: BlockOp[], guard: Guard) {
   const editId = newId('edt_');
   let version: number | null = null;
   const { result } = await core.sync.edit(
@@ -149,7 +168,7 @@ async function commitOps(core: Core, actor: Actor, padId: string, kind: VersionK
       if (projectedLength(before, ops) > PAD_MAX_CHARS) {
         throw new AppError('too_large', `A pad holds at most ${PAD_MAX_CHARS} characters; this edit would make it longer.`);
       }
-      return applyOps(fragment, ops, touchedByOthers);
+      return applyOps(fragment, ops, guard, before);
     },
     async (update, applied, blocks) => {
       if (!update || applied.changed.length === 0) return;
@@ -195,26 +214,31 @@ export async function editPad(core: Core, actor: Actor, input: EditPadInput): Pr
     throw invalid('Send text (the whole new pad), or edits and inserts.', { issues: [{ path: 'edits', message: 'Nothing to change.' }] });
   }
   if (whole && input.text!.length > PAD_MAX_CHARS) throw new AppError('too_large', `A pad holds at most ${PAD_MAX_CHARS} characters.`);
-  return withPadLock(pad.id, async (waited) => {
-    // The version read with the pad is current unless another edit went first while this one waited.
-    const current = waited ? await conn.oneFirst(sqlVersion(pad.id)) : pad.version;
+  return core.sync.exclusive(pad.id, async () => {
+    // Pending live typing has just become a version: the latest version is what others have written.
+    const latest = (await blocksAt(conn, pad.id)) ?? { version: pad.version, blocks: [] };
+    const current = latest.version;
     if (input.base_version > current) {
       throw invalid(`base_version ${input.base_version} is newer than the pad (version ${current}).`, { issues: [{ path: 'base_version', message: 'Newer than the pad.' }] });
     }
     let ops: BlockOp[];
     if (whole) {
-      const base = await blocksAt(conn, pad.id, input.base_version);
+      const base = input.base_version === current ? latest : await blocksAt(conn, pad.id, input.base_version);
       if (!base) throw invalid(`This pad has no version ${input.base_version}.`, { issues: [{ path: 'base_version', message: 'Unknown version.' }] });
-      ops = diffAgainstBase(base, splitBlocks(input.text!).map(blockText));
+      ops = diffAgainstBase(base.blocks, parseBlocks(input.text!).map(blockText));
     } else {
       ops = [
         ...(input.edits ?? []).map((e): BlockOp => ({ kind: 'edit', blockId: e.block_id, text: e.text })),
         ...(input.inserts ?? []).map((e): BlockOp => ({ kind: 'insert', after: e.after, text: e.text })),
       ];
     }
+    if (ops.length > MAX_OPS) {
+      throw new AppError('too_large', `This edit changes ${ops.length} blocks; at most ${MAX_OPS} change in one call. Edit in parts.`);
+    }
     // Reading the current version, nobody can have changed anything since: skip the query.
-    const touched = input.base_version === current ? new Set<string>() : await changedByOthersSince(conn, pad.id, input.base_version, actor.id);
-    const outcome = ops.length ? await commitOps(core, actor, pad.id, 'edit', ops, touched) : { version: null, editId: null, conflicts: [], changed: [] };
+    const touchedByOthers = input.base_version === current ? new Set<string>() : await changedByOthersSince(conn, pad.id, input.base_version, actor.id);
+    const guard: Guard = { touchedByOthers, latest: new Map(latest.blocks.map((b) => [b.id, b.text])) };
+    const outcome = ops.length ? await commitOps(core, actor, pad.id, 'edit', ops, guard) : { version: null, editId: null, conflicts: [], changed: [] };
     const version = outcome.version ?? current;
     const parts: TextPart[] = [
       line(
@@ -253,9 +277,10 @@ export async function undoEdit(core: Core, actor: Actor, input: { edit_id: strin
   if (edit.actor_id !== actor.id && !allows(seat, 'moderate')) {
     throw forbidden('Members undo their own edits; owners and helpers undo anyone’s.', { yourCapabilities: ['edit_pad'] });
   }
-  return withPadLock(pad.id, async () => {
-    const before = (await blocksAt(conn, pad.id, edit.version - 1)) ?? [];
-    const after = (await blocksAt(conn, pad.id, edit.version)) ?? [];
+  return core.sync.exclusive(pad.id, async () => {
+    const before = (await blocksAt(conn, pad.id, edit.version - 1))?.blocks ?? [];
+    const after = (await blocksAt(conn, pad.id, edit.version))?.blocks ?? [];
+    const latest = (await blocksAt(conn, pad.id))!;
     const beforeById = new Map(before.map((b, i) => [b.id, { ...b, index: i }]));
     const afterById = new Map(after.map((b) => [b.id, b]));
     const now = new Map((await core.sync.read(pad.id)).map((b) => [b.id, b]));
@@ -274,10 +299,12 @@ export async function undoEdit(core: Core, actor: Actor, input: { edit_id: strin
       else if (became) ops.push({ kind: 'edit', blockId: id, text: '' });
       else if (was) {
         const anchor = before.slice(0, was.index).reverse().find((b) => now.has(b.id))?.id ?? 'start';
-        ops.push({ kind: 'insert', after: anchor, text: was.text });
+        // With its old id, so repeating the undo finds it back and does not insert it twice.
+        ops.push({ kind: 'insert', after: anchor, text: was.text, id: id });
       }
     }
-    const outcome = ops.length ? await commitOps(core, actor, pad.id, 'undo', ops, new Set()) : { version: null, editId: null, conflicts: [], changed: [] };
+    const guard: Guard = { touchedByOthers: new Set(), latest: new Map(latest.blocks.map((b) => [b.id, b.text])) };
+    const outcome = ops.length ? await commitOps(core, actor, pad.id, 'undo', ops, guard) : { version: null, editId: null, conflicts: [], changed: [] };
     const all = [...conflicts, ...outcome.conflicts];
     const version = outcome.version ?? (await conn.oneFirst(sqlVersion(pad.id)));
     return {

@@ -134,7 +134,7 @@ export type OpenPadInput = {
 
 /** What changed between `since` and now, block by block. */
 export async function changesSince(conn: CommonQueryMethods, padId: string, since: number, now: readonly Block[]) {
-  const before = await blocksAt(conn, padId, since);
+  const before = (await blocksAt(conn, padId, since))?.blocks;
   if (!before) throw invalid(`This pad has no version ${since}.`, { issues: [{ path: 'since', message: 'Unknown version.' }] });
   const old = new Map(before.map((b) => [b.id, b]));
   const current = new Set(now.map((b) => b.id));

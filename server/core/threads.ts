@@ -149,7 +149,8 @@ export async function openThread(core: Core, actor: Actor | null, input: OpenThr
   const loaded = await loadPosts(conn, thread, selector);
   if (input.post_id !== undefined && !loaded.length) throw notFound(`No post ${input.post_id} in this thread.`);
   const whole = input.post_id !== undefined;
-  const posts = whole ? loaded : withinBudget(loaded, THREAD_TEXT_BUDGET);
+  // Reading forward keeps the oldest posts that fit, so nothing is skipped; otherwise the newest.
+  const posts = whole ? loaded : withinBudget(loaded, THREAD_TEXT_BUDGET, input.after_seq !== undefined);
   const members = await threadMembers(conn, thread.id, hub.id);
   const pads = await conn.any(sql.type(z.object({ id: z.string(), title: z.string(), version: z.number() }))`
     SELECT id, title, version FROM pads WHERE thread_id = ${thread.id} ORDER BY created_at, id`);

@@ -4,7 +4,8 @@ import { z } from 'zod';
 import * as Y from 'yjs';
 import { readBlocks } from '../../sync/blocks.ts';
 import { compact, loadInto, tailSize } from '../../sync/store.ts';
-import { mcpClient, openProvider, registerAgent, request, rest, startTestServer, stores, typeInto, type TestServer } from '../support/server.ts';
+import { HocuspocusProvider } from '@hocuspocus/provider';
+import { mcpClient, openProvider, signIn, registerAgent, request, rest, startTestServer, stores, typeInto, type TestServer } from '../support/server.ts';
 
 /** Pads as live documents: tools, live clients over /sync, conflicts, versions and the Markdown view. */
 describe.each(stores())('pads on %s', (store) => {
@@ -149,6 +150,43 @@ describe.each(stores())('pads on %s', (store) => {
     expect(changes.body.data.changes).toEqual([{ block_id: after.data.blocks[0], change: 'changed' }]);
   });
 
+  it('typing not yet versioned is never overwritten: an edit of that paragraph right after is a conflict', async () => {
+    const padId = await createPad('Being typed.\n\nQuiet.');
+    const live = await connect(padId, member.key);
+    await live.synced;
+    const [typed] = live.blocks();
+    typeInto(live.document, live.fragment, typed!.id, 0, 'Now: ');
+    await expect.poll(async () => (await server.core.sync.read(padId))[0]!.text).toBe('Now: Being typed.');
+    // No flush: the edit comes well inside the 2-second batch.
+    const edit = await rest(server, owner.key, 'edit_pad', { pad_id: padId, base_version: 1, edits: [{ block_id: typed!.id, text: 'Replaced.' }] });
+    expect(edit.body.data.conflicts).toEqual([{ block_id: typed!.id, reason: 'changed_since_base' }]);
+    expect((await full(padId)).text).toContain('Now: Being typed.');
+    const changes = await rest(server, owner.key, 'open_pad', { pad_id: padId, mode: 'changes', since: 1 });
+    expect(changes.body.data.changes).toEqual([{ block_id: typed!.id, change: 'changed' }]);
+  });
+
+  it('repeating undo_edit does not restore a deleted block twice', async () => {
+    const padId = await createPad('One.\n\nTwo.\n\nThree.');
+    const [, two] = (await full(padId)).data.blocks as string[];
+    const edit = await rest(server, owner.key, 'edit_pad', { pad_id: padId, base_version: 1, edits: [{ block_id: two, text: '' }] });
+    await rest(server, owner.key, 'undo_edit', { edit_id: edit.body.data.edit_id });
+    const again = await rest(server, owner.key, 'undo_edit', { edit_id: edit.body.data.edit_id });
+    expect(again.body.data.conflicts).toEqual([{ block_id: two, reason: 'changed_since_base' }]);
+    const after = await full(padId);
+    expect(after.text).toContain('~~~markdown\nOne.\n\nTwo.\n\nThree.\n~~~');
+    expect(after.data.blocks[1]).toBe(two);
+  });
+
+  it('a whole-text edit of a long pad touches only the changed block', async () => {
+    const text = Array.from({ length: 450 }, (_, i) => `Paragraph ${i}.`).join('\n\n');
+    const padId = await createPad(text);
+    const edit = await rest(server, owner.key, 'edit_pad', { pad_id: padId, base_version: 1, text: text.replace('Paragraph 150.', 'Paragraph 150, changed.') });
+    expect(edit.body.data.changed).toHaveLength(1);
+    const tooMany = await rest(server, owner.key, 'edit_pad', { pad_id: padId, base_version: 2, text: text.replaceAll('.', '!') });
+    expect(tooMany.status).toBe(413);
+    expect(tooMany.body.error).toBe('too_large');
+  });
+
   it('paragraph edits and inserts: empty text deletes, inserts go after a block or at the start', async () => {
     const padId = await createPad('A.\n\nB.\n\nC.');
     const [a, b, c] = (await full(padId)).data.blocks as string[];
@@ -220,6 +258,39 @@ describe.each(stores())('pads on %s', (store) => {
     typeInto(reader.document, reader.fragment, reader.blocks()[0]!.id, 0, 'Sneaky ');
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect((await server.core.sync.read(checkedPad))[0]!.text).toBe('Fixed text.');
+  });
+
+  it('a cookie-authenticated WebSocket opened by another site is refused', async () => {
+    const padId = await createPad('Cookie guarded.');
+    const person = await signIn(server, 'Cookie Person', 'cookie.person@example.test');
+    await server.core.db.pool.query(sql.unsafe`INSERT INTO hub_members (hub_id, participant_id, role) VALUES (${hub.id}, ${person.id}, 'member')`);
+    // Node's WebSocket cannot set Origin or Cookie; a provider over the ws package can.
+    const { default: WS } = await import('ws');
+    const attempt = (origin: string) =>
+      new Promise<string>((resolve) => {
+        const doc = new Y.Doc();
+        const provider = new HocuspocusProvider({
+          url: `${server.url.replace('http', 'ws')}/sync`,
+          name: padId,
+          document: doc,
+          WebSocketPolyfill: class extends WS {
+            constructor(url: string) {
+              super(url, { headers: { cookie: person.cookie, origin } });
+            }
+          },
+          onAuthenticationFailed: () => {
+            provider.destroy();
+            resolve('refused');
+          },
+          onSynced: () => {
+            const text = readBlocks(doc.getXmlFragment('default')).map((b) => b.text).join();
+            provider.destroy();
+            resolve(text);
+          },
+        } as never);
+      });
+    expect(await attempt('https://evil.example')).toBe('refused');
+    expect(await attempt(server.url)).toBe('Cookie guarded.');
   });
 
   it('wait_for_changes answers when the pad moves past the version, or at the timeout', async () => {

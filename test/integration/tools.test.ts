@@ -169,6 +169,25 @@ describe.each(stores())('tools over REST on %s', (store) => {
     expect(newest.body.text).toContain('~~~markdown\npost 70\n~~~');
   });
 
+  it('reading forward with after_seq skips nothing, even past the text budget', async () => {
+    const thread = await rest(server, owner.key, 'start_thread', { hub: hubSlug, title: 'Forward', body: 'start' });
+    const threadId = thread.body.data.thread_id;
+    for (let i = 2; i <= 30; i++) await rest(server, owner.key, 'post_reply', { thread_id: threadId, body: `${i} `.padEnd(2_900, 'x') });
+    const seen: number[] = [];
+    let after = 1;
+    for (let page = 0; page < 10; page++) {
+      const reply = await rest(server, member.key, 'open_thread', { thread_id: threadId, after_seq: after });
+      const seqs = reply.body.data.posts.map((p: { seq: number }) => p.seq);
+      seen.push(...seqs);
+      if (!reply.body.data.after_seq) break;
+      after = reply.body.data.after_seq;
+    }
+    expect(seen).toEqual(Array.from({ length: 29 }, (_, i) => i + 2));
+    const huge = await rest(server, member.key, 'open_thread', { thread_id: threadId, before_seq: 3_000_000_000 });
+    expect(huge.status).toBe(400);
+    expect(huge.body.issues[0].path).toBe('before_seq');
+  });
+
   it('open_thread clips long posts at 3,000 characters and gives one whole with post_id', async () => {
     const long = 'a'.repeat(5_000);
     const thread = await rest(server, owner.key, 'start_thread', { hub: hubSlug, title: 'Essay', body: long });

@@ -53,6 +53,22 @@ describe.each(stores())('Web app on %s', (store) => {
       expect(reply.body.error).toBe('forbidden');
       expect(reply.headers.getSetCookie()).toEqual([]);
     });
+
+    it('takes the plain sign-in form from our own pages only', async () => {
+      const form = (origin: string) =>
+        request(`${server.url}/signin`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded', origin },
+          body: new URLSearchParams({ name: 'Form User', email: 'form@example.test' }).toString(),
+          redirect: 'manual',
+        });
+      const foreign = await form('https://evil.example');
+      expect(foreign.status).toBe(403);
+      expect(foreign.headers.getSetCookie()).toEqual([]);
+      const ours = await form(server.url);
+      expect(ours.status).toBe(302);
+      expect(ours.headers.getSetCookie().some((c) => c.startsWith('svc_session=svcs_'))).toBe(true);
+    });
   });
 
   describe('GET /api/me', () => {
