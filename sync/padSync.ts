@@ -46,6 +46,8 @@ export function createPadSync(options: { db: Db; log: Logger; authenticate: Sync
   const { db, log } = options;
   const queues = new Map<string, { updates: Uint8Array[]; timer: NodeJS.Timeout }>();
   const appendsSinceCheck = new Map<string, number>();
+  /** The blocks of the latest version this instance recorded of each pad it holds: saves a query per edit. */
+  const recorded = new Map<string, { version: number; blocks: readonly Block[] }>();
   /** Compactions run one after another, in the background. */
   let compactions = Promise.resolve();
   const dirty = new Map<string, Author>();
@@ -164,8 +166,8 @@ export function createPadSync(options: { db: Db; log: Logger; authenticate: Sync
    * then a version if any block changed. A pad whose last client left is read back from the
    * database, so its typing is still versioned. Call within `exclusive`.
    */
-  async function settle(padId: string) {
-    if (!dirty.has(padId)) return;
+  async function settle(padId: string): Promise<boolean> {
+    if (!dirty.has(padId)) return false;
     const author = dirty.get(padId)!;
     dirty.delete(padId);
     try {
@@ -183,11 +185,15 @@ export function createPadSync(options: { db: Db; log: Logger; authenticate: Sync
         blocks = readBlocks(copy.getXmlFragment(PAD_FRAGMENT));
         copy.destroy();
       }
-      const recorded = await db.write((tx) => recordVersion(tx, { padId, kind: 'live', author, blocks }));
-      if (recorded) for (const listener of versionListeners) listener(padId, recorded.version);
+      const version = await db.write((tx) => recordVersion(tx, { padId, kind: 'live', author, blocks }));
+      if (!version) return false;
+      recorded.set(padId, { version: version.version, blocks });
+      for (const listener of versionListeners) listener(padId, version.version);
+      return true;
     } catch (error) {
       log.error('live version not recorded', { padId, error });
       if (!closing && !dirty.has(padId)) dirty.set(padId, author);
+      return false;
     }
   }
 
@@ -212,6 +218,7 @@ export function createPadSync(options: { db: Db; log: Logger; authenticate: Sync
     for (const [padId, held] of warm) {
       if (Date.now() - held.lastUse < KEEP_WARM_MS) continue;
       warm.delete(padId);
+      recorded.delete(padId);
       void held.connection.then((c) => c.disconnect({ unloadImmediately: true }), () => {});
     }
   }, KEEP_WARM_MS / 2);
@@ -226,11 +233,23 @@ export function createPadSync(options: { db: Db; log: Logger; authenticate: Sync
     },
 
     /** Runs `run` as the pad's only version writer on this instance, after its live typing is versioned. */
-    exclusive<T>(padId: string, run: (waited: boolean) => Promise<T>): Promise<T> {
+    /**
+     * Runs `run` as the pad's only version writer on this instance, after its live typing is
+     * versioned. `stale` says whether a version may have been recorded since the caller last looked.
+     */
+    exclusive<T>(padId: string, run: (stale: boolean) => Promise<T>): Promise<T> {
       return exclusive(padId, async (waited) => {
-        await settle(padId);
-        return run(waited);
+        const settled = await settle(padId);
+        return run(waited || settled);
       });
+    },
+
+    /** The blocks of the pad's latest version as this instance recorded it, if it did. */
+    recorded(padId: string) {
+      return recorded.get(padId);
+    },
+    remember(padId: string, version: number, blocks: readonly Block[]) {
+      recorded.set(padId, { version, blocks });
     },
 
     /**
@@ -244,7 +263,7 @@ export function createPadSync(options: { db: Db; log: Logger; authenticate: Sync
       padId: string,
       author: Author,
       change: (fragment: Y.XmlFragment, blocks: Block[]) => T,
-      persist: (update: Uint8Array | null, result: T, blocks: Block[]) => Promise<void>,
+      persist: (update: Uint8Array | null, result: T, blocks: Block[]) => Promise<number | null>,
     ): Promise<{ result: T; blocks: Block[] }> {
       const connection = await directConnection(padId);
       const document: Document = connection.document!;
@@ -269,7 +288,8 @@ export function createPadSync(options: { db: Db; log: Logger; authenticate: Sync
           update = updates.length === 0 ? null : updates.length === 1 ? updates[0]! : Y.mergeUpdates(updates);
         }
         const blocks = readBlocks(fragment);
-        await persist(update, result, blocks);
+        const version = await persist(update, result, blocks);
+        if (version !== null) recorded.set(padId, { version, blocks });
         if (update) afterAppend(padId);
         return { result, blocks };
       } catch (error) {

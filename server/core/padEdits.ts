@@ -80,6 +80,19 @@ export function diffAgainstBase(base: readonly { id: string; text: string }[], n
   return ops;
 }
 
+/**
+ * The blocks of the pad's latest version: from what this instance recorded when that is the version
+ * the database has (`known`, when the caller just read it), else from the database.
+ */
+async function latestBlocks(core: Core, padId: string, known: number | null) {
+  const version = known ?? (await core.db.pool.oneFirst(sqlVersion(padId)));
+  const mine = core.sync.recorded(padId);
+  if (mine && mine.version === version) return { version, blocks: mine.blocks };
+  const stored = (await blocksAt(core.db.pool, padId)) ?? { version, blocks: [] };
+  core.sync.remember(padId, stored.version, stored.blocks.map((b) => ({ id: b.id, type: '', text: b.text })));
+  return stored;
+}
+
 /** At most this many block changes in one call (whole-text edits included). */
 export const MAX_OPS = 400;
 
@@ -171,10 +184,11 @@ async function commitOps(core: Core, actor: Actor, padId: string, kind: VersionK
       return applyOps(fragment, ops, guard, before);
     },
     async (update, applied, blocks) => {
-      if (!update || applied.changed.length === 0) return;
-      await core.db.write(async (tx) => {
+      if (!update || applied.changed.length === 0) return null;
+      return core.db.write(async (tx) => {
         await appendUpdate(tx, padId, update);
         version = (await recordVersion(tx, { padId, kind, author: authorOf(actor), editId, blocks, changed: applied.changed }))!.version;
+        return version;
       });
     },
   );
@@ -214,9 +228,9 @@ export async function editPad(core: Core, actor: Actor, input: EditPadInput): Pr
     throw invalid('Send text (the whole new pad), or edits and inserts.', { issues: [{ path: 'edits', message: 'Nothing to change.' }] });
   }
   if (whole && input.text!.length > PAD_MAX_CHARS) throw new AppError('too_large', `A pad holds at most ${PAD_MAX_CHARS} characters.`);
-  return core.sync.exclusive(pad.id, async () => {
+  return core.sync.exclusive(pad.id, async (stale) => {
     // Pending live typing has just become a version: the latest version is what others have written.
-    const latest = (await blocksAt(conn, pad.id)) ?? { version: pad.version, blocks: [] };
+    const latest = await latestBlocks(core, pad.id, stale ? null : pad.version);
     const current = latest.version;
     if (input.base_version > current) {
       throw invalid(`base_version ${input.base_version} is newer than the pad (version ${current}).`, { issues: [{ path: 'base_version', message: 'Newer than the pad.' }] });
@@ -280,7 +294,7 @@ export async function undoEdit(core: Core, actor: Actor, input: { edit_id: strin
   return core.sync.exclusive(pad.id, async () => {
     const before = (await blocksAt(conn, pad.id, edit.version - 1))?.blocks ?? [];
     const after = (await blocksAt(conn, pad.id, edit.version))?.blocks ?? [];
-    const latest = (await blocksAt(conn, pad.id))!;
+    const latest = await latestBlocks(core, pad.id, null);
     const beforeById = new Map(before.map((b, i) => [b.id, { ...b, index: i }]));
     const afterById = new Map(after.map((b) => [b.id, b]));
     const now = new Map((await core.sync.read(pad.id)).map((b) => [b.id, b]));

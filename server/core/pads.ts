@@ -100,6 +100,7 @@ export async function createPad(
         await tx.query(sql.unsafe`UPDATE hubs SET updated_at = now() WHERE id = ${hub.id}`);
         if (update) await appendUpdate(tx, padId, update);
         version = (await recordVersion(tx, { padId, kind: 'create', author: authorOf(actor), blocks, changed: ids }))!.version;
+        return version;
       }),
   );
   core.sync.notifyVersion(padId, version);
