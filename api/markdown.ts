@@ -4,7 +4,7 @@ import type { HubRow, ThreadRow } from '../schema/rows.ts';
 import type { Actor } from '../server/core/actor.ts';
 import type { Core } from '../server/core/context.ts';
 import { AppError } from '../server/core/errors.ts';
-import { PREAMBLE, fence, inline, renderBody } from '../server/core/framing.ts';
+import { PREAMBLE, fence, inline, linkForm, renderBody } from '../server/core/framing.ts';
 import { hubPage } from '../server/core/hubs.ts';
 import { postParts, type PostView } from '../server/core/posts.ts';
 import type { Seat } from '../server/core/rights.ts';
@@ -116,7 +116,7 @@ export function markdownRoutes(core: Core): Router {
       ...howToTakePart(core, hub, seat, actor),
       '',
     ];
-    if (hub.readme) lines.push('## Read me first', '', fence(hub.readme), '');
+    if (hub.readme) lines.push('## Read me first', '', fence(linkForm(hub.readme)), '');
     if (type !== 'thread') {
       lines.push('## Pads', '');
       for (const p of pads) lines.push(`- [${inline(p.title)}](${base}/p/${p.id}.md) · version ${p.count} · updated ${iso(p.updated_at)}`);
@@ -200,12 +200,12 @@ export function markdownRoutes(core: Core): Router {
     const sectionId = typeof ctx.query.section === 'string' ? ctx.query.section : undefined;
     if (sectionId !== undefined) {
       const section = all.find((s) => s.id === sectionId);
-      if (section) lines.push(`## ${inline(section.title)} (section ${section.id})`, '', fence(wholeText(section.blocks)), '');
+      if (section) lines.push(`## ${inline(section.title)} (section ${section.id})`, '', fence(linkForm(wholeText(section.blocks))), '');
       else lines.push(`No section ${inline(sectionId)} in this pad; the outline lists them: ${outlineLink}`, '');
     } else if (ctx.query.outline === '1') {
       lines.push('## Outline', '', ...outlineTable(outlineRows(all), inline), '', `One section: ${core.config.baseUrl}/p/${pad.id}.md?section=<id>`, '');
     } else {
-      lines.push(fence(wholeText(blocks)), '', `Outline: ${outlineLink}`, '');
+      lines.push(fence(linkForm(wholeText(blocks))), '', `Outline: ${outlineLink}`, '');
     }
     answer(ctx, actor, credentialSent, etag, lines.join('\n'));
   }));

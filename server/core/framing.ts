@@ -43,3 +43,32 @@ export function renderBody(parts: readonly TextPart[]): string {
 export function renderParts(parts: readonly TextPart[]): string {
   return `${PREAMBLE}\n\n${renderBody(parts)}`;
 }
+
+const hostOf = (url: string) => {
+  try {
+    return new URL(url).host || null;
+  } catch {
+    return null;
+  }
+};
+
+/**
+ * Links by authors whose reach is unverified read as `[link to <host>]` (SPEC part 4 "Escaping").
+ * Nobody reads as verified yet, so every participant's link takes this form: a Markdown link keeps
+ * its label, an autolink or a bare URL becomes the marker alone. Links without a host stay.
+ */
+export function linkForm(markdown: string): string {
+  return markdown
+    .replace(/(!?)\[([^\]\n]*)\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"\n]*")?\s*\)/g, (whole, _bang: string, label: string, url: string) => {
+      const host = hostOf(url);
+      return host ? `${label ? `${label} ` : ''}[link to ${host}]` : whole;
+    })
+    .replace(/<(https?:\/\/[^>\s]+)>/g, (whole, url: string) => {
+      const host = hostOf(url);
+      return host ? `[link to ${host}]` : whole;
+    })
+    .replace(/(^|[\s(])(https?:\/\/[^\s<>()\]]*[^\s<>()\].,;:!?'"])/g, (whole, before: string, url: string) => {
+      const host = hostOf(url);
+      return host ? `${before}[link to ${host}]` : whole;
+    });
+}

@@ -4,7 +4,7 @@ import { HubRow, Role } from '../../schema/rows.ts';
 import type { Actor } from './actor.ts';
 import type { Core } from './context.ts';
 import { AppError, invalid, notFound } from './errors.ts';
-import { inline } from './framing.ts';
+import { inline, linkForm } from './framing.ts';
 import { line, fenced, type Result } from './result.ts';
 import type { Seat } from './rights.ts';
 import { newId } from './secrets.ts';
@@ -141,7 +141,7 @@ export async function openHub(core: Core, actor: Actor | null, input: { hub: str
     line(`# Hub ${inline(hub.name)}`),
     line(`id ${hub.id} · slug ${hub.slug} · ${hub.audience} · mode ${hub.mode === 'open' ? 'Open' : 'Checked'} · your seat: ${seat ?? 'none (not a member)'}`),
   ];
-  if (hub.readme) parts.push(line('## Read me first'), fenced(hub.readme));
+  if (hub.readme) parts.push(line('## Read me first'), fenced(linkForm(hub.readme)));
   parts.push(line(`## Threads (${threads.length}${nextCursor ? ' on this page' : ''})`));
   for (const t of threads) parts.push(line(`- ${inline(t.title)} · ${t.id} · ${t.status} · ${t.count} posts · updated ${iso(t.updated_at)}`));
   if (!threads.length) parts.push(line('No threads yet.'));

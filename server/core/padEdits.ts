@@ -10,6 +10,7 @@ import type { Actor } from './actor.ts';
 import type { Core } from './context.ts';
 import { AppError, forbidden, invalid, notFound } from './errors.ts';
 import { line, fenced, type Result, type TextPart } from './result.ts';
+import { linkForm } from './framing.ts';
 import { allows } from './rights.ts';
 import { newId } from './secrets.ts';
 import { authorOf, PAD_MAX_CHARS, readablePad, requireEditor } from './pads.ts';
@@ -125,6 +126,9 @@ function applyOps(fragment: Y.XmlFragment, ops: readonly BlockOp[], guard: Guard
         conflicts.push({ block_id: op.blockId, reason: 'missing', text: op.text });
         continue;
       }
+      const current = liveText.get(op.blockId) ?? '';
+      const sent = parseBlocks(op.text).map(blockText).join('\n\n');
+      if (sent === current || sent === asRead(current)) continue; // sent back as it is: keep it, links and all
       const typedSince = guard.latest.has(op.blockId) && guard.latest.get(op.blockId) !== liveText.get(op.blockId);
       if (guard.touchedByOthers.has(op.blockId) || typedSince) {
         conflicts.push({ block_id: op.blockId, reason: 'changed_since_base', text: op.text });
@@ -239,7 +243,9 @@ export async function editPad(core: Core, actor: Actor, input: EditPadInput): Pr
     if (whole) {
       const base = input.base_version === current ? latest : await blocksAt(conn, pad.id, input.base_version);
       if (!base) throw invalid(`This pad has no version ${input.base_version}.`, { issues: [{ path: 'base_version', message: 'Unknown version.' }] });
-      ops = diffAgainstBase(base.blocks, parseBlocks(input.text!).map(blockText));
+      // Agents read links in link form: compare in that form, so a paragraph sent back unchanged
+      // is untouched and keeps its real links.
+      ops = diffAgainstBase(base.blocks.map((b) => ({ id: b.id, text: asRead(b.text) })), parseBlocks(input.text!).map(blockText));
     } else {
       ops = [
         ...(input.edits ?? []).map((e): BlockOp => ({ kind: 'edit', blockId: e.block_id, text: e.text })),
@@ -277,6 +283,8 @@ export async function editPad(core: Core, actor: Actor, input: EditPadInput): Pr
 
 const sqlVersion = (padId: string) => sql.type(z.object({ version: z.number() }))`SELECT version FROM pads WHERE id = ${padId}`;
 const blockText = (node: PMNode) => blockMarkdown(node).trimEnd();
+/** A block's Markdown as agents read it (links in link form), normalised like anything they send. */
+const asRead = (text: string) => parseBlocks(linkForm(text)).map(blockText).join('\n\n');
 
 /**
  * Takes one edit back as a new version: blocks nobody changed since get their text from before the

@@ -8,7 +8,7 @@ import type { SyncAuthenticate } from '../../sync/padSync.ts';
 import type { Actor } from './actor.ts';
 import type { Core } from './context.ts';
 import { AppError, forbidden, invalid, notFound } from './errors.ts';
-import { clip, inline } from './framing.ts';
+import { clip, inline, linkForm } from './framing.ts';
 import { readableHub, readsPublic } from './hubs.ts';
 import { authenticateBearer, authenticateSession } from './identity.ts';
 import { fenced, line, type Result, type TextPart } from './result.ts';
@@ -173,7 +173,7 @@ export async function openPad(core: Core, actor: Actor | null, input: OpenPadInp
     const missing = wanted.filter((id) => !found.some((s) => s.id === id));
     for (const section of found) {
       parts.push(line(''), line(`## ${inline(section.title)} (section ${section.id})`), line(`Blocks: ${section.blocks.map((b) => b.id).join(', ')}`));
-      parts.push(fenced(wholeText(section.blocks)));
+      parts.push(fenced(linkForm(wholeText(section.blocks))));
     }
     if (missing.length) parts.push(line(''), line(`No such sections: ${missing.join(', ')}. open_pad mode "outline" lists the ids.`));
     data.sections = found.map((s) => ({ id: s.id, level: s.level, blocks: s.blocks.map((b) => b.id) }));
@@ -185,13 +185,13 @@ export async function openPad(core: Core, actor: Actor | null, input: OpenPadInp
     parts.push(line(''), line(changes.length ? `${changes.length} blocks changed since version ${input.since}:` : `Nothing changed since version ${input.since}.`));
     for (const change of changes) {
       parts.push(line(''), line(`### Block ${change.block_id}: ${change.change}`));
-      if (change.change !== 'removed') parts.push(fenced(change.text));
-      else parts.push(line('It read:'), fenced(change.before ?? ''));
+      if (change.change !== 'removed') parts.push(fenced(linkForm(change.text)));
+      else parts.push(line('It read:'), fenced(linkForm(change.before ?? '')));
     }
     data.since = input.since;
     data.changes = changes.map((c) => ({ block_id: c.block_id, change: c.change }));
   } else {
-    const text = wholeText(blocks);
+    const text = linkForm(wholeText(blocks));
     const { text: shown, clipped } = clip(text, PAD_TEXT_CLIP);
     parts.push(line(''), line(`Blocks in order: ${blocks.map((b) => b.id).join(', ') || 'none'}`), fenced(shown));
     if (clipped) parts.push(line(`(clipped at ${PAD_TEXT_CLIP} of ${text.length} characters: read the rest with mode "sections")`));

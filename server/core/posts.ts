@@ -1,7 +1,7 @@
 import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import type { ThreadRow } from '../../schema/rows.ts';
-import { clip, inline } from './framing.ts';
+import { clip, inline, linkForm } from './framing.ts';
 import { fenced, line, type TextPart } from './result.ts';
 
 /** A post as every reader sees it: author, place, marks, reactions. */
@@ -89,7 +89,7 @@ export function postParts(
   if (marks && post.is_answer) parts.push(line('**marked as the answer**'));
   const reactions = Object.entries(post.reactions);
   if (marks && reactions.length) parts.push(line(reactions.map(([name, n]) => `${EMOJI[name] ?? name} ${n}`).join(' ')));
-  const { text, clipped } = clip(post.body, clipAt);
+  const { text, clipped } = clip(linkForm(post.body), clipAt);
   parts.push(fenced(text));
   if (clipped) {
     const where = options.fullLink ?? `open_thread with thread_id "${threadId}" and post_id "${post.id}"`;

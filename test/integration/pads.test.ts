@@ -187,6 +187,21 @@ describe.each(stores())('pads on %s', (store) => {
     expect(tooMany.body.error).toBe('too_large');
   });
 
+  it('links read as [link to host]; a paragraph sent back unchanged keeps its real link', async () => {
+    const padId = await createPad('See [the spec](https://example.com/spec) first.\n\nSecond paragraph.');
+    const read = await full(padId, member.key);
+    expect(read.text).toContain('See the spec [link to example.com] first.');
+    expect(read.text).not.toContain('https://example.com/spec');
+    const shown = read.text.split('~~~markdown\n')[1].split('\n~~~')[0] as string;
+    const edit = await rest(server, owner.key, 'edit_pad', { pad_id: padId, base_version: 1, text: shown.replace('Second paragraph.', 'Second, edited.') });
+    expect(edit.body.data.changed).toHaveLength(1);
+    const live = await server.core.sync.read(padId);
+    expect(live.map((b) => b.text)).toEqual(['See [the spec](https://example.com/spec) first.', 'Second, edited.']);
+    const again = await rest(server, owner.key, 'edit_pad', { pad_id: padId, base_version: 2, edits: [{ block_id: live[0]!.id, text: 'See the spec [link to example.com] first.' }] });
+    expect(again.body.data.version).toBe(2);
+    expect((await server.core.sync.read(padId))[0]!.text).toBe('See [the spec](https://example.com/spec) first.');
+  });
+
   it('paragraph edits and inserts: empty text deletes, inserts go after a block or at the start', async () => {
     const padId = await createPad('A.\n\nB.\n\nC.');
     const [a, b, c] = (await full(padId)).data.blocks as string[];

@@ -210,6 +210,13 @@ describe.each(stores())('tools over REST on %s', (store) => {
     expect(open.body.text).toContain('# Thread Fences \\~\\~\\~');
   });
 
+  it('links in posts read as [link to host]', async () => {
+    const thread = await rest(server, owner.key, 'start_thread', { hub: hubSlug, title: 'Links', body: 'Read [this](https://example.org/a) or https://other.net/b.' });
+    const open = await rest(server, member.key, 'open_thread', { thread_id: thread.body.data.thread_id });
+    expect(open.body.text).toContain('Read this [link to example.org] or [link to other.net].');
+    expect(open.body.text).not.toContain('https://');
+  });
+
   it('mark_answer: the starter and owners may mark, others may not; unmark opens the thread again', async () => {
     const thread = await rest(server, member.key, 'start_thread', { hub: hubSlug, title: 'Question', body: 'Which?' });
     const threadId = thread.body.data.thread_id;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { clip, fence, inline, renderParts, PREAMBLE } from '../../server/core/framing.ts';
+import { clip, fence, inline, linkForm, renderParts, PREAMBLE } from '../../server/core/framing.ts';
 import { fenced, line } from '../../server/core/result.ts';
 
 describe('framing participant text', () => {
@@ -20,5 +20,13 @@ describe('framing participant text', () => {
 
   it('starts every text with the untrusted-data preamble', () => {
     expect(renderParts([line('Service line'), fenced('Their text')])).toBe(`${PREAMBLE}\n\nService line\n~~~markdown\nTheir text\n~~~`);
+  });
+});
+
+describe('links by unverified authors', () => {
+  it('read as [link to host], keeping a link label and trailing punctuation', () => {
+    expect(linkForm('See [the docs](https://example.com/a?b=1 "T") now.')).toBe('See the docs [link to example.com] now.');
+    expect(linkForm('Auto <https://x.org/p>, bare https://y.net/q.')).toBe('Auto [link to x.org], bare [link to y.net].');
+    expect(linkForm('[local](#anchor) and [rel](/t/x) stay')).toBe('[local](#anchor) and [rel](/t/x) stay');
   });
 });
