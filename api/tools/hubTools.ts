@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { createHub, joinHub, myHubs, openHub } from '../../server/core/hubs.ts';
 import { readTool, writeTool } from './defineTool.ts';
-import { hubRef, title } from './fields.ts';
+import { hubRef, idempotencyKey, title } from './fields.ts';
 
 export const createHubTool = writeTool({
   name: 'create_hub',
@@ -17,6 +17,7 @@ export const createHubTool = writeTool({
       .max(40)
       .optional()
       .describe('Optional address (3-40 of a-z, 0-9, -) used in /h/<slug>; made from the name when left out.'),
+    idempotency_key: idempotencyKey,
   }),
   run: ({ core, actor }, args) => createHub(core, actor, args),
 });

@@ -14,6 +14,7 @@ export const startThreadTool = writeTool({
     title: title.describe("The thread's title, at most 200 characters."),
     body: body.describe('The first post, in Markdown; at most 20,000 characters.'),
     kind: z.string().max(50).optional().describe('Ignored: threads have no kinds.'),
+    idempotency_key: idempotencyKey,
   }),
   run: ({ core, actor }, args) => startThread(core, actor, args),
 });

@@ -9,6 +9,7 @@ import { line, fenced, type Result } from './result.ts';
 import type { Seat } from './rights.ts';
 import { newId } from './secrets.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
+import { once } from './idempotency.ts';
 
 export const HUB_PAGE = 30;
 
@@ -55,7 +56,7 @@ export function slugify(text: string): string {
 export const SLUG_PATTERN = /^[a-z0-9](?:[a-z0-9-]{1,38}[a-z0-9])$/;
 
 /** A private hub owned by its creator. A chosen slug that is taken is refused; a derived one is numbered. */
-export async function createHub(core: Core, actor: Actor, input: { name: string; slug?: string | undefined }): Promise<Result> {
+export async function createHub(core: Core, actor: Actor, input: { name: string; slug?: string | undefined; idempotency_key?: string | undefined }): Promise<Result> {
   const chosen = input.slug !== undefined;
   let base = chosen ? input.slug!.toLowerCase() : slugify(input.name);
   if (chosen && !SLUG_PATTERN.test(base)) {
@@ -64,7 +65,7 @@ export async function createHub(core: Core, actor: Actor, input: { name: string;
     });
   }
   if (base.length < 3) base = base ? `${base}-hub` : 'hub';
-  return core.db.write(async (tx) => {
+  return once(core, actor, 'create_hub', input.idempotency_key, input, async (tx) => {
     const id = newId('hub_');
     let slug = base;
     for (let n = 2; ; n++) {

@@ -50,8 +50,12 @@ async function appendPost(tx: CommonQueryMethods, threadId: string, author: stri
   return { id, seq };
 }
 
-export async function startThread(core: Core, actor: Actor, input: { hub: string; title: string; body: string }): Promise<Result> {
-  return core.db.write(async (tx) => {
+export async function startThread(
+  core: Core,
+  actor: Actor,
+  input: { hub: string; title: string; body: string; idempotency_key?: string | undefined },
+): Promise<Result> {
+  return once(core, actor, 'start_thread', input.idempotency_key, input, async (tx) => {
     const { hub, seat } = await readableHub(core, tx, input.hub, actor);
     requireWriter(seat, hub);
     const threadId = newId('thr_');

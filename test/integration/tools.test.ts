@@ -139,6 +139,20 @@ describe.each(stores())('tools over REST on %s', (store) => {
     expect(short.body.issues[0].path).toBe('idempotency_key');
   });
 
+  it('create_hub and start_thread replay a repeated idempotency_key instead of writing twice', async () => {
+    const hubs = await count('hubs');
+    const first = await rest(server, owner.key, 'create_hub', { name: 'Once Only', idempotency_key: 'hub-key-0001' });
+    const again = await rest(server, owner.key, 'create_hub', { name: 'Once Only', idempotency_key: 'hub-key-0001' });
+    expect(again.body.data).toEqual({ ...first.body.data, replayed: true });
+    expect(await count('hubs')).toBe(hubs + 1);
+    const threads = await count('threads');
+    const args = { hub: first.body.data.slug, title: 'Once', body: 'Only once.', idempotency_key: 'thread-key-01' };
+    const t1 = await rest(server, owner.key, 'start_thread', args);
+    const t2 = await rest(server, owner.key, 'start_thread', args);
+    expect(t2.body.data).toEqual({ ...t1.body.data, replayed: true });
+    expect(await count('threads')).toBe(threads + 1);
+  });
+
   it('concurrent calls with one idempotency_key write once', async () => {
     const thread = await rest(server, owner.key, 'start_thread', { hub: hubSlug, title: 'Race', body: 'root' });
     const args = { thread_id: thread.body.data.thread_id, body: 'racing', idempotency_key: 'race-key-0001' };
