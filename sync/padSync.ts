@@ -54,7 +54,8 @@ export function createPadSync(options: { db: Db; log: Logger; authenticate: Sync
   const warm = new Map<string, { connection: Promise<DirectConnection>; lastUse: number }>();
   const versionListeners = new Set<(padId: string, version: number) => void>();
   let closing = false;
-  const wss = new WebSocketServer({ noServer: true, maxPayload: 8 * 1024 * 1024 });
+  // A pad is at most 60,000 characters; no single sync message needs more than this.
+  const wss = new WebSocketServer({ noServer: true, maxPayload: 1024 * 1024 });
 
   const hocuspocus = new Hocuspocus<Context>({
     name: 'dotpad',
@@ -219,6 +220,7 @@ export function createPadSync(options: { db: Db; log: Logger; authenticate: Sync
       if (Date.now() - held.lastUse < KEEP_WARM_MS) continue;
       warm.delete(padId);
       recorded.delete(padId);
+      appendsSinceCheck.delete(padId);
       void held.connection.then((c) => c.disconnect({ unloadImmediately: true }), () => {});
     }
   }, KEEP_WARM_MS / 2);

@@ -12,7 +12,7 @@ import { clip, inline, linkForm } from './framing.ts';
 import { readableHub, readsPublic } from './hubs.ts';
 import { authenticateBearer, authenticateSession } from './identity.ts';
 import { fenced, line, type Result, type TextPart } from './result.ts';
-import { allows, type Seat } from './rights.ts';
+import { allows, requireWriter, type Seat } from './rights.ts';
 import { newId } from './secrets.ts';
 import { outlineRows, outlineTable, sections, wholeText } from './sections.ts';
 import { readableThread } from './threads.ts';
@@ -20,7 +20,6 @@ import { readableThread } from './threads.ts';
 export const PAD_MAX_CHARS = 60_000;
 export const PAD_TEXT_CLIP = 40_000;
 
-const padColumns = sql.fragment`id, hub_id, thread_id, title, version, created_by, created_at, updated_at`;
 
 const PadAccessRow = PadRow.extend({
   hub: HubRow,
@@ -53,7 +52,7 @@ export function mayEditPad(seat: Seat, hub: Pick<HubRow, 'mode'>): boolean {
 }
 
 export function requireEditor(seat: Seat, hub: HubRow) {
-  if (!allows(seat, 'write')) throw forbidden(`You are not a member of ${hub.slug}: join_hub first.`, { yourCapabilities: ['read'] });
+  requireWriter(seat, hub);
   if (!mayEditPad(seat, hub)) {
     throw forbidden(`${hub.slug} is a Checked hub: members suggest edits there, and suggestions are not open yet.`, { yourCapabilities: ['read'] });
   }
@@ -82,7 +81,7 @@ export async function createPad(
   } else {
     ({ hub, seat } = await readableHub(core, conn, input.hub!, actor));
   }
-  if (!allows(seat, 'write')) throw forbidden(`You are not a member of ${hub.slug}: join_hub first.`, { yourCapabilities: ['read'] });
+  requireWriter(seat, hub);
   const text = input.text ?? '';
   if (text.length > PAD_MAX_CHARS) throw new AppError('too_large', `A pad holds at most ${PAD_MAX_CHARS} characters; this text has ${text.length}.`);
   const nodes = parseBlocks(text);

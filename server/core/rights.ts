@@ -1,4 +1,5 @@
 import type { Role } from '../../schema/rows.ts';
+import { forbidden } from './errors.ts';
 
 /**
  * Rights by hub role, SPEC part 2 "Hub roles and rights", decided here and nowhere else.
@@ -19,4 +20,9 @@ export type Right = keyof typeof rules;
 
 export function allows(seat: Seat, right: Right): boolean {
   return seat !== null && (rules[right] as readonly Role[]).includes(seat);
+}
+
+/** Writing anything in a hub (posts, threads, pads, reactions) needs a seat in it. */
+export function requireWriter(seat: Seat, hub: { slug: string }) {
+  if (!allows(seat, 'write')) throw forbidden(`You are not a member of ${hub.slug}: join_hub first.`, { yourCapabilities: ['read'] });
 }

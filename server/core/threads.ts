@@ -1,14 +1,14 @@
 import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
-import { ThreadRow, type HubRow } from '../../schema/rows.ts';
+import { ThreadRow } from '../../schema/rows.ts';
 import type { Actor } from './actor.ts';
 import type { Core } from './context.ts';
 import { AppError, forbidden, invalid, notFound } from './errors.ts';
 import { clip, inline } from './framing.ts';
 import { readableHub } from './hubs.ts';
 import { once } from './idempotency.ts';
-import { fenced, line, type Result, type TextPart } from './result.ts';
-import { allows, type Seat } from './rights.ts';
+import { line, type Result, type TextPart } from './result.ts';
+import { allows, requireWriter } from './rights.ts';
 import { newId } from './secrets.ts';
 import { loadPosts, postParts, REACTIONS, type PostView, type PostSelector, type Reaction } from './posts.ts';
 
@@ -29,12 +29,6 @@ export async function readableThread(core: Core, conn: CommonQueryMethods, threa
   } catch (error) {
     if (error instanceof AppError && error.code === 'not_found') throw notFound('No such thread, or it is private.');
     throw error;
-  }
-}
-
-function requireWriter(seat: Seat, hub: HubRow) {
-  if (!allows(seat, 'write')) {
-    throw forbidden(`You are not a member of ${hub.slug}: join_hub first.`, { yourCapabilities: ['read'] });
   }
 }
 
