@@ -1,6 +1,5 @@
 import { mkdirSync } from 'node:fs';
-import { PGlite } from '@electric-sql/pglite';
-import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import { Worker } from 'node:worker_threads';
 import {
   createPool,
   createTypeParserPreset,
@@ -73,20 +72,30 @@ export async function openDatabase(options: { databaseUrl?: string; dataDir: str
   }
   const memory = options.dataDir === 'memory://';
   if (!memory) mkdirSync(options.dataDir, { recursive: true });
-  const pglite = await PGlite.create(memory ? undefined : options.dataDir);
-  const server = new PGLiteSocketServer({
-    db: pglite,
-    host: '127.0.0.1',
-    port: 0,
+  const worker = new Worker(new URL('./pgliteWorker.ts', import.meta.url), {
     // Headroom above the pool so a connection being replaced is never turned away.
-    maxConnections: PGLITE_POOL_SIZE + 2,
+    workerData: { dataDir: memory ? undefined : options.dataDir, maxConnections: PGLITE_POOL_SIZE + 2 },
   });
-  await server.start();
-  const pool = await openPool(`postgres://postgres@${server.getServerConn()}/postgres`, PGLITE_POOL_SIZE, log);
+  const reply = (key: 'address' | 'stopped') =>
+    new Promise<Record<string, string>>((resolve, reject) => {
+      const onMessage = (message: Record<string, string>) => {
+        if (!(key in message)) return;
+        worker.off('message', onMessage);
+        worker.off('error', reject);
+        resolve(message);
+      };
+      worker.on('message', onMessage);
+      worker.once('error', reject);
+    });
+  const { address } = await reply('address');
+  worker.on('error', (error) => log.error('embedded database thread failed', { error }));
+  const pool = await openPool(`postgres://postgres@${address}/postgres`, PGLITE_POOL_SIZE, log);
   return wrap(pool, 'pglite', async () => {
     await pool.end();
-    await server.stop();
-    await pglite.close();
+    const stopped = reply('stopped');
+    worker.postMessage({ stop: true });
+    await stopped;
+    await worker.terminate();
   });
 }
 

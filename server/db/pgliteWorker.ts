@@ -1,0 +1,20 @@
+import { parentPort, workerData } from 'node:worker_threads';
+import { PGlite } from '@electric-sql/pglite';
+import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+
+/**
+ * The embedded store in its own thread: PGlite runs Postgres as WebAssembly, and every query would
+ * otherwise block the event loop that relays live edits. It listens on a loopback port, so the main
+ * thread's pool reaches it exactly as it reaches Postgres.
+ */
+const { dataDir, maxConnections } = workerData as { dataDir: string | undefined; maxConnections: number };
+const pglite = await PGlite.create(dataDir);
+const server = new PGLiteSocketServer({ db: pglite, host: '127.0.0.1', port: 0, maxConnections });
+await server.start();
+parentPort!.postMessage({ address: server.getServerConn() });
+parentPort!.on('message', async (message: { stop?: boolean }) => {
+  if (!message.stop) return;
+  await server.stop();
+  await pglite.close();
+  parentPort!.postMessage({ stopped: true });
+});
