@@ -3,7 +3,7 @@ import { createPad, openPad } from '../../server/core/pads.ts';
 import { editPad, undoEdit } from '../../server/core/padEdits.ts';
 import { waitForChanges, WAIT_DEFAULT_S, WAIT_MAX_S } from '../../server/core/waits.ts';
 import { readTool, writeTool } from './defineTool.ts';
-import { hubRef, seqNumber, threadId, title } from './fields.ts';
+import { hubRef, idempotencyKey, seqNumber, threadId, title } from './fields.ts';
 
 const padId = z.string().trim().min(1).max(100).describe('The pad id (pad_…), as returned by create_pad or open_hub.');
 const blockId = z.string().trim().min(1).max(20).describe('A block id, as listed by open_pad.');
@@ -48,6 +48,7 @@ export const editPadTool = writeTool({
   input: z.object({
     pad_id: padId,
     base_version: version.describe('The version you read (open_pad structuredContent.version); changes since it by others are kept.'),
+    idempotency_key: idempotencyKey,
     text: z.string().max(60_000).optional().describe('The whole new text, in Markdown; merged paragraph by paragraph against base_version.'),
     edits: z
       .array(z.object({ block_id: blockId, text: blockText.describe('The new Markdown of the block; empty deletes it.') }))

@@ -29,6 +29,44 @@ function replay(stored: Result): Result {
 }
 
 /**
+ * One idempotency key of one participant's call: `earlier()` finds a first result to replay (or
+ * refuses the key with other arguments), `store(tx, result)` records the result in the write's own
+ * transaction, and `winner()` answers with the result of a concurrent call that stored it first.
+ */
+export function idempotencyKey(core: Core, actor: Actor, tool: string, key: string, args: Record<string, unknown>) {
+  const { idempotency_key: _, ...rest } = args;
+  const argsHash = sha256Hex(stableJson(rest));
+  const earlier = async () => {
+    const row = await core.db.pool.maybeOne(sql.type(IdempotencyRow)`
+      SELECT args_hash, result FROM idempotency_keys
+      WHERE participant_id = ${actor.id} AND tool = ${tool} AND key = ${key}`);
+    if (!row) return null;
+    if (row.args_hash !== argsHash) {
+      throw new AppError('conflict', 'This idempotency_key was already used with other arguments; use a new key for a new write.');
+    }
+    return replay(row.result as Result);
+  };
+  return {
+    earlier,
+    async store(tx: DatabaseTransactionConnection, result: Result) {
+      const stored = await tx.maybeOneFirst(sql.type(IdempotencyRow.pick({ args_hash: true }))`
+        INSERT INTO idempotency_keys (participant_id, tool, key, args_hash, result)
+        VALUES (${actor.id}, ${tool}, ${key}, ${argsHash}, ${sql.jsonb(JSON.parse(JSON.stringify(result)))})
+        ON CONFLICT DO NOTHING RETURNING args_hash`);
+      // A concurrent call with the same key committed first: undo ours and answer with theirs.
+      if (stored === null) throw new ReplayRace();
+    },
+    /** After `error`: the first call's result when a concurrent one won the key, else the error again. */
+    async winner(error: unknown): Promise<Result> {
+      if (!(error instanceof ReplayRace)) throw error;
+      const first = await earlier();
+      if (!first) throw error;
+      return first;
+    },
+  };
+}
+
+/**
  * Runs a write once per (participant, tool, key): the first result is stored in the same transaction
  * as the write and every repeat replays it. The same key with other arguments is refused.
  */
@@ -41,35 +79,16 @@ export async function once(
   write: (tx: DatabaseTransactionConnection) => Promise<Result>,
 ): Promise<Result> {
   if (key === undefined) return core.db.write(write);
-  const { idempotency_key: _, ...rest } = args;
-  const argsHash = sha256Hex(stableJson(rest));
-  const find = async () => {
-    const row = await core.db.pool.maybeOne(sql.type(IdempotencyRow)`
-      SELECT args_hash, result FROM idempotency_keys
-      WHERE participant_id = ${actor.id} AND tool = ${tool} AND key = ${key}`);
-    if (!row) return null;
-    if (row.args_hash !== argsHash) {
-      throw new AppError('conflict', 'This idempotency_key was already used with other arguments; use a new key for a new write.');
-    }
-    return replay(row.result as Result);
-  };
-  const earlier = await find();
+  const guard = idempotencyKey(core, actor, tool, key, args);
+  const earlier = await guard.earlier();
   if (earlier) return earlier;
   try {
     return await core.db.write(async (tx) => {
       const result = await write(tx);
-      const stored = await tx.maybeOneFirst(sql.type(IdempotencyRow.pick({ args_hash: true }))`
-        INSERT INTO idempotency_keys (participant_id, tool, key, args_hash, result)
-        VALUES (${actor.id}, ${tool}, ${key}, ${argsHash}, ${sql.jsonb(JSON.parse(JSON.stringify(result)))})
-        ON CONFLICT DO NOTHING RETURNING args_hash`);
-      // A concurrent call with the same key committed first: undo ours and answer with theirs.
-      if (stored === null) throw new ReplayRace();
+      await guard.store(tx, result);
       return result;
     });
   } catch (error) {
-    if (!(error instanceof ReplayRace)) throw error;
-    const winner = await find();
-    if (!winner) throw error;
-    return winner;
+    return guard.winner(error);
   }
 }

@@ -1,5 +1,5 @@
 import * as Y from 'yjs';
-import { sql } from 'slonik';
+import { sql, type DatabaseTransactionConnection } from 'slonik';
 import { z } from 'zod';
 import type { Node as PMNode } from '@tiptap/pm/model';
 import { blockMarkdown } from '../../schema/markdown.ts';
@@ -13,6 +13,7 @@ import { line, fenced, type Result, type TextPart } from './result.ts';
 import { linkForm } from './framing.ts';
 import { allows } from './rights.ts';
 import { newId } from './secrets.ts';
+import { idempotencyKey } from './idempotency.ts';
 import { authorOf, PAD_MAX_CHARS, readablePad, requireEditor } from './pads.ts';
 
 /** One change to the pad's blocks: replace (or with no nodes delete) a block, or insert after one. */
@@ -174,8 +175,21 @@ function projectedLength(blocks: readonly Block[], ops: readonly BlockOp[]): num
   return [...texts.values()].filter(Boolean).join('\n\n').length;
 }
 
-/** Applies, persists and versions a set of operations; the shared tail of edit_pad and undo_edit. */
-async function commitOps(core: Core, actor: Actor, padId: string, kind: VersionKind, ops: BlockOp[], guard: Guard) {
+type Outcome = { version: number | null; editId: string | null; conflicts: Conflict[]; changed: string[] };
+
+/**
+ * Applies, persists and versions a set of operations; the shared tail of edit_pad and undo_edit.
+ * `onCommit` runs in the same database transaction once the version is known.
+ */
+async function commitOps(
+  core: Core,
+  actor: Actor,
+  padId: string,
+  kind: VersionKind,
+  ops: BlockOp[],
+  guard: Guard,
+  onCommit?: (tx: DatabaseTransactionConnection, outcome: Outcome) => Promise<void>,
+): Promise<Outcome> {
   const editId = newId('edt_');
   let version: number | null = null;
   const { result } = await core.sync.edit(
@@ -192,6 +206,7 @@ async function commitOps(core: Core, actor: Actor, padId: string, kind: VersionK
       return core.db.write(async (tx) => {
         await appendUpdate(tx, padId, update);
         version = (await recordVersion(tx, { padId, kind, author: authorOf(actor), editId, blocks, changed: applied.changed }))!.version;
+        await onCommit?.(tx, { version, editId, conflicts: applied.conflicts, changed: applied.changed });
         return version;
       });
     },
@@ -203,6 +218,7 @@ async function commitOps(core: Core, actor: Actor, padId: string, kind: VersionK
 export type EditPadInput = {
   pad_id: string;
   base_version: number;
+  idempotency_key?: string | undefined;
   text?: string | undefined;
   edits?: { block_id: string; text: string }[] | undefined;
   inserts?: { after: string; text: string }[] | undefined;
@@ -232,6 +248,9 @@ export async function editPad(core: Core, actor: Actor, input: EditPadInput): Pr
     throw invalid('Send text (the whole new pad), or edits and inserts.', { issues: [{ path: 'edits', message: 'Nothing to change.' }] });
   }
   if (whole && input.text!.length > PAD_MAX_CHARS) throw new AppError('too_large', `A pad holds at most ${PAD_MAX_CHARS} characters.`);
+  const key = input.idempotency_key === undefined ? null : idempotencyKey(core, actor, 'edit_pad', input.idempotency_key, input);
+  const earlier = await key?.earlier();
+  if (earlier) return earlier;
   return core.sync.exclusive(pad.id, async (stale) => {
     // Pending live typing has just become a version: the latest version is what others have written.
     const latest = await latestBlocks(core, pad.id, stale ? null : pad.version);
@@ -258,27 +277,32 @@ export async function editPad(core: Core, actor: Actor, input: EditPadInput): Pr
     // Reading the current version, nobody can have changed anything since: skip the query.
     const touchedByOthers = input.base_version === current ? new Set<string>() : await changedByOthersSince(conn, pad.id, input.base_version, actor.id);
     const guard: Guard = { touchedByOthers, latest: new Map(latest.blocks.map((b) => [b.id, b.text])) };
-    const outcome = ops.length ? await commitOps(core, actor, pad.id, 'edit', ops, guard) : { version: null, editId: null, conflicts: [], changed: [] };
-    const version = outcome.version ?? current;
-    const parts: TextPart[] = [
+    const result = (outcome: Outcome): Result => editResult(pad.id, current, outcome);
+    const store = key ? (tx: DatabaseTransactionConnection, outcome: Outcome) => key.store(tx, result(outcome)) : undefined;
+    const outcome = ops.length ? await commitOps(core, actor, pad.id, 'edit', ops, guard, store) : { version: null, editId: null, conflicts: [], changed: [] };
+    return result(outcome);
+  }).catch((error: unknown) => (key ? key.winner(error) : Promise.reject(error)));
+}
+
+/** What edit_pad answers: the new version and edit id, or that nothing changed, and the conflicts. */
+function editResult(padId: string, current: number, outcome: Outcome): Result {
+  return {
+    parts: [
       line(
         outcome.version === null
-          ? `Nothing changed in ${pad.id}; it stays at version ${current}.`
-          : `Edited ${pad.id}: version ${outcome.version}, edit ${outcome.editId}, ${outcome.changed.length} blocks changed. Undo it with undo_edit "${outcome.editId}".`,
+          ? `Nothing changed in ${padId}; it stays at version ${current}.`
+          : `Edited ${padId}: version ${outcome.version}, edit ${outcome.editId}, ${outcome.changed.length} blocks changed. Undo it with undo_edit "${outcome.editId}".`,
       ),
       ...describeConflicts(outcome.conflicts),
-    ];
-    return {
-      parts,
-      data: {
-        pad_id: pad.id,
-        version,
-        ...(outcome.editId ? { edit_id: outcome.editId } : {}),
-        changed: outcome.changed,
-        conflicts: outcome.conflicts.map((c) => ({ block_id: c.block_id, reason: c.reason })),
-      },
-    };
-  });
+    ],
+    data: {
+      pad_id: padId,
+      version: outcome.version ?? current,
+      ...(outcome.editId ? { edit_id: outcome.editId } : {}),
+      changed: outcome.changed,
+      conflicts: outcome.conflicts.map((c) => ({ block_id: c.block_id, reason: c.reason })),
+    },
+  };
 }
 
 const sqlVersion = (padId: string) => sql.type(z.object({ version: z.number() }))`SELECT version FROM pads WHERE id = ${padId}`;

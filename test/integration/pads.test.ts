@@ -218,6 +218,28 @@ describe.each(stores())('pads on %s', (store) => {
     expect(after.data.blocks).not.toContain(b);
   });
 
+  it('edit_pad with an idempotency_key inserts once however often it is retried', async () => {
+    const padId = await createPad('Only.');
+    const [only] = (await full(padId)).data.blocks as string[];
+    const args = { pad_id: padId, base_version: 1, inserts: [{ after: only, text: 'Once more.' }], idempotency_key: 'pad-edit-key-1' };
+    const first = await rest(server, owner.key, 'edit_pad', args);
+    const replays = await Promise.all([1, 2, 3].map(() => rest(server, owner.key, 'edit_pad', args)));
+    for (const again of replays) expect(again.body.data).toEqual({ ...first.body.data, replayed: true });
+    expect((await full(padId)).text).toContain('~~~markdown\nOnly.\n\nOnce more.\n~~~');
+    const other = await rest(server, owner.key, 'edit_pad', { ...args, inserts: [{ after: only, text: 'Different.' }] });
+    expect(other.status).toBe(409);
+  });
+
+  it('concurrent retries of one keyed edit_pad write it once', async () => {
+    const padId = await createPad('Racing.');
+    const [block] = (await full(padId)).data.blocks as string[];
+    const args = { pad_id: padId, base_version: 1, inserts: [{ after: block, text: 'Raced in.' }], idempotency_key: 'pad-race-key-1' };
+    const replies = await Promise.all([1, 2, 3].map(() => rest(server, owner.key, 'edit_pad', args)));
+    expect(replies.map((r) => r.status)).toEqual([200, 200, 200]);
+    expect(new Set(replies.map((r) => r.body.data.edit_id)).size).toBe(1);
+    expect((await full(padId)).text).toContain('~~~markdown\nRacing.\n\nRaced in.\n~~~');
+  });
+
   it('undo_edit takes one edit back as a new version; members undo only their own', async () => {
     const padId = await createPad('Keep.\n\nChange me.');
     const [, second] = (await full(padId)).data.blocks as string[];
