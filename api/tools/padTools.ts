@@ -19,6 +19,7 @@ export const createPadTool = writeTool({
     thread_id: threadId.optional().describe('The thread it belongs beside (thr_…); or give hub instead.'),
     title: title.describe("The pad's title, at most 200 characters."),
     text: z.string().max(60_000).optional().describe('Optional first text, in Markdown; headings start sections. At most 60,000 characters.'),
+    idempotency_key: idempotencyKey,
   }),
   run: ({ core, actor }, args) => createPad(core, actor, args),
 });

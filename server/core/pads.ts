@@ -14,6 +14,7 @@ import { authenticateBearer, authenticateSession } from './identity.ts';
 import { fenced, line, type Result, type TextPart } from './result.ts';
 import { allows, requireWriter, type Seat } from './rights.ts';
 import { newId } from './secrets.ts';
+import { idempotencyKey } from './idempotency.ts';
 import { outlineRows, outlineTable, sections, wholeText } from './sections.ts';
 import { readableThread } from './threads.ts';
 
@@ -63,9 +64,12 @@ export const authorOf = (actor: Actor) => ({ id: actor.id, kind: actor.kind });
 export async function createPad(
   core: Core,
   actor: Actor,
-  input: { hub?: string | undefined; thread_id?: string | undefined; title: string; text?: string | undefined },
+  input: { hub?: string | undefined; thread_id?: string | undefined; title: string; text?: string | undefined; idempotency_key?: string | undefined },
 ): Promise<Result> {
   const conn = core.db.pool;
+  const key = input.idempotency_key === undefined ? null : idempotencyKey(core, actor, 'create_pad', input.idempotency_key, input);
+  const earlier = await key?.earlier();
+  if (earlier) return earlier;
   if ((input.hub === undefined) === (input.thread_id === undefined)) {
     throw invalid('Give either hub or thread_id: the pad lives in that hub, or beside that thread.', {
       issues: [{ path: input.hub === undefined ? 'hub' : 'thread_id', message: 'Give exactly one of hub and thread_id.' }],
@@ -86,30 +90,39 @@ export async function createPad(
   if (text.length > PAD_MAX_CHARS) throw new AppError('too_large', `A pad holds at most ${PAD_MAX_CHARS} characters; this text has ${text.length}.`);
   const nodes = parseBlocks(text);
   const padId = newId('pad_');
-  let version = 0;
-  // The pad row, its first update and version 1 commit together, or the live document is rolled back.
-  const { blocks } = await core.sync.edit(
-    padId,
-    authorOf(actor),
-    (fragment) => insertBlocks(fragment, 0, nodes),
-    (update, ids, blocks) =>
-      core.db.write(async (tx) => {
-        await tx.query(sql.unsafe`
-          INSERT INTO pads (id, hub_id, thread_id, title, created_by) VALUES (${padId}, ${hub.id}, ${threadId}, ${input.title}, ${actor.id})`);
-        await tx.query(sql.unsafe`UPDATE hubs SET updated_at = now() WHERE id = ${hub.id}`);
-        if (update) await appendUpdate(tx, padId, update);
-        version = (await recordVersion(tx, { padId, kind: 'create', author: authorOf(actor), blocks, changed: ids }))!.version;
-        return version;
-      }),
-  );
-  core.sync.notifyVersion(padId, version);
-  return {
+  const created = (version: number, blocks: number): Result => ({
     parts: [
-      line(`Created the pad ${inline(input.title)} (id ${padId}) in ${hub.slug}${threadId ? `, beside thread ${threadId}` : ''}: version ${version}, ${blocks.length} blocks.`),
+      line(`Created the pad ${inline(input.title)} (id ${padId}) in ${hub.slug}${threadId ? `, beside thread ${threadId}` : ''}: version ${version}, ${blocks} blocks.`),
       line(`Read it with open_pad "${padId}"; change it with edit_pad, passing base_version ${version}.`),
     ],
-    data: { pad_id: padId, hub_id: hub.id, ...(threadId ? { thread_id: threadId } : {}), version, blocks: blocks.length },
-  };
+    data: { pad_id: padId, hub_id: hub.id, ...(threadId ? { thread_id: threadId } : {}), version, blocks },
+  });
+  let result: Result | undefined;
+  try {
+    // The pad row, its first update, version 1 (and the idempotency key) commit together, or the
+    // live document is rolled back.
+    await core.sync.edit(
+      padId,
+      authorOf(actor),
+      (fragment) => insertBlocks(fragment, 0, nodes),
+      (update, ids, blocks) =>
+        core.db.write(async (tx) => {
+          await tx.query(sql.unsafe`
+            INSERT INTO pads (id, hub_id, thread_id, title, created_by) VALUES (${padId}, ${hub.id}, ${threadId}, ${input.title}, ${actor.id})`);
+          await tx.query(sql.unsafe`UPDATE hubs SET updated_at = now() WHERE id = ${hub.id}`);
+          if (update) await appendUpdate(tx, padId, update);
+          const { version } = (await recordVersion(tx, { padId, kind: 'create', author: authorOf(actor), blocks, changed: ids }))!;
+          result = created(version, blocks.length);
+          await key?.store(tx, result);
+          return version;
+        }),
+    );
+  } catch (error) {
+    if (!key) throw error;
+    return key.winner(error);
+  }
+  core.sync.notifyVersion(padId, result!.data.version as number);
+  return result!;
 }
 
 /** The live blocks and the version they belong to (read after the blocks, so it is never behind them). */

@@ -218,6 +218,15 @@ describe.each(stores())('pads on %s', (store) => {
     expect(after.data.blocks).not.toContain(b);
   });
 
+  it('create_pad with an idempotency_key makes one pad however often it is retried', async () => {
+    const args = { hub: hub.slug, title: 'Keyed', text: 'Once.', idempotency_key: 'pad-create-key' };
+    const replies = await Promise.all([1, 2, 3].map(() => rest(server, owner.key, 'create_pad', args)));
+    expect(replies.map((r) => r.status)).toEqual([200, 200, 200]);
+    expect(new Set(replies.map((r) => r.body.data.pad_id)).size).toBe(1);
+    const pads = await server.core.db.pool.anyFirst(sql.type(z.object({ id: z.string() }))`SELECT id FROM pads WHERE title = 'Keyed'`);
+    expect(pads).toEqual([replies[0]!.body.data.pad_id]);
+  });
+
   it('edit_pad with an idempotency_key inserts once however often it is retried', async () => {
     const padId = await createPad('Only.');
     const [only] = (await full(padId)).data.blocks as string[];
