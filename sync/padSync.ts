@@ -22,9 +22,9 @@ const TAIL_CHECK_EVERY = 50;
 const KEEP_WARM_MS = 60_000;
 
 /** Who may open a pad over WebSocket; throwing refuses the connection. */
-export type SyncAuthenticate = (input: { padId: string; token: string; cookie: string | null }) => Promise<{ readOnly: boolean; author: Author }>;
+export type SyncAuthenticate = (input: { padId: string; token: string; cookie: string | null }) => Promise<{ readOnly: boolean; author: Author; credentialId: string | null }>;
 
-type Context = { author?: Author; persisted?: boolean; system?: boolean };
+type Context = { author?: Author; credentialId?: string | null; persisted?: boolean; system?: boolean };
 
 const hostOf = (origin: string) => {
   try {
@@ -83,7 +83,7 @@ export function createPadSync(options: { db: Db; log: Logger; authenticate: Sync
         throw new Error('');
       }
       payload.connectionConfig.readOnly = verdict.readOnly;
-      return { author: verdict.author };
+      return { author: verdict.author, credentialId: verdict.credentialId };
     },
     async onLoadDocument({ document, documentName }) {
       await loadInto(db, documentName, document);
@@ -302,6 +302,15 @@ export function createPadSync(options: { db: Db; log: Logger; authenticate: Sync
         throw error;
       } finally {
         undo.destroy();
+      }
+    },
+
+    /** Ends every live connection opened with this credential (it was revoked). */
+    closeCredential(credentialId: string) {
+      for (const document of hocuspocus.documents.values()) {
+        for (const connection of document.getConnections()) {
+          if ((connection.context as Context | undefined)?.credentialId === credentialId) connection.close();
+        }
       }
     },
 

@@ -203,13 +203,16 @@ export async function authenticateSession(core: Core, token: string | undefined)
   return toActor(row, 'session');
 }
 
+/** Revokes a web session at once: lookups on this instance, and its open pad connections too. */
 export async function signOut(core: Core, token: string) {
-  await core.db.write((tx) =>
-    tx.query(sql.unsafe`
+  const revoked = await core.db.write((tx) =>
+    tx.anyFirst(sql.type(z.object({ id: z.string() }))`
       UPDATE credentials SET revoked_at = now()
-      WHERE secret_hash = ${hashSecret(token)} AND kind = 'session' AND revoked_at IS NULL`),
+      WHERE secret_hash = ${hashSecret(token)} AND kind = 'session' AND revoked_at IS NULL
+      RETURNING id`),
   );
   forgetCredential(hashSecret(token));
+  for (const id of revoked) core.sync.closeCredential(id);
 }
 
 /** A new 90-day key for the calling agent; the calling key keeps working one more hour. */

@@ -228,7 +228,7 @@ export function syncAuthenticator(core: Core): SyncAuthenticate {
       actor = await authenticateSession(core, session ? decodeURIComponent(session) : undefined);
     }
     const { hub, seat } = await readablePad(core, core.db.pool, padId, actor);
-    return { readOnly: !mayEditPad(seat, hub), author: actor ? authorOf(actor) : null };
+    return { readOnly: !mayEditPad(seat, hub), author: actor ? authorOf(actor) : null, credentialId: actor?.credentialId ?? null };
   };
 }
 

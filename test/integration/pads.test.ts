@@ -339,6 +339,38 @@ describe.each(stores())('pads on %s', (store) => {
     expect(await attempt(server.url)).toBe('Cookie guarded.');
   });
 
+  it('signing out ends the live connections of that session', async () => {
+    const padId = await createPad('Session bound.');
+    const person = await signIn(server, 'Leaving Person', 'leaving.person@example.test');
+    await server.core.db.pool.query(sql.unsafe`INSERT INTO hub_members (hub_id, participant_id, role) VALUES (${hub.id}, ${person.id}, 'member')`);
+    const { default: WS } = await import('ws');
+    const doc = new Y.Doc();
+    let closed = 0;
+    const provider = new HocuspocusProvider({
+      url: `${server.url.replace('http', 'ws')}/sync`,
+      name: padId,
+      document: doc,
+      WebSocketPolyfill: class extends WS {
+        constructor(url: string) {
+          super(url, { headers: { cookie: person.cookie, origin: server.url } });
+        }
+      },
+      onClose: () => {
+        closed++;
+      },
+    } as never);
+    providers.push({ close: () => provider.destroy() });
+    await new Promise<void>((resolve) => provider.on('synced', () => resolve()));
+    const signOut = await request(`${server.url}/signout`, { method: 'POST', headers: { cookie: person.cookie, 'x-svc': '1' } });
+    expect(signOut.status).toBe(204);
+    await expect.poll(() => closed).toBeGreaterThan(0);
+    // Whatever it types now reaches nobody: its reconnection is refused.
+    const fragment = doc.getXmlFragment('default');
+    typeInto(doc, fragment, readBlocks(fragment)[0]!.id, 0, 'Ghost: ');
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect((await server.core.sync.read(padId))[0]!.text).toBe('Session bound.');
+  });
+
   it('wait_for_changes answers when the pad moves past the version, or at the timeout', async () => {
     const padId = await createPad('Waiting.');
     const [block] = (await full(padId)).data.blocks as string[];
