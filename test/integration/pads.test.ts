@@ -27,6 +27,16 @@ describe.each(stores())('pads on %s', (store) => {
     providers.push(client);
     return client;
   };
+  /** A member types into the first block of a pad; resolves once the server's live copy has it. */
+  const typeLive = async (padId: string, at: number, text: string) => {
+    const live = await connect(padId, member.key);
+    await live.synced;
+    const [block] = live.blocks();
+    typeInto(live.document, live.fragment, block!.id, at, text);
+    const typed = live.blocks()[0]!.text;
+    await expect.poll(async () => (await server.core.sync.read(padId))[0]!.text).toBe(typed);
+    return { live, block: block! };
+  };
 
   beforeAll(async () => {
     server = await startTestServer(store);
@@ -107,11 +117,7 @@ describe.each(stores())('pads on %s', (store) => {
 
   it('live typing in one paragraph and a whole-text edit of another from an older version both survive', async () => {
     const padId = await createPad('Alpha one.\n\nBeta two.\n\nGamma three.');
-    const live = await connect(padId, member.key);
-    await live.synced;
-    const [alpha] = live.blocks();
-    typeInto(live.document, live.fragment, alpha!.id, 'Alpha one.'.length - 1, ' typed live');
-    await expect.poll(async () => (await server.core.sync.read(padId))[0]!.text).toBe('Alpha one typed live.');
+    const { live } = await typeLive(padId, 'Alpha one.'.length - 1, ' typed live');
     await server.core.sync.flush();
     // The agent read version 1, before the typing, and rewrites only the third paragraph.
     const edit = await rest(server, owner.key, 'edit_pad', { pad_id: padId, base_version: 1, text: 'Alpha one.\n\nBeta two.\n\nGamma three, rewritten.' });
@@ -122,15 +128,11 @@ describe.each(stores())('pads on %s', (store) => {
 
   it('the same paragraph changed live and by an older edit is a reported conflict; the live text stays', async () => {
     const padId = await createPad('Shared sentence.\n\nOther.');
-    const live = await connect(padId, member.key);
-    await live.synced;
-    const [shared] = live.blocks();
-    typeInto(live.document, live.fragment, shared!.id, 0, 'Live: ');
-    await expect.poll(async () => (await server.core.sync.read(padId))[0]!.text).toBe('Live: Shared sentence.');
+    const { live, block: shared } = await typeLive(padId, 0, 'Live: ');
     await server.core.sync.flush();
     const edit = await rest(server, owner.key, 'edit_pad', { pad_id: padId, base_version: 1, text: 'Agent sentence.\n\nOther.' });
     expect(edit.status).toBe(200);
-    expect(edit.body.data.conflicts).toEqual([{ block_id: shared!.id, reason: 'changed_since_base' }]);
+    expect(edit.body.data.conflicts).toEqual([{ block_id: shared.id, reason: 'changed_since_base' }]);
     expect(edit.body.text).toContain('Agent sentence.');
     expect(live.text()).toBe('Live: Shared sentence.\n\nOther.');
     expect((await full(padId)).text).toContain('Live: Shared sentence.');
@@ -152,17 +154,13 @@ describe.each(stores())('pads on %s', (store) => {
 
   it('typing not yet versioned is never overwritten: an edit of that paragraph right after is a conflict', async () => {
     const padId = await createPad('Being typed.\n\nQuiet.');
-    const live = await connect(padId, member.key);
-    await live.synced;
-    const [typed] = live.blocks();
-    typeInto(live.document, live.fragment, typed!.id, 0, 'Now: ');
-    await expect.poll(async () => (await server.core.sync.read(padId))[0]!.text).toBe('Now: Being typed.');
+    const { block: typed } = await typeLive(padId, 0, 'Now: ');
     // No flush: the edit comes well inside the 2-second batch.
-    const edit = await rest(server, owner.key, 'edit_pad', { pad_id: padId, base_version: 1, edits: [{ block_id: typed!.id, text: 'Replaced.' }] });
-    expect(edit.body.data.conflicts).toEqual([{ block_id: typed!.id, reason: 'changed_since_base' }]);
+    const edit = await rest(server, owner.key, 'edit_pad', { pad_id: padId, base_version: 1, edits: [{ block_id: typed.id, text: 'Replaced.' }] });
+    expect(edit.body.data.conflicts).toEqual([{ block_id: typed.id, reason: 'changed_since_base' }]);
     expect((await full(padId)).text).toContain('Now: Being typed.');
     const changes = await rest(server, owner.key, 'open_pad', { pad_id: padId, mode: 'changes', since: 1 });
-    expect(changes.body.data.changes).toEqual([{ block_id: typed!.id, change: 'changed' }]);
+    expect(changes.body.data.changes).toEqual([{ block_id: typed.id, change: 'changed' }]);
   });
 
   it('repeating undo_edit does not restore a deleted block twice', async () => {
