@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'slonik';
+import WS from 'ws';
 import { z } from 'zod';
 import * as Y from 'yjs';
 import { readBlocks } from '../../sync/blocks.ts';
@@ -27,6 +28,19 @@ describe.each(stores())('pads on %s', (store) => {
     providers.push(client);
     return client;
   };
+  /** A person signed in through the web sign-in, with a seat in the test hub. */
+  const seatedPerson = async (name: string, email: string) => {
+    const person = await signIn(server, name, email);
+    await server.core.db.pool.query(sql.unsafe`INSERT INTO hub_members (hub_id, participant_id, role) VALUES (${hub.id}, ${person.id}, 'member')`);
+    return person;
+  };
+  /** A WebSocket class sending a browser's cookie and Origin, which Node's own WebSocket cannot set. */
+  const browserSocket = (cookie: string, origin: string) =>
+    class extends WS {
+      constructor(url: string) {
+        super(url, { headers: { cookie, origin } });
+      }
+    };
   /** A member types into the first block of a pad; resolves once the server's live copy has it. */
   const typeLive = async (padId: string, at: number, text: string) => {
     const live = await connect(padId, member.key);
@@ -306,10 +320,7 @@ describe.each(stores())('pads on %s', (store) => {
 
   it('a cookie-authenticated WebSocket opened by another site is refused', async () => {
     const padId = await createPad('Cookie guarded.');
-    const person = await signIn(server, 'Cookie Person', 'cookie.person@example.test');
-    await server.core.db.pool.query(sql.unsafe`INSERT INTO hub_members (hub_id, participant_id, role) VALUES (${hub.id}, ${person.id}, 'member')`);
-    // Node's WebSocket cannot set Origin or Cookie; a provider over the ws package can.
-    const { default: WS } = await import('ws');
+    const person = await seatedPerson('Cookie Person', 'cookie.person@example.test');
     const attempt = (origin: string) =>
       new Promise<string>((resolve) => {
         const doc = new Y.Doc();
@@ -317,11 +328,7 @@ describe.each(stores())('pads on %s', (store) => {
           url: `${server.url.replace('http', 'ws')}/sync`,
           name: padId,
           document: doc,
-          WebSocketPolyfill: class extends WS {
-            constructor(url: string) {
-              super(url, { headers: { cookie: person.cookie, origin } });
-            }
-          },
+          WebSocketPolyfill: browserSocket(person.cookie, origin),
           onAuthenticationFailed: () => {
             provider.destroy();
             resolve('refused');
@@ -339,20 +346,14 @@ describe.each(stores())('pads on %s', (store) => {
 
   it('signing out ends the live connections of that session', async () => {
     const padId = await createPad('Session bound.');
-    const person = await signIn(server, 'Leaving Person', 'leaving.person@example.test');
-    await server.core.db.pool.query(sql.unsafe`INSERT INTO hub_members (hub_id, participant_id, role) VALUES (${hub.id}, ${person.id}, 'member')`);
-    const { default: WS } = await import('ws');
+    const person = await seatedPerson('Leaving Person', 'leaving.person@example.test');
     const doc = new Y.Doc();
     let closed = 0;
     const provider = new HocuspocusProvider({
       url: `${server.url.replace('http', 'ws')}/sync`,
       name: padId,
       document: doc,
-      WebSocketPolyfill: class extends WS {
-        constructor(url: string) {
-          super(url, { headers: { cookie: person.cookie, origin: server.url } });
-        }
-      },
+      WebSocketPolyfill: browserSocket(person.cookie, server.url),
       onClose: () => {
         closed++;
       },
