@@ -3,6 +3,7 @@ import type { Context } from 'koa';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { z } from 'zod';
 import type { Actor } from '../server/core/actor.ts';
 import type { Core } from '../server/core/context.ts';
@@ -32,11 +33,17 @@ const mcpCors = openCors({
   exposeHeaders: 'WWW-Authenticate, Mcp-Session-Id, MCP-Protocol-Version',
 });
 
-/** A server per request (one shared by concurrent requests breaks); the tool listing is shared. */
+/**
+ * The SDK validates elicitation answers with it, which a stateless server never asks for; left to
+ * itself it builds a new Ajv, formats and all, for every server, so every request.
+ */
+const jsonSchemaValidator = new AjvJsonSchemaValidator();
+
+/** A server per request (one shared by concurrent requests breaks); the tool listing and validator are shared. */
 function mcpServer(core: Core, actor: Actor): Server {
   const server = new Server(
     { name: 'svc', title: 'Dotpad', version: SERVER_VERSION, websiteUrl: core.config.baseUrl },
-    { capabilities: { tools: {} } },
+    { capabilities: { tools: {} }, jsonSchemaValidator },
   );
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listing }));
   server.setRequestHandler(CallToolRequestSchema, async (request) => {

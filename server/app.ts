@@ -15,6 +15,7 @@ import type { Core } from './core/context.ts';
 import { openDatabase } from './db/database.ts';
 import { applyMigrations } from './db/migrations.ts';
 import { syncAuthenticator } from './core/pads.ts';
+import { createEditorCache } from './core/editors.ts';
 import { createPadSync } from '../sync/padSync.ts';
 import { createLogger, type Logger } from './log.ts';
 
@@ -40,7 +41,7 @@ export async function startServer(config: Config, options: { log?: Logger; host?
   }
   const server = createServer();
   let port = config.port;
-  const core = { db, config, log } as Core;
+  const core = { db, config, log, editors: createEditorCache() } as Core;
   core.sync = createPadSync({ db, log, authenticate: syncAuthenticator(core), hosts: () => servedHosts(config, port) });
   core.sync.attach(server);
 

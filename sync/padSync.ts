@@ -8,7 +8,7 @@ import { PAD_FRAGMENT } from '../schema/pad.ts';
 import type { Db } from '../server/db/database.ts';
 import type { Logger } from '../server/log.ts';
 import { ensureBlockIds, readBlocks, type Block } from './blocks.ts';
-import { appendUpdate, compact, COMPACT_AFTER_BYTES, COMPACT_AFTER_UPDATES, loadInto, tailSize } from './store.ts';
+import { appendUpdate, applyPadLog, compact, COMPACT_AFTER_BYTES, COMPACT_AFTER_UPDATES, loadInto, readPadLog, tailSize } from './store.ts';
 import { recordVersion, type Author } from './versions.ts';
 
 export const SYNC_PATH = '/sync';
@@ -147,13 +147,11 @@ export function createPadSync(options: { db: Db; log: Logger; authenticate: Sync
   /**
    * One writer of versions at a time per pad on this instance: API edits and live batches take
    * turns, so a version's block list and attribution are never mixed up between them.
-   * `run` learns whether it had to wait.
    */
   const padLocks = new Map<string, Promise<unknown>>();
-  async function exclusive<T>(padId: string, run: (waited: boolean) => Promise<T>): Promise<T> {
+  async function exclusive<T>(padId: string, run: () => Promise<T>): Promise<T> {
     const previous = padLocks.get(padId);
-    const go = () => run(previous !== undefined);
-    const next = (previous ?? Promise.resolve()).then(go, go);
+    const next = (previous ?? Promise.resolve()).then(run, run);
     padLocks.set(padId, next);
     try {
       return await next;
@@ -235,18 +233,24 @@ export function createPadSync(options: { db: Db; log: Logger; authenticate: Sync
     },
 
     /** Runs `run` as the pad's only version writer on this instance, after its live typing is versioned. */
-    /**
-     * Runs `run` as the pad's only version writer on this instance, after its live typing is
-     * versioned. `stale` says whether a version may have been recorded since the caller last looked.
-     */
-    exclusive<T>(padId: string, run: (stale: boolean) => Promise<T>): Promise<T> {
-      return exclusive(padId, async (waited) => {
-        const settled = await settle(padId);
-        return run(waited || settled);
+    exclusive<T>(padId: string, run: () => Promise<T>): Promise<T> {
+      return exclusive(padId, async () => {
+        await settle(padId);
+        return run();
       });
     },
 
-    /** The blocks of the pad's latest version as this instance recorded it, if it did. */
+    /**
+     * Brings this instance's live copy of the pad up to what the database holds: the updates other
+     * instances appended reach it (and its clients). For when another instance wrote a version.
+     */
+    async catchUp(padId: string) {
+      recorded.delete(padId);
+      const document = hocuspocus.documents.get(padId);
+      if (document) applyPadLog(document, await readPadLog(db, padId));
+    },
+
+    /** The latest version of the pad this instance recorded or read, with its blocks, if it has one. */
     recorded(padId: string) {
       return recorded.get(padId);
     },
@@ -289,6 +293,9 @@ export function createPadSync(options: { db: Db; log: Logger; authenticate: Sync
           document.off('update', capture);
           update = updates.length === 0 ? null : updates.length === 1 ? updates[0]! : Y.mergeUpdates(updates);
         }
+        // Hocuspocus sends updates at the end of the event loop turn; the people in the pad get this
+        // one now, not after the work of persisting it.
+        document.flush();
         const blocks = readBlocks(fragment);
         const version = await persist(update, result, blocks);
         if (version !== null) recorded.set(padId, { version, blocks });

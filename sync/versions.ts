@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { sql, type CommonQueryMethods } from 'slonik';
+import * as Y from 'yjs';
 import { z } from 'zod';
 import type { Block } from './blocks.ts';
 
@@ -26,53 +27,92 @@ export function diffRefs(before: readonly BlockRef[], after: readonly BlockRef[]
   return [...changed];
 }
 
-export const toRefs = (blocks: readonly Block[]): BlockRef[] => blocks.map((block) => [block.id, hashText(block.text)]);
+export const toRefs = (blocks: readonly Pick<Block, 'id' | 'text'>[]): BlockRef[] => blocks.map((block) => [block.id, hashText(block.text)]);
 
 export async function latestVersion(conn: CommonQueryMethods, padId: string): Promise<{ version: number; blocks: BlockRef[] } | null> {
   return conn.maybeOne(sql.type(z.object({ version: z.number(), blocks: BlockRefs }))`
     SELECT version, blocks FROM pad_versions WHERE pad_id = ${padId} ORDER BY version DESC LIMIT 1`);
 }
 
+/** The version a write was based on is no longer the pad's: someone else (another instance) wrote since. */
+export class StaleVersion extends Error {
+  constructor(padId: string, expected: number) {
+    super(`pad ${padId} is past version ${expected}`);
+    this.name = 'StaleVersion';
+  }
+}
+
+export type VersionInput = {
+  padId: string;
+  kind: VersionKind;
+  author: Author;
+  editId?: string | undefined;
+  /** The pad's blocks after the change. */
+  blocks: readonly Block[];
+  /** The blocks the change touched; by default, those that differ from the previous version. */
+  changed?: readonly string[];
+  /** The Yjs update of the change, appended to the pad's log in the same statement. */
+  update?: Uint8Array | null;
+  /**
+   * The version the change was made on and its blocks, when the caller knows them: the write is then
+   * one statement that needs no transaction, and throws StaleVersion if the pad has moved on since.
+   * Without it, the current version is read and locked in the caller's transaction first.
+   */
+  previous?: { version: number; blocks: readonly BlockRef[] };
+};
+
 /**
- * Records a version in the caller's transaction: locks the pad row so versions of one pad are
- * numbered one after another across instances, stores new block texts and last writers. Returns the
- * new version, or null when `changed` is empty and nothing needs recording.
+ * Records a version: the pad's number rises by one, the new block texts, the version row, the last
+ * writers and the change's update in the log are written by one statement, so it commits whole or not
+ * at all. Returns the new version, or null when a live batch changed nothing and needs no version.
  */
-export async function recordVersion(
-  tx: CommonQueryMethods,
-  input: { padId: string; kind: VersionKind; author: Author; editId?: string | undefined; blocks: readonly Block[]; changed?: readonly string[] },
-): Promise<{ version: number; changed: string[] } | null> {
-  const current = await tx.one(sql.type(z.object({ version: z.number() }))`
-    SELECT version FROM pads WHERE id = ${input.padId} FOR UPDATE`);
+export async function recordVersion(conn: CommonQueryMethods, input: VersionInput): Promise<{ version: number; changed: string[] } | null> {
+  const previous = input.previous ?? (await lockedLatest(conn, input.padId));
   const refs = toRefs(input.blocks);
-  const previous = await latestVersion(tx, input.padId);
   // Blocks that differ from the last version: they include live typing not yet versioned, whose
   // texts must be stored now even when this version is an API edit of other blocks.
-  const differing = diffRefs(previous?.blocks ?? [], refs);
-  const changed = input.changed ? [...input.changed] : differing;
+  const differing = diffRefs(previous.blocks, refs);
+  const changed = input.changed ? [...new Set(input.changed)] : differing;
   if (changed.length === 0 && input.kind === 'live') return null;
-  const version = current.version + 1;
   const needText = new Set([...changed, ...differing]);
   const texts = input.blocks.filter((block) => needText.has(block.id)).map((block) => [hashText(block.text), block.text] as const);
-  if (texts.length) {
-    await tx.query(sql.unsafe`
+  const author = { id: input.author?.id ?? null, kind: input.author?.kind ?? null };
+  const update = input.update
+    ? sql.fragment`, logged AS (
+        INSERT INTO pad_updates (pad_id, update, state_vector)
+        SELECT ${input.padId}, ${sql.binary(Buffer.from(input.update))}, ${sql.binary(Buffer.from(Y.encodeStateVectorFromUpdate(input.update)))} FROM bumped)`
+    : sql.fragment``;
+  // Each part selects from the bumped pad row: when the pad is past `previous`, nothing is written.
+  const version = await conn.maybeOneFirst(sql.type(z.object({ version: z.number() }))`
+    WITH bumped AS (
+      UPDATE pads SET version = version + 1, updated_at = now()
+      WHERE id = ${input.padId} AND version = ${previous.version}
+      RETURNING version)
+    ${update},
+    texts AS (
       INSERT INTO pad_block_texts (pad_id, hash, text)
-      SELECT ${input.padId}, hash, text FROM ${sql.unnest(texts, ['text', 'text'])} AS t(hash, text)
-      ON CONFLICT DO NOTHING`);
-  }
-  await tx.query(sql.unsafe`
-    INSERT INTO pad_versions (pad_id, version, kind, actor_id, actor_kind, edit_id, blocks, changed)
-    VALUES (${input.padId}, ${version}, ${input.kind}, ${input.author?.id ?? null}, ${input.author?.kind ?? null},
-            ${input.editId ?? null}, ${sql.jsonb(refs)}, ${sql.array(changed, 'text')})`);
-  if (changed.length) {
-    await tx.query(sql.unsafe`
+      SELECT ${input.padId}, t.hash, t.text FROM bumped, ${sql.unnest(texts, ['text', 'text'])} AS t(hash, text)
+      ON CONFLICT DO NOTHING),
+    versioned AS (
+      INSERT INTO pad_versions (pad_id, version, kind, actor_id, actor_kind, edit_id, blocks, changed)
+      SELECT ${input.padId}, version, ${input.kind}, ${author.id}, ${author.kind}, ${input.editId ?? null}, ${sql.jsonb(refs)}, ${sql.array(changed, 'text')}
+      FROM bumped),
+    authored AS (
       INSERT INTO pad_block_authors (pad_id, block_id, actor_id, actor_kind, version)
-      SELECT ${input.padId}, block_id, ${input.author?.id ?? null}, ${input.author?.kind ?? null}, ${version}
-      FROM unnest(${sql.array(changed, 'text')}) AS block_id
-      ON CONFLICT (pad_id, block_id) DO UPDATE SET actor_id = excluded.actor_id, actor_kind = excluded.actor_kind, version = excluded.version`);
-  }
-  await tx.query(sql.unsafe`UPDATE pads SET version = ${version}, updated_at = now() WHERE id = ${input.padId}`);
+      SELECT ${input.padId}, block_id, ${author.id}, ${author.kind}, version
+      FROM bumped, unnest(${sql.array(changed, 'text')}) AS block_id
+      ON CONFLICT (pad_id, block_id) DO UPDATE SET actor_id = excluded.actor_id, actor_kind = excluded.actor_kind, version = excluded.version)
+    SELECT version FROM bumped`);
+  if (version === null) throw new StaleVersion(input.padId, previous.version);
   return { version, changed };
+}
+
+/** The pad's current version, locked for the caller's transaction, and that version's blocks. */
+async function lockedLatest(conn: CommonQueryMethods, padId: string): Promise<{ version: number; blocks: BlockRef[] }> {
+  const version = await conn.oneFirst(sql.type(z.object({ version: z.number() }))`
+    SELECT version FROM pads WHERE id = ${padId} FOR UPDATE`);
+  const latest = await latestVersion(conn, padId);
+  return { version, blocks: latest?.blocks ?? [] };
 }
 
 const BlockAtRow = z.object({ version: z.number(), id: z.string().nullable(), hash: z.string().nullable(), text: z.string().nullable() });

@@ -2,6 +2,7 @@ import type { Config } from '../config.ts';
 import type { Db } from '../db/database.ts';
 import type { Logger } from '../log.ts';
 import type { PadSync } from '../../sync/padSync.ts';
+import type { EditorCache } from './editors.ts';
 
 /** What every core function is handed: the store, the configuration and a logger. Nothing of HTTP. */
 export type Core = {
@@ -10,4 +11,6 @@ export type Core = {
   log: Logger;
   /** The live pad documents. */
   sync: PadSync;
+  /** Who may edit which pad, remembered for a few seconds. */
+  editors: EditorCache;
 };

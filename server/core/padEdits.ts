@@ -1,11 +1,10 @@
 import * as Y from 'yjs';
-import { sql, type DatabaseTransactionConnection } from 'slonik';
+import { sql, type CommonQueryMethods, type DatabaseTransactionConnection } from 'slonik';
 import { z } from 'zod';
 import type { Node as PMNode } from '@tiptap/pm/model';
 import { blockMarkdown } from '../../schema/markdown.ts';
 import { parseBlocks, insertBlocks, replaceBlock, type Block } from '../../sync/blocks.ts';
-import { appendUpdate } from '../../sync/store.ts';
-import { blocksAt, changedByOthersSince, findEdit, recordVersion, type VersionKind } from '../../sync/versions.ts';
+import { blocksAt, changedByOthersSince, findEdit, recordVersion, StaleVersion, toRefs, type VersionKind } from '../../sync/versions.ts';
 import type { Actor } from './actor.ts';
 import type { Core } from './context.ts';
 import { AppError, forbidden, invalid, notFound } from './errors.ts';
@@ -14,7 +13,7 @@ import { linkForm } from './framing.ts';
 import { allows } from './rights.ts';
 import { newId } from './secrets.ts';
 import { idempotencyKey } from './idempotency.ts';
-import { authorOf, PAD_MAX_CHARS, readablePad, requireEditor } from './pads.ts';
+import { authorOf, editablePad, PAD_MAX_CHARS } from './pads.ts';
 
 /** One change to the pad's blocks: replace (or with no nodes delete) a block, or insert after one. */
 export type BlockOp = { kind: 'edit'; blockId: string; text: string } | { kind: 'insert'; after: string; text: string; id?: string };
@@ -83,16 +82,34 @@ export function diffAgainstBase(base: readonly { id: string; text: string }[], n
 }
 
 /**
- * The blocks of the pad's latest version: from what this instance recorded when that is the version
- * the database has (`known`, when the caller just read it), else from the database.
+ * The pad's latest version and its blocks. With `trustRecorded`, what this instance last recorded or
+ * read of the pad (no query; the version is checked again when the change commits); else read from
+ * the database, and remembered.
  */
-async function latestBlocks(core: Core, padId: string, known: number | null) {
-  const version = known ?? (await core.db.pool.oneFirst(sqlVersion(padId)));
-  const mine = core.sync.recorded(padId);
-  if (mine && mine.version === version) return { version, blocks: mine.blocks };
-  const stored = (await blocksAt(core.db.pool, padId)) ?? { version, blocks: [] };
+async function latestBlocks(core: Core, padId: string, trustRecorded: boolean): Promise<Latest> {
+  const mine = trustRecorded ? core.sync.recorded(padId) : undefined;
+  if (mine) return { ...mine, remembered: true };
+  const stored = (await blocksAt(core.db.pool, padId)) ?? { version: 0, blocks: [] };
   core.sync.remember(padId, stored.version, stored.blocks.map((b) => ({ id: b.id, type: '', text: b.text })));
-  return stored;
+  return { ...stored, remembered: false };
+}
+type Latest = { version: number; blocks: readonly { id: string; text: string }[]; remembered: boolean };
+
+/**
+ * Runs an edit against the latest version this instance knows. If another instance wrote a version
+ * meanwhile (the commit finds the pad moved on and takes the change back out of the live document),
+ * the live document catches up with the database and the edit runs again on its latest version.
+ */
+async function onLatest<T>(core: Core, padId: string, run: (latest: Latest) => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await run(await latestBlocks(core, padId, attempt === 1));
+    } catch (error) {
+      if (!(error instanceof StaleVersion)) throw error;
+      await core.sync.catchUp(padId);
+      if (attempt === 3) throw new AppError('busy', 'This pad is being written by several servers at once; try again.', { retry_after_seconds: 1 });
+    }
+  }
 }
 
 /** At most this many block changes in one call (whole-text edits included). */
@@ -188,6 +205,7 @@ async function commitOps(
   kind: VersionKind,
   ops: BlockOp[],
   guard: Guard,
+  base: Latest,
   onCommit?: (tx: DatabaseTransactionConnection, outcome: Outcome) => Promise<void>,
 ): Promise<Outcome> {
   const editId = newId('edt_');
@@ -203,10 +221,14 @@ async function commitOps(
     },
     async (update, applied, blocks) => {
       if (!update || applied.changed.length === 0) return null;
+      const previous = { version: base.version, blocks: toRefs(base.blocks) };
+      const record = async (conn: CommonQueryMethods) =>
+        (await recordVersion(conn, { padId, kind, author: authorOf(actor), editId, blocks, changed: applied.changed, update, previous }))!.version;
+      // Without anything else to write, the version is one statement: no transaction round trips.
+      if (!onCommit) return (version = await core.db.writeStatement(record));
       return core.db.write(async (tx) => {
-        await appendUpdate(tx, padId, update);
-        version = (await recordVersion(tx, { padId, kind, author: authorOf(actor), editId, blocks, changed: applied.changed }))!.version;
-        await onCommit?.(tx, { version, editId, conflicts: applied.conflicts, changed: applied.changed });
+        version = await record(tx);
+        await onCommit(tx, { version, editId, conflicts: applied.conflicts, changed: applied.changed });
         return version;
       });
     },
@@ -237,9 +259,7 @@ function describeConflicts(conflicts: readonly Conflict[]): TextPart[] {
 }
 
 export async function editPad(core: Core, actor: Actor, input: EditPadInput): Promise<Result> {
-  const conn = core.db.pool;
-  const { pad, hub, seat } = await readablePad(core, conn, input.pad_id, actor);
-  requireEditor(seat, hub);
+  const { pad } = await editablePad(core, input.pad_id, actor);
   const whole = input.text !== undefined;
   if (whole && (input.edits?.length || input.inserts?.length)) {
     throw invalid('Send either text (the whole new pad) or edits and inserts, not both.', { issues: [{ path: 'text', message: 'Not with edits or inserts.' }] });
@@ -251,37 +271,42 @@ export async function editPad(core: Core, actor: Actor, input: EditPadInput): Pr
   const key = input.idempotency_key === undefined ? null : idempotencyKey(core, actor, 'edit_pad', input.idempotency_key, input);
   const earlier = await key?.earlier();
   if (earlier) return earlier;
-  return core.sync.exclusive(pad.id, async (stale) => {
-    // Pending live typing has just become a version: the latest version is what others have written.
-    const latest = await latestBlocks(core, pad.id, stale ? null : pad.version);
-    const current = latest.version;
-    if (input.base_version > current) {
-      throw invalid(`base_version ${input.base_version} is newer than the pad (version ${current}).`, { issues: [{ path: 'base_version', message: 'Newer than the pad.' }] });
-    }
-    let ops: BlockOp[];
-    if (whole) {
-      const base = input.base_version === current ? latest : await blocksAt(conn, pad.id, input.base_version);
-      if (!base) throw invalid(`This pad has no version ${input.base_version}.`, { issues: [{ path: 'base_version', message: 'Unknown version.' }] });
-      // Agents read links in link form: compare in that form, so a paragraph sent back unchanged
-      // is untouched and keeps its real links.
-      ops = diffAgainstBase(base.blocks.map((b) => ({ id: b.id, text: asRead(b.text) })), parseBlocks(input.text!).map(blockText));
-    } else {
-      ops = [
-        ...(input.edits ?? []).map((e): BlockOp => ({ kind: 'edit', blockId: e.block_id, text: e.text })),
-        ...(input.inserts ?? []).map((e): BlockOp => ({ kind: 'insert', after: e.after, text: e.text })),
-      ];
-    }
-    if (ops.length > MAX_OPS) {
-      throw new AppError('too_large', `This edit changes ${ops.length} blocks; at most ${MAX_OPS} change in one call. Edit in parts.`);
-    }
-    // Reading the current version, nobody can have changed anything since: skip the query.
-    const touchedByOthers = input.base_version === current ? new Set<string>() : await changedByOthersSince(conn, pad.id, input.base_version, actor.id);
-    const guard: Guard = { touchedByOthers, latest: new Map(latest.blocks.map((b) => [b.id, b.text])) };
-    const result = (outcome: Outcome): Result => editResult(pad.id, current, outcome);
-    const store = key ? (tx: DatabaseTransactionConnection, outcome: Outcome) => key.store(tx, result(outcome)) : undefined;
-    const outcome = ops.length ? await commitOps(core, actor, pad.id, 'edit', ops, guard, store) : { version: null, editId: null, conflicts: [], changed: [] };
-    return result(outcome);
-  }).catch((error: unknown) => (key ? key.winner(error) : Promise.reject(error)));
+  const conn = core.db.pool;
+  return core.sync
+    .exclusive(pad.id, () =>
+      onLatest(core, pad.id, async (latest) => {
+        // A base newer than what this instance knows: another instance wrote it; read again.
+        if (input.base_version > latest.version && latest.remembered) throw new StaleVersion(pad.id, latest.version);
+        const current = latest.version;
+        if (input.base_version > current) {
+          throw invalid(`base_version ${input.base_version} is newer than the pad (version ${current}).`, { issues: [{ path: 'base_version', message: 'Newer than the pad.' }] });
+        }
+        let ops: BlockOp[];
+        if (whole) {
+          const base = input.base_version === current ? latest : await blocksAt(conn, pad.id, input.base_version);
+          if (!base) throw invalid(`This pad has no version ${input.base_version}.`, { issues: [{ path: 'base_version', message: 'Unknown version.' }] });
+          // Agents read links in link form: compare in that form, so a paragraph sent back unchanged
+          // is untouched and keeps its real links.
+          ops = diffAgainstBase(base.blocks.map((b) => ({ id: b.id, text: asRead(b.text) })), parseBlocks(input.text!).map(blockText));
+        } else {
+          ops = [
+            ...(input.edits ?? []).map((e): BlockOp => ({ kind: 'edit', blockId: e.block_id, text: e.text })),
+            ...(input.inserts ?? []).map((e): BlockOp => ({ kind: 'insert', after: e.after, text: e.text })),
+          ];
+        }
+        if (ops.length > MAX_OPS) {
+          throw new AppError('too_large', `This edit changes ${ops.length} blocks; at most ${MAX_OPS} change in one call. Edit in parts.`);
+        }
+        // Reading the current version, nobody can have changed anything since: skip the query.
+        const touchedByOthers = input.base_version === current ? new Set<string>() : await changedByOthersSince(conn, pad.id, input.base_version, actor.id);
+        const guard: Guard = { touchedByOthers, latest: new Map(latest.blocks.map((b) => [b.id, b.text])) };
+        const result = (outcome: Outcome): Result => editResult(pad.id, current, outcome);
+        const store = key ? (tx: DatabaseTransactionConnection, outcome: Outcome) => key.store(tx, result(outcome)) : undefined;
+        const outcome = ops.length ? await commitOps(core, actor, pad.id, 'edit', ops, guard, latest, store) : { version: null, editId: null, conflicts: [], changed: [] };
+        return result(outcome);
+      }),
+    )
+    .catch((error: unknown) => (key ? key.winner(error) : Promise.reject(error)));
 }
 
 /** What edit_pad answers: the new version and edit id, or that nothing changed, and the conflicts. */
@@ -318,15 +343,13 @@ export async function undoEdit(core: Core, actor: Actor, input: { edit_id: strin
   const conn = core.db.pool;
   const edit = await findEdit(conn, input.edit_id);
   if (!edit) throw notFound('No such edit.');
-  const { pad, hub, seat } = await readablePad(core, conn, edit.pad_id, actor);
-  requireEditor(seat, hub);
+  const { pad, seat } = await editablePad(core, edit.pad_id, actor);
   if (edit.actor_id !== actor.id && !allows(seat, 'moderate')) {
     throw forbidden('Members undo their own edits; owners and helpers undo anyone’s.', { yourCapabilities: ['edit_pad'] });
   }
-  return core.sync.exclusive(pad.id, async () => {
-    const before = (await blocksAt(conn, pad.id, edit.version - 1))?.blocks ?? [];
-    const after = (await blocksAt(conn, pad.id, edit.version))?.blocks ?? [];
-    const latest = await latestBlocks(core, pad.id, null);
+  const before = (await blocksAt(conn, pad.id, edit.version - 1))?.blocks ?? [];
+  const after = (await blocksAt(conn, pad.id, edit.version))?.blocks ?? [];
+  return core.sync.exclusive(pad.id, () => onLatest(core, pad.id, async (latest) => {
     const beforeById = new Map(before.map((b, i) => [b.id, { ...b, index: i }]));
     const afterById = new Map(after.map((b) => [b.id, b]));
     const now = new Map((await core.sync.read(pad.id)).map((b) => [b.id, b]));
@@ -350,7 +373,7 @@ export async function undoEdit(core: Core, actor: Actor, input: { edit_id: strin
       }
     }
     const guard: Guard = { touchedByOthers: new Set(), latest: new Map(latest.blocks.map((b) => [b.id, b.text])) };
-    const outcome = ops.length ? await commitOps(core, actor, pad.id, 'undo', ops, guard) : { version: null, editId: null, conflicts: [], changed: [] };
+    const outcome = ops.length ? await commitOps(core, actor, pad.id, 'undo', ops, guard, latest) : { version: null, editId: null, conflicts: [], changed: [] };
     const all = [...conflicts, ...outcome.conflicts];
     const version = outcome.version ?? (await conn.oneFirst(sqlVersion(pad.id)));
     return {
@@ -367,5 +390,5 @@ export async function undoEdit(core: Core, actor: Actor, input: { edit_id: strin
         conflicts: all.map((c) => ({ block_id: c.block_id, reason: c.reason })),
       },
     };
-  });
+  }));
 }

@@ -2,7 +2,6 @@ import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import { HubRow, PadRow, Role } from '../../schema/rows.ts';
 import { insertBlocks, parseBlocks, type Block } from '../../sync/blocks.ts';
-import { appendUpdate } from '../../sync/store.ts';
 import { blocksAt, recordVersion } from '../../sync/versions.ts';
 import type { SyncAuthenticate } from '../../sync/padSync.ts';
 import type { Actor } from './actor.ts';
@@ -15,6 +14,7 @@ import { fenced, line, type Result, type TextPart } from './result.ts';
 import { allows, requireWriter, type Seat } from './rights.ts';
 import { newId } from './secrets.ts';
 import { idempotencyKey } from './idempotency.ts';
+import type { EditablePad } from './editors.ts';
 import { outlineRows, outlineTable, sections, wholeText } from './sections.ts';
 import { readableThread } from './threads.ts';
 
@@ -44,6 +44,22 @@ export async function readablePad(core: Core, conn: CommonQueryMethods, padId: s
   if (!row || (row.role === null && !readsPublic(core, row.hub))) throw notFound('No such pad, or it is private.');
   const { hub, role, ...pad } = row;
   return { pad, hub, seat: role as Seat };
+}
+
+/**
+ * A pad the actor may edit directly, with its hub and the actor's seat: a grant from the last few
+ * seconds is taken from the editor cache, so a warm edit reads nothing before it goes live. Refuses
+ * like readablePad and requireEditor.
+ */
+export async function editablePad(core: Core, padId: string, actor: Actor): Promise<EditablePad> {
+  const granted = core.editors.get(actor.id, padId);
+  if (granted) return granted;
+  const { pad, hub, seat } = await readablePad(core, core.db.pool, padId, actor);
+  requireEditor(seat, hub);
+  const { version: _version, ...rest } = pad;
+  const editable = { pad: rest, hub, seat };
+  core.editors.set(actor.id, editable);
+  return editable;
 }
 
 /** Editing directly: owners and helpers anywhere, members in Open hubs (SPEC part 2). */
@@ -110,8 +126,7 @@ export async function createPad(
           await tx.query(sql.unsafe`
             INSERT INTO pads (id, hub_id, thread_id, title, created_by) VALUES (${padId}, ${hub.id}, ${threadId}, ${input.title}, ${actor.id})`);
           await tx.query(sql.unsafe`UPDATE hubs SET updated_at = now() WHERE id = ${hub.id}`);
-          if (update) await appendUpdate(tx, padId, update);
-          const { version } = (await recordVersion(tx, { padId, kind: 'create', author: authorOf(actor), blocks, changed: ids }))!;
+          const { version } = (await recordVersion(tx, { padId, kind: 'create', author: authorOf(actor), blocks, changed: ids, update }))!;
           result = created(version, blocks.length);
           await key?.store(tx, result);
           return version;

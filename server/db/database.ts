@@ -4,6 +4,7 @@ import {
   createPool,
   createTypeParserPreset,
   SchemaValidationError,
+  type CommonQueryMethods,
   type DatabasePool,
   type DatabaseTransactionConnection,
   type Interceptor,
@@ -16,6 +17,11 @@ export type Db = {
   kind: 'postgres' | 'pglite';
   /** Runs `handler` in one transaction; tracked so /healthz can tell when writes stall. */
   write<T>(handler: (tx: DatabaseTransactionConnection) => Promise<T>): Promise<T>;
+  /**
+   * A write that is a single statement, atomic on its own: no BEGIN and COMMIT round trips around
+   * it. Tracked like `write`.
+   */
+  writeStatement<T>(handler: (conn: CommonQueryMethods) => Promise<T>): Promise<T>;
   /** Milliseconds the oldest unfinished write has waited, or 0. */
   oldestWriteMs(): number;
   close(): Promise<void>;
@@ -102,18 +108,20 @@ export async function openDatabase(options: { databaseUrl?: string; dataDir: str
 function wrap(pool: DatabasePool, kind: Db['kind'], end: () => Promise<void>): Db {
   const started = new Map<symbol, number>();
   let closed = false;
+  async function tracked<T>(run: () => Promise<T>): Promise<T> {
+    const token = Symbol('write');
+    started.set(token, performance.now());
+    try {
+      return await run();
+    } finally {
+      started.delete(token);
+    }
+  }
   return {
     pool,
     kind,
-    async write(handler) {
-      const token = Symbol('write');
-      started.set(token, performance.now());
-      try {
-        return await pool.transaction(handler);
-      } finally {
-        started.delete(token);
-      }
-    },
+    write: (handler) => tracked(() => pool.transaction(handler)),
+    writeStatement: (handler) => tracked(() => handler(pool)),
     oldestWriteMs() {
       let oldest = Infinity;
       for (const at of started.values()) oldest = Math.min(oldest, at);

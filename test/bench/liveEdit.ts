@@ -1,7 +1,9 @@
-import * as Y from 'yjs';
+import { fork, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { readBlocks } from '../../sync/blocks.ts';
-import { mcpClient, registerAgent, type TestServer } from '../support/server.ts';
+import { mcpClient, registerAgent, type Reachable } from '../support/server.ts';
 import { connectProvider, makePad, restOk, whenText } from './setup.ts';
+import type { BaselineReply, BaselineRequest } from './serverProcess.ts';
 import { progress, summarize, type Summary } from './stats.ts';
 
 export type LiveEditResult = {
@@ -9,54 +11,87 @@ export type LiveEditResult = {
   warmup: number;
   /** edit_pad over MCP -> the provider shows the text. */
   ours: Summary;
+  /** edit_pad over MCP -> the provider shows the text and the call has answered (after its commit). */
+  oursDurable: Summary;
   /** The MCP call's own round trip (returns after the commit). */
   mcpCall: Summary;
   /** How often the provider had the text before the MCP call returned. */
   seenBeforeReply: number;
-  /** Split of `ours`: from the call to the server's live transaction, and from there to the editor. */
-  toTransaction: Summary;
-  transactionToEditor: Summary;
-  /** Bare Hocuspocus: direct connection transact -> the provider shows the text. */
+  /** Bare Hocuspocus with a commit per edit: direct-connection transact, its update appended in one committed INSERT. */
   bare: Summary;
+  bareDurable: Summary;
+  /** The relay alone, nothing written: the floor. */
+  relay: Summary;
   padBlocks: number;
 };
+
+/** The server in its own process; `baseline` runs one bare Hocuspocus edit inside it. */
+export type ServerProcess = Reachable & {
+  baseline(padId: string, text: string, commit: boolean): Promise<void>;
+  close(): Promise<void>;
+};
+
+const serverScript = fileURLToPath(new URL('./serverProcess.ts', import.meta.url));
+
+export async function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
+  const child: ChildProcess = fork(serverScript, [], {
+    env: { ...process.env, PORT: '0', LOG_LEVEL: 'silent', SVC_GUEST_AGENTS: '1', ...env },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const pending = new Map<number, { resolve: () => void; reject: (error: Error) => void }>();
+  let nextId = 1;
+  const url = await new Promise<string>((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`the server process exited with ${code} before it was ready`)));
+    child.on('message', (message: { ready?: string } & Partial<BaselineReply>) => {
+      if (message.ready) return resolve(message.ready);
+      const waiting = pending.get(message.id!);
+      pending.delete(message.id!);
+      if ('error' in message) waiting?.reject(new Error(message.error));
+      else waiting?.resolve();
+    });
+  });
+  return {
+    url,
+    baseline(padId, text, commit) {
+      const id = nextId++;
+      return new Promise<void>((resolve, reject) => {
+        pending.set(id, { resolve, reject });
+        child.send({ id, padId, text, commit } satisfies BaselineRequest);
+      });
+    },
+    async close() {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.send('stop');
+      await exited;
+    },
+  };
+}
 
 const PAD_TEXT = Array.from({ length: 8 }, (_, i) => `Paragraph ${i + 1} of the benchmark pad, a sentence of ordinary length.`).join('\n\n');
 
 /**
- * Measurements 1 and 2, interleaved so both see the same process state: an MCP `edit_pad` of one
- * paragraph against the current version, timed until a connected provider's document shows it;
- * then a bare Hocuspocus direct-connection transaction on a second pad, timed the same way.
+ * Measurements 1 and 2, interleaved so all see the same state of the machine: an MCP `edit_pad` of
+ * one paragraph against the current version, timed until a connected provider's document shows it;
+ * then on a second pad a bare Hocuspocus direct-connection transaction whose update is committed to
+ * the pad log, timed the same way; then on a third pad the relay alone, with nothing written.
  */
-export async function liveEdit(server: TestServer, options: { edits: number; warmup: number }): Promise<LiveEditResult> {
+export async function liveEdit(server: ServerProcess, options: { edits: number; warmup: number }): Promise<LiveEditResult> {
   const agent = await registerAgent(server, 'Bench agent');
   const hub = await restOk(server, agent.key, 'create_hub', { name: 'Bench hub' });
   const ours = await makePad(server, agent.key, hub.slug, 'Edited over MCP', PAD_TEXT);
   const bare = await makePad(server, agent.key, hub.slug, 'Bare relay baseline', PAD_TEXT);
+  const relay = await makePad(server, agent.key, hub.slug, 'Relay alone', PAD_TEXT);
 
   const oursClient = await connectProvider(server, agent.key, ours.padId);
   const bareClient = await connectProvider(server, agent.key, bare.padId);
+  const relayClient = await connectProvider(server, agent.key, relay.padId);
   const blocks = readBlocks(oursClient.doc.getXmlFragment('default'));
   if (blocks.length !== 8) throw new Error(`expected 8 blocks in the provider's copy, saw ${blocks.length}`);
   // The paragraph edited each time: the middle of the pad, as an agent would.
   const blockId = blocks[3]!.id;
-
   const client = await mcpClient(server, agent.key);
-  const direct = await server.core.sync.hocuspocus.openDirectConnection(bare.padId, {});
-  // When the server's live copy changes: splits our latency into the way in and the relay out.
-  const serverDoc = server.core.sync.hocuspocus.documents.get(ours.padId);
-  if (!serverDoc) throw new Error('the edited pad is not loaded on the server');
-  let transactedAt = 0;
-  const onServerUpdate = () => {
-    transactedAt ||= performance.now();
-  };
-  serverDoc.on('update', onServerUpdate);
 
-  const oursSamples: number[] = [];
-  const callSamples: number[] = [];
-  const bareSamples: number[] = [];
-  const inSamples: number[] = [];
-  const outSamples: number[] = [];
+  const samples = { ours: [] as number[], oursDurable: [] as number[], call: [] as number[], bare: [] as number[], bareDurable: [] as number[], relay: [] as number[] };
   let seenBeforeReply = 0;
   let version = ours.version;
   const total = options.warmup + options.edits;
@@ -67,7 +102,6 @@ export async function liveEdit(server: TestServer, options: { edits: number; war
       // 1. edit_pad over MCP.
       const text = `edit ${i}`;
       const seen = whenText(oursClient.doc, blockId, text);
-      transactedAt = 0;
       const t0 = performance.now();
       const reply = (await client.callTool({
         name: 'edit_pad',
@@ -81,44 +115,48 @@ export async function liveEdit(server: TestServer, options: { edits: number; war
       version = next;
       const seenAt = await seen;
       if (measured) {
-        oursSamples.push(seenAt - t0);
-        callSamples.push(replied - t0);
-        inSamples.push(transactedAt - t0);
-        outSamples.push(seenAt - transactedAt);
+        samples.ours.push(seenAt - t0);
+        samples.oursDurable.push(Math.max(seenAt, replied) - t0);
+        samples.call.push(replied - t0);
         if (seenAt <= replied) seenBeforeReply++;
       }
 
-      // 2. The bare relay: one paragraph's text replaced through the Y types, no database commit of ours.
+      // 2. Bare Hocuspocus with a commit per edit.
       const bareText = `bare ${i}`;
       const bareSeen = whenText(bareClient.doc, null, bareText);
       const b0 = performance.now();
-      await direct.transact((doc) => {
-        const paragraph = doc.getXmlFragment('default').get(0) as Y.XmlElement;
-        const textNode = paragraph.get(0) as Y.XmlText;
-        textNode.delete(0, textNode.length);
-        textNode.insert(0, bareText);
-      });
-      const bareAt = await bareSeen;
-      if (measured) bareSamples.push(bareAt - b0);
+      const bareAcked = server.baseline(bare.padId, bareText, true).then(() => performance.now());
+      const [bareAt, bareAckedAt] = await Promise.all([bareSeen, bareAcked]);
+      if (measured) {
+        samples.bare.push(bareAt - b0);
+        samples.bareDurable.push(Math.max(bareAt, bareAckedAt) - b0);
+      }
+
+      // 3. The relay alone.
+      const relayText = `relay ${i}`;
+      const relaySeen = whenText(relayClient.doc, null, relayText);
+      const r0 = performance.now();
+      const [relayAt] = await Promise.all([relaySeen, server.baseline(relay.padId, relayText, false)]);
+      if (measured) samples.relay.push(relayAt - r0);
 
       if ((i + 1) % 50 === 0) progress(`  live edits ${i + 1}/${total}`);
     }
   } finally {
-    serverDoc.off('update', onServerUpdate);
-    await direct.disconnect({ unloadImmediately: false });
     await client.close();
     oursClient.close();
     bareClient.close();
+    relayClient.close();
   }
   return {
     edits: options.edits,
     warmup: options.warmup,
-    ours: summarize(oursSamples),
-    mcpCall: summarize(callSamples),
+    ours: summarize(samples.ours),
+    oursDurable: summarize(samples.oursDurable),
+    mcpCall: summarize(samples.call),
     seenBeforeReply,
-    toTransaction: summarize(inSamples),
-    transactionToEditor: summarize(outSamples),
-    bare: summarize(bareSamples),
+    bare: summarize(samples.bare),
+    bareDurable: summarize(samples.bareDurable),
+    relay: summarize(samples.relay),
     padBlocks: blocks.length,
   };
 }

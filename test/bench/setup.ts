@@ -2,17 +2,17 @@ import * as Y from 'yjs';
 import WebSocket from 'ws';
 import { HocuspocusProvider, HocuspocusProviderWebsocket } from '@hocuspocus/provider';
 import { readBlocks } from '../../sync/blocks.ts';
-import { rest, type TestServer } from '../support/server.ts';
+import { rest, type Reachable } from '../support/server.ts';
 
 /** A tool call over REST that must succeed; returns its `data`. */
-export async function restOk(server: TestServer, key: string, tool: string, args: unknown): Promise<any> {
+export async function restOk(server: Reachable, key: string, tool: string, args: unknown): Promise<any> {
   const reply = await rest(server, key, tool, args);
   if (reply.status !== 200 && reply.status !== 201) throw new Error(`${tool} failed: ${reply.status} ${reply.text}`);
   return reply.body.data;
 }
 
 /** A hub and a pad in it with the given Markdown; returns the pad id, its version and its block ids. */
-export async function makePad(server: TestServer, key: string, hubSlug: string, title: string, text: string) {
+export async function makePad(server: Reachable, key: string, hubSlug: string, title: string, text: string) {
   const data = await restOk(server, key, 'create_pad', { hub: hubSlug, title, text });
   return { padId: String(data.pad_id), version: Number(data.version) };
 }
@@ -21,7 +21,7 @@ export async function makePad(server: TestServer, key: string, hubSlug: string, 
  * A Node Yjs client on the pad, the way the web editor connects: `@hocuspocus/provider` over a
  * WebSocket (the `ws` package), the agent key as token. Resolves once the first sync is done.
  */
-export async function connectProvider(server: TestServer, key: string, padId: string) {
+export async function connectProvider(server: Reachable, key: string, padId: string) {
   const socket = new HocuspocusProviderWebsocket({
     url: `${server.url.replace(/^http/, 'ws')}/sync`,
     WebSocketPolyfill: WebSocket,

@@ -118,12 +118,19 @@ describe.runIf(stores().includes('postgres'))('two instances on postgres', () =>
       await rest(b, key, 'open_pad', { pad_id: padId, mode: 'full' });
       expect((await rest(a, key, 'edit_pad', { pad_id: padId, base_version: 1, edits: [{ block_id: blocks[0]!, text: 'One, via A.' }] })).status).toBe(200);
       expect((await rest(b, key, 'edit_pad', { pad_id: padId, base_version: 1, edits: [{ block_id: blocks[1]!, text: 'Two, via B.' }] })).status).toBe(200);
+      // A last wrote version 2 and does not know of B's version 3: its commit finds the pad moved
+      // on, catches its live copy up with the database, and applies the change again on version 3.
+      const third = await rest(a, key, 'edit_pad', { pad_id: padId, base_version: 1, inserts: [{ after: blocks[1]!, text: 'Three, via A.' }] });
+      expect(third.status).toBe(200);
+      expect(third.body.data).toMatchObject({ version: 4, conflicts: [] });
+      const onA = await rest(a, key, 'open_pad', { pad_id: padId, mode: 'full' });
+      expect(onA.body.text).toContain('~~~markdown\nOne, via A.\n\nTwo, via B.\n\nThree, via A.\n~~~');
       await a.close();
       await b.close();
       const c = await startTestServer('postgres', durable.env);
       const after = await rest(c, key, 'open_pad', { pad_id: padId, mode: 'full' });
-      expect(after.body.text).toContain('~~~markdown\nOne, via A.\n\nTwo, via B.\n~~~');
-      expect(after.body.data.version).toBe(3);
+      expect(after.body.text).toContain('~~~markdown\nOne, via A.\n\nTwo, via B.\n\nThree, via A.\n~~~');
+      expect(after.body.data.version).toBe(4);
       await c.close();
     } finally {
       await a.close();

@@ -46,6 +46,8 @@ async function freshPostgres(): Promise<{ url: string; drop(): Promise<void> }> 
 }
 
 export type TestServer = Running & { store: Store };
+/** Whatever answers HTTP at a URL: a test server, or one in another process. */
+export type Reachable = Pick<TestServer, 'url'>;
 
 /**
  * A store that outlives one server, for restart tests: a PGlite directory or a Postgres database.
@@ -96,7 +98,7 @@ export async function request(url: string, init: RequestInit = {}): Promise<Repl
 }
 
 /** A REST tool call with a Bearer key. */
-export function rest(server: TestServer, key: string | undefined, tool: string, args: unknown): Promise<Reply> {
+export function rest(server: Reachable, key: string | undefined, tool: string, args: unknown): Promise<Reply> {
   return request(`${server.url}/api/v1/tools/${tool}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) },
@@ -105,7 +107,7 @@ export function rest(server: TestServer, key: string | undefined, tool: string, 
 }
 
 /** Registers an agent the way an agent does, and returns its key and id. */
-export async function registerAgent(server: TestServer, name = 'Agent'): Promise<{ key: string; id: string; handle: string }> {
+export async function registerAgent(server: Reachable, name = 'Agent'): Promise<{ key: string; id: string; handle: string }> {
   const reply = await request(`${server.url}/api/v1/agents/register`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -116,7 +118,7 @@ export async function registerAgent(server: TestServer, name = 'Agent'): Promise
 }
 
 /** The MCP SDK's own client over streamable HTTP, authenticated with an agent key. */
-export async function mcpClient(server: TestServer, key: string): Promise<Client> {
+export async function mcpClient(server: Reachable, key: string): Promise<Client> {
   const client = new Client({ name: 'dotpad-tests', version: '1.0.0' });
   const transport = new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), {
     requestInit: { headers: { authorization: `Bearer ${key}` } },
@@ -126,7 +128,7 @@ export async function mcpClient(server: TestServer, key: string): Promise<Client
 }
 
 /** A person signed in through the development form; returns the session cookie header. */
-export async function signIn(server: TestServer, name: string, email: string): Promise<{ cookie: string; id: string }> {
+export async function signIn(server: Reachable, name: string, email: string): Promise<{ cookie: string; id: string }> {
   const reply = await request(`${server.url}/signin`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'x-svc': '1' },
@@ -138,7 +140,7 @@ export async function signIn(server: TestServer, name: string, email: string): P
 }
 
 /** A tool call from the web app: session cookie and the x-svc header. */
-export function appTool(server: TestServer, cookie: string, tool: string, args: unknown): Promise<Reply> {
+export function appTool(server: Reachable, cookie: string, tool: string, args: unknown): Promise<Reply> {
   return request(`${server.url}/api/tools/${tool}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'x-svc': '1', cookie },
