@@ -72,3 +72,11 @@ export const IdempotencyRow = z.object({
   args_hash: z.string(),
   result: z.unknown(),
 });
+
+/**
+ * One-column rows that many queries return. Row schemas are built once, at module level: zod compiles
+ * a schema the first time it parses with it, so one built per query is compiled per query.
+ */
+export const VersionRow = z.object({ version: z.number() });
+export const IdRow = z.object({ id: z.string() });
+export const CountRow = z.object({ n: z.number() });

@@ -3,6 +3,8 @@ import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import type { Db } from '../server/db/database.ts';
 
+const NBytesRow = z.object({ n: z.number(), bytes: z.number() });
+
 /**
  * Pad persistence: an append-only log of Yjs updates with the state vector beside each, folded into
  * a snapshot off the request path. Nothing is ever overwritten whole, so several instances writing
@@ -84,7 +86,7 @@ export async function compact(db: Db, padId: string): Promise<void> {
 
 /** How much log lies past the snapshot. */
 export async function tailSize(conn: CommonQueryMethods, padId: string) {
-  return conn.one(sql.type(z.object({ n: z.number(), bytes: z.number() }))`
+  return conn.one(sql.type(NBytesRow)`
     SELECT count(*) AS n, coalesce(sum(length(update)), 0)::int8 AS bytes
     FROM pad_updates u
     WHERE pad_id = ${padId} AND id > coalesce((SELECT upto FROM pad_snapshots s WHERE s.pad_id = ${padId}), 0)`);

@@ -3,6 +3,7 @@ import { sql, type CommonQueryMethods } from 'slonik';
 import * as Y from 'yjs';
 import { z } from 'zod';
 import type { Block } from './blocks.ts';
+import { VersionRow } from '../schema/rows.ts';
 
 /**
  * Versions of a pad: a number that rises with every committed change. Each version keeps the block
@@ -16,6 +17,8 @@ export type BlockRef = [id: string, hash: string];
 export const hashText = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 16);
 
 const BlockRefs = z.array(z.tuple([z.string(), z.string()]));
+const VersionBlocksRow = z.object({ version: z.number(), blocks: BlockRefs });
+const BlockIdRow = z.object({ block_id: z.string() });
 
 /** Blocks whose text or presence differs between two block lists. */
 export function diffRefs(before: readonly BlockRef[], after: readonly BlockRef[]): string[] {
@@ -30,7 +33,7 @@ export function diffRefs(before: readonly BlockRef[], after: readonly BlockRef[]
 export const toRefs = (blocks: readonly Pick<Block, 'id' | 'text'>[]): BlockRef[] => blocks.map((block) => [block.id, hashText(block.text)]);
 
 export async function latestVersion(conn: CommonQueryMethods, padId: string): Promise<{ version: number; blocks: BlockRef[] } | null> {
-  return conn.maybeOne(sql.type(z.object({ version: z.number(), blocks: BlockRefs }))`
+  return conn.maybeOne(sql.type(VersionBlocksRow)`
     SELECT version, blocks FROM pad_versions WHERE pad_id = ${padId} ORDER BY version DESC LIMIT 1`);
 }
 
@@ -83,7 +86,7 @@ export async function recordVersion(conn: CommonQueryMethods, input: VersionInpu
         SELECT ${input.padId}, ${sql.binary(Buffer.from(input.update))}, ${sql.binary(Buffer.from(Y.encodeStateVectorFromUpdate(input.update)))} FROM bumped)`
     : sql.fragment``;
   // Each part selects from the bumped pad row: when the pad is past `previous`, nothing is written.
-  const version = await conn.maybeOneFirst(sql.type(z.object({ version: z.number() }))`
+  const version = await conn.maybeOneFirst(sql.type(VersionRow)`
     WITH bumped AS (
       UPDATE pads SET version = version + 1, updated_at = now()
       WHERE id = ${input.padId} AND version = ${previous.version}
@@ -109,7 +112,7 @@ export async function recordVersion(conn: CommonQueryMethods, input: VersionInpu
 
 /** The pad's current version, locked for the caller's transaction, and that version's blocks. */
 async function lockedLatest(conn: CommonQueryMethods, padId: string): Promise<{ version: number; blocks: BlockRef[] }> {
-  const version = await conn.oneFirst(sql.type(z.object({ version: z.number() }))`
+  const version = await conn.oneFirst(sql.type(VersionRow)`
     SELECT version FROM pads WHERE id = ${padId} FOR UPDATE`);
   const latest = await latestVersion(conn, padId);
   return { version, blocks: latest?.blocks ?? [] };
@@ -139,7 +142,7 @@ export async function blocksAt(conn: CommonQueryMethods, padId: string, version?
 
 /** Blocks that someone other than `author` changed after `version`. */
 export async function changedByOthersSince(conn: CommonQueryMethods, padId: string, version: number, authorId: string): Promise<Set<string>> {
-  const ids = await conn.anyFirst(sql.type(z.object({ block_id: z.string() }))`
+  const ids = await conn.anyFirst(sql.type(BlockIdRow)`
     SELECT DISTINCT unnest(changed) AS block_id FROM pad_versions
     WHERE pad_id = ${padId} AND version > ${version} AND actor_id IS DISTINCT FROM ${authorId}`);
   return new Set(ids);

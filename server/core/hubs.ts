@@ -1,6 +1,6 @@
 import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
-import { HubRow, Role } from '../../schema/rows.ts';
+import { HubRow, IdRow, Role } from '../../schema/rows.ts';
 import type { Actor } from './actor.ts';
 import type { Core } from './context.ts';
 import { AppError, invalid, notFound } from './errors.ts';
@@ -10,6 +10,9 @@ import type { Seat } from './rights.ts';
 import { newId } from './secrets.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
 import { once } from './idempotency.ts';
+
+const RoleRow = z.object({ role: Role });
+const HubSeatRow = HubRow.pick({ id: true, slug: true, name: true }).extend({ role: Role });
 
 export const HUB_PAGE = 30;
 
@@ -24,7 +27,7 @@ export async function findHub(conn: CommonQueryMethods, ref: string): Promise<Hu
 
 export async function seatIn(conn: CommonQueryMethods, hubId: string, participantId: string | undefined): Promise<Seat> {
   if (!participantId) return null;
-  return conn.maybeOneFirst(sql.type(z.object({ role: Role }))`
+  return conn.maybeOneFirst(sql.type(RoleRow)`
     SELECT role FROM hub_members WHERE hub_id = ${hubId} AND participant_id = ${participantId}`);
 }
 
@@ -69,7 +72,7 @@ export async function createHub(core: Core, actor: Actor, input: { name: string;
     const id = newId('hub_');
     let slug = base;
     for (let n = 2; ; n++) {
-      const inserted = await tx.maybeOneFirst(sql.type(z.object({ id: z.string() }))`
+      const inserted = await tx.maybeOneFirst(sql.type(IdRow)`
         INSERT INTO hubs (id, slug, name, owner_id) VALUES (${id}, ${slug}, ${input.name}, ${actor.id})
         ON CONFLICT (slug) DO NOTHING RETURNING id`);
       if (inserted) break;
@@ -206,7 +209,7 @@ export async function joinHub(core: Core, actor: Actor, input: { hub: string; no
 
 /** The web app's hub list: every hub the caller has a seat in. */
 export async function myHubs(core: Core, actor: Actor): Promise<Result> {
-  const rows = await core.db.pool.any(sql.type(HubRow.pick({ id: true, slug: true, name: true }).extend({ role: Role }))`
+  const rows = await core.db.pool.any(sql.type(HubSeatRow)`
     SELECT h.id, h.slug, h.name, m.role FROM hub_members m JOIN hubs h ON h.id = m.hub_id
     WHERE m.participant_id = ${actor.id} ORDER BY h.updated_at DESC, h.id`);
   return {

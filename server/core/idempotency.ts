@@ -6,6 +6,8 @@ import { AppError } from './errors.ts';
 import { line, type Result } from './result.ts';
 import { sha256Hex } from './secrets.ts';
 
+const ArgsHashRow = IdempotencyRow.pick({ args_hash: true });
+
 /** JSON with keys sorted at every level, so equal arguments hash equally whatever their order. */
 function stableJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(stableJson).join(',')}]`;
@@ -49,7 +51,7 @@ export function idempotencyKey(core: Core, actor: Actor, tool: string, key: stri
   return {
     earlier,
     async store(tx: DatabaseTransactionConnection, result: Result) {
-      const stored = await tx.maybeOneFirst(sql.type(IdempotencyRow.pick({ args_hash: true }))`
+      const stored = await tx.maybeOneFirst(sql.type(ArgsHashRow)`
         INSERT INTO idempotency_keys (participant_id, tool, key, args_hash, result)
         VALUES (${actor.id}, ${tool}, ${key}, ${argsHash}, ${sql.jsonb(JSON.parse(JSON.stringify(result)))})
         ON CONFLICT DO NOTHING RETURNING args_hash`);

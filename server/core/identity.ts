@@ -1,10 +1,13 @@
 import { sql, type DatabaseTransactionConnection, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
-import { CredentialRow, ParticipantRow } from '../../schema/rows.ts';
+import { CountRow, CredentialRow, IdRow, ParticipantRow } from '../../schema/rows.ts';
 import type { Actor } from './actor.ts';
 import type { Core } from './context.ts';
 import { AppError, forbidden } from './errors.ts';
 import { hashSecret, newId, newSecret } from './secrets.ts';
+
+const HandleRow = z.object({ handle: z.string() });
+const TRow = z.object({ t: z.number() });
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -31,7 +34,7 @@ const handleBase = (name: string) =>
 async function uniqueHandle(tx: CommonQueryMethods, name: string): Promise<string> {
   const base = '@' + handleBase(name);
   const taken = new Set(
-    await tx.anyFirst(sql.type(z.object({ handle: z.string() }))`
+    await tx.anyFirst(sql.type(HandleRow)`
       SELECT handle FROM participants WHERE handle = ${base} OR handle LIKE ${base + '-%'}`),
   );
   if (!taken.has(base)) return base;
@@ -206,7 +209,7 @@ export async function authenticateSession(core: Core, token: string | undefined)
 /** Revokes a web session at once: lookups on this instance, and its open pad connections too. */
 export async function signOut(core: Core, token: string) {
   const revoked = await core.db.write((tx) =>
-    tx.anyFirst(sql.type(z.object({ id: z.string() }))`
+    tx.anyFirst(sql.type(IdRow)`
       UPDATE credentials SET revoked_at = now()
       WHERE secret_hash = ${hashSecret(token)} AND kind = 'session' AND revoked_at IS NULL
       RETURNING id`),
@@ -221,12 +224,12 @@ export async function rotateKey(core: Core, actor: Actor) {
   return core.db.write(async (tx: DatabaseTransactionConnection) => {
     // Serialises renewals of one agent so the daily count cannot be raced past.
     await tx.query(sql.unsafe`SELECT id FROM participants WHERE id = ${actor.id} FOR UPDATE`);
-    const renewals = await tx.oneFirst(sql.type(z.object({ n: z.number() }))`
+    const renewals = await tx.oneFirst(sql.type(CountRow)`
       SELECT count(*) AS n FROM credentials
       WHERE participant_id = ${actor.id} AND kind = 'agent_key' AND origin = 'rotate'
         AND created_at > now() - interval '1 day'`);
     if (renewals >= RENEWALS_PER_DAY) {
-      const oldest = await tx.oneFirst(sql.type(z.object({ t: z.number() }))`
+      const oldest = await tx.oneFirst(sql.type(TRow)`
         SELECT min(created_at) AS t FROM credentials
         WHERE participant_id = ${actor.id} AND kind = 'agent_key' AND origin = 'rotate'
           AND created_at > now() - interval '1 day'`);

@@ -1,6 +1,5 @@
 import * as Y from 'yjs';
 import { sql, type CommonQueryMethods, type DatabaseTransactionConnection } from 'slonik';
-import { z } from 'zod';
 import type { Node as PMNode } from '@tiptap/pm/model';
 import { blockMarkdown } from '../../schema/markdown.ts';
 import { parseBlocks, insertBlocks, replaceBlock, type Block } from '../../sync/blocks.ts';
@@ -14,6 +13,7 @@ import { allows } from './rights.ts';
 import { newId } from './secrets.ts';
 import { idempotencyKey } from './idempotency.ts';
 import { authorOf, editablePad, PAD_MAX_CHARS } from './pads.ts';
+import { VersionRow } from '../../schema/rows.ts';
 
 /** One change to the pad's blocks: replace (or with no nodes delete) a block, or insert after one. */
 export type BlockOp = { kind: 'edit'; blockId: string; text: string } | { kind: 'insert'; after: string; text: string; id?: string };
@@ -330,7 +330,7 @@ function editResult(padId: string, current: number, outcome: Outcome): Result {
   };
 }
 
-const sqlVersion = (padId: string) => sql.type(z.object({ version: z.number() }))`SELECT version FROM pads WHERE id = ${padId}`;
+const sqlVersion = (padId: string) => sql.type(VersionRow)`SELECT version FROM pads WHERE id = ${padId}`;
 const blockText = (node: PMNode) => blockMarkdown(node).trimEnd();
 /** A block's Markdown as agents read it (links in link form), normalised like anything they send. */
 const asRead = (text: string) => parseBlocks(linkForm(text)).map(blockText).join('\n\n');

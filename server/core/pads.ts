@@ -1,6 +1,5 @@
 import { sql, type CommonQueryMethods } from 'slonik';
-import { z } from 'zod';
-import { HubRow, PadRow, Role } from '../../schema/rows.ts';
+import { HubRow, PadRow, Role, VersionRow } from '../../schema/rows.ts';
 import { insertBlocks, parseBlocks, type Block } from '../../sync/blocks.ts';
 import { blocksAt, recordVersion } from '../../sync/versions.ts';
 import type { SyncAuthenticate } from '../../sync/padSync.ts';
@@ -143,7 +142,7 @@ export async function createPad(
 /** The live blocks and the version they belong to (read after the blocks, so it is never behind them). */
 export async function padContent(core: Core, padId: string) {
   const blocks = await core.sync.read(padId);
-  const version = await core.db.pool.oneFirst(sql.type(z.object({ version: z.number() }))`SELECT version FROM pads WHERE id = ${padId}`);
+  const version = await core.db.pool.oneFirst(sql.type(VersionRow)`SELECT version FROM pads WHERE id = ${padId}`);
   return { blocks, version };
 }
 

@@ -4,6 +4,8 @@ import type { ThreadRow } from '../../schema/rows.ts';
 import { clip, inline, linkForm } from './framing.ts';
 import { fenced, line, type TextPart } from './result.ts';
 
+const PostIdReactionNRow = z.object({ post_id: z.string(), reaction: z.string(), n: z.number() });
+
 /** A post as every reader sees it: author, place, marks, reactions. */
 export type PostView = {
   id: string;
@@ -53,7 +55,7 @@ export async function loadPosts(conn: CommonQueryMethods, thread: Pick<ThreadRow
     LIMIT ${limit}`);
   const ordered = [...rows].sort((a, b) => a.seq - b.seq);
   const counts = ordered.length
-    ? await conn.any(sql.type(z.object({ post_id: z.string(), reaction: z.string(), n: z.number() }))`
+    ? await conn.any(sql.type(PostIdReactionNRow)`
         SELECT post_id, reaction, count(*) AS n FROM reactions
         WHERE post_id = ANY(${sql.array(ordered.map((r) => r.id), 'text')})
         GROUP BY post_id, reaction ORDER BY reaction`)

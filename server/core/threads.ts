@@ -1,6 +1,6 @@
 import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
-import { ThreadRow } from '../../schema/rows.ts';
+import { CountRow, ThreadRow } from '../../schema/rows.ts';
 import type { Actor } from './actor.ts';
 import type { Core } from './context.ts';
 import { AppError, forbidden, invalid, notFound } from './errors.ts';
@@ -11,6 +11,13 @@ import { line, type Result, type TextPart } from './result.ts';
 import { allows, requireWriter } from './rights.ts';
 import { newId } from './secrets.ts';
 import { loadPosts, postParts, REACTIONS, type PostView, type PostSelector, type Reaction } from './posts.ts';
+
+const PostCountRow = z.object({ post_count: z.number() });
+const IdReplyToRow = z.object({ id: z.string(), reply_to: z.string().nullable() });
+const IdTitleVersionRow = z.object({ id: z.string(), title: z.string(), version: z.number() });
+const IdNameKindRoleRow = z.object({ id: z.string(), name: z.string(), kind: z.enum(['human', 'agent']), role: z.string().nullable() });
+const IdThreadIdRow = z.object({ id: z.string(), thread_id: z.string() });
+const ThreadStateRow = ThreadRow.pick({ status: true, version: true, answer_post_id: true });
 
 export const POST_CLIP = 3_000;
 export const THREAD_TEXT_BUDGET = 40_000;
@@ -34,7 +41,7 @@ export async function readableThread(core: Core, conn: CommonQueryMethods, threa
 
 /** Appends a post, giving it the thread's next seq; the thread row lock orders concurrent posts. */
 async function appendPost(tx: CommonQueryMethods, threadId: string, author: string, body: string, replyTo: string | null) {
-  const seq = await tx.oneFirst(sql.type(z.object({ post_count: z.number() }))`
+  const seq = await tx.oneFirst(sql.type(PostCountRow)`
     UPDATE threads SET post_count = post_count + 1, version = version + 1, updated_at = now()
     WHERE id = ${threadId} RETURNING post_count`);
   const id = newId('msg_');
@@ -75,7 +82,7 @@ export async function postReply(core: Core, actor: Actor, input: PostReplyInput)
     requireWriter(seat, hub);
     let replyTo: string | null = null;
     if (input.reply_to !== undefined) {
-      const parent = await tx.maybeOne(sql.type(z.object({ id: z.string(), reply_to: z.string().nullable() }))`
+      const parent = await tx.maybeOne(sql.type(IdReplyToRow)`
         SELECT id, reply_to FROM posts WHERE id = ${input.reply_to} AND thread_id = ${thread.id}`);
       if (!parent) {
         throw invalid(`reply_to ${input.reply_to} is not a post of this thread.`, {
@@ -150,7 +157,7 @@ export async function openThread(core: Core, actor: Actor | null, input: OpenThr
   // Reading forward keeps the oldest posts that fit, so nothing is skipped; otherwise the newest.
   const posts = whole ? loaded : withinBudget(loaded, THREAD_TEXT_BUDGET, input.after_seq !== undefined);
   const members = await threadMembers(conn, thread.id, hub.id);
-  const pads = await conn.any(sql.type(z.object({ id: z.string(), title: z.string(), version: z.number() }))`
+  const pads = await conn.any(sql.type(IdTitleVersionRow)`
     SELECT id, title, version FROM pads WHERE thread_id = ${thread.id} ORDER BY created_at, id`);
 
   const first = posts[0];
@@ -224,7 +231,7 @@ export async function openThread(core: Core, actor: Actor | null, input: OpenThr
 
 /** Who has posted in the thread, with their seat in its hub. */
 export async function threadMembers(conn: CommonQueryMethods, threadId: string, hubId: string) {
-  return conn.any(sql.type(z.object({ id: z.string(), name: z.string(), kind: z.enum(['human', 'agent']), role: z.string().nullable() }))`
+  return conn.any(sql.type(IdNameKindRoleRow)`
     SELECT p.id, p.name, p.kind, m.role
     FROM (SELECT author_id, min(seq) AS first_seq FROM posts WHERE thread_id = ${threadId} GROUP BY author_id) a
     JOIN participants p ON p.id = a.author_id
@@ -234,7 +241,7 @@ export async function threadMembers(conn: CommonQueryMethods, threadId: string, 
 }
 
 async function postInWritableThread(core: Core, tx: CommonQueryMethods, actor: Actor, postId: string) {
-  const post = await tx.maybeOne(sql.type(z.object({ id: z.string(), thread_id: z.string() }))`
+  const post = await tx.maybeOne(sql.type(IdThreadIdRow)`
     SELECT id, thread_id FROM posts WHERE id = ${postId}`);
   if (!post) throw notFound('No such post, or it is private.');
   const found = await readableThread(core, tx, post.thread_id, actor);
@@ -257,7 +264,7 @@ export async function markAnswer(core: Core, actor: Actor, input: { post_id: str
         data: { thread_id: thread.id, status: thread.status, version: String(thread.version), ...(thread.answer_post_id ? { answer: thread.answer_post_id } : {}) },
       };
     }
-    const updated = await tx.one(sql.type(ThreadRow.pick({ status: true, version: true, answer_post_id: true }))`
+    const updated = await tx.one(sql.type(ThreadStateRow)`
       UPDATE threads
       SET answer_post_id = ${unmark ? null : post.id}, status = ${unmark ? 'open' : 'answered'},
           version = version + 1, updated_at = now()
@@ -282,7 +289,7 @@ export async function react(core: Core, actor: Actor, input: { post_id: string; 
     if (changed.rowCount > 0) {
       await tx.query(sql.unsafe`UPDATE threads SET version = version + 1, updated_at = now() WHERE id = ${thread.id}`);
     }
-    const count = await tx.oneFirst(sql.type(z.object({ n: z.number() }))`
+    const count = await tx.oneFirst(sql.type(CountRow)`
       SELECT count(*) AS n FROM reactions WHERE post_id = ${post.id} AND reaction = ${input.reaction}`);
     const emoji = REACTIONS[input.reaction];
     const what = input.remove ? (changed.rowCount ? 'Removed your' : 'You had no') : changed.rowCount ? 'Added your' : 'You had already given';

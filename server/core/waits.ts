@@ -1,11 +1,11 @@
 import { sql } from 'slonik';
-import { z } from 'zod';
 import type { Actor } from './actor.ts';
 import type { Core } from './context.ts';
 import { AppError, invalid } from './errors.ts';
 import { readablePad } from './pads.ts';
 import { line, type Result } from './result.ts';
 import { readableThread } from './threads.ts';
+import { VersionRow } from '../../schema/rows.ts';
 
 export const WAIT_DEFAULT_S = 20;
 export const WAIT_MAX_S = 25;
@@ -35,8 +35,8 @@ export async function waitForChanges(
   const current = () =>
     conn.oneFirst(
       isPad
-        ? sql.type(z.object({ version: z.number() }))`SELECT version FROM pads WHERE id = ${id}`
-        : sql.type(z.object({ version: z.number() }))`SELECT version FROM threads WHERE id = ${id}`,
+        ? sql.type(VersionRow)`SELECT version FROM pads WHERE id = ${id}`
+        : sql.type(VersionRow)`SELECT version FROM threads WHERE id = ${id}`,
     );
 
   const mine = open.get(actor.id) ?? 0;

@@ -4,6 +4,8 @@ import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import type { Logger } from '../log.ts';
 
+const MigrationRow = z.object({ version: z.string() });
+
 const migrationsDir = fileURLToPath(new URL('../../schema/migrations/', import.meta.url));
 
 type Migration = { version: string; name: string; text: string };
@@ -80,7 +82,7 @@ export async function applyMigrations(pool: DatabasePool, log: Logger): Promise<
     const done = await pool.transaction(async (tx) => {
       await tx.query(sql.unsafe`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`);
       const exists = await tx.exists(
-        sql.type(z.object({ version: z.string() }))`SELECT version FROM schema_migrations WHERE version = ${migration.version}`,
+        sql.type(MigrationRow)`SELECT version FROM schema_migrations WHERE version = ${migration.version}`,
       );
       if (exists) return false;
       for (const statement of splitStatements(migration.text)) await tx.query(rawQuery(statement));
@@ -98,7 +100,7 @@ export async function applyMigrations(pool: DatabasePool, log: Logger): Promise<
 /** How many known migrations this database has not had yet. */
 export async function pendingMigrations(pool: DatabasePool): Promise<number> {
   const versions = await pool.anyFirst(
-    sql.type(z.object({ version: z.string() }))`
+    sql.type(MigrationRow)`
       SELECT version FROM schema_migrations`,
   );
   const have = new Set(versions);
