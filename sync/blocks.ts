@@ -34,29 +34,85 @@ function elementJSON(element: Y.XmlElement): NodeJSON {
   return { type: element.nodeName, ...(Object.keys(attrs).length ? { attrs } : {}), ...(content.length ? { content } : {}) };
 }
 
+/** A top-level Y element as a ProseMirror node, or null when the schema cannot read it. */
+function readNode(element: Y.XmlElement): PMNode | null {
+  try {
+    const node = padSchema.nodeFromJSON(elementJSON(element));
+    node.check();
+    return node;
+  } catch {
+    // A block written by a client with another schema: not ours to read or to delete.
+    return null;
+  }
+}
+
 /** The top-level Y elements and their ProseMirror nodes; elements the schema cannot read are left out. */
 export function readNodes(fragment: Y.XmlFragment): { element: Y.XmlElement; node: PMNode }[] {
   const out: { element: Y.XmlElement; node: PMNode }[] = [];
   for (const child of fragment.toArray()) {
-    if (!(child instanceof Y.XmlElement)) continue;
-    try {
-      const node = padSchema.nodeFromJSON(elementJSON(child));
-      node.check();
-      out.push({ element: child, node });
-    } catch {
-      // A block written by a client with another schema: not ours to read or to delete.
-    }
+    const node = child instanceof Y.XmlElement ? readNode(child) : null;
+    if (node) out.push({ element: child as Y.XmlElement, node });
   }
   return out;
 }
 
-export function readBlocks(fragment: Y.XmlFragment): Block[] {
-  return readNodes(fragment).map(({ node }) => ({
+/** Frozen: a block read once may be handed to many readers. */
+const toBlock = (node: PMNode): Block =>
+  Object.freeze({
     id: String(node.attrs.id ?? ''),
     type: node.type.name,
     text: blockMarkdown(node).trimEnd(),
     ...(node.type.name === 'heading' ? { level: Number(node.attrs.level) } : {}),
-  }));
+  });
+
+/**
+ * Blocks already read from each live fragment: a top-level element is read again only once something
+ * in it changed, so reading a large pad costs what changed since the last read, not its length.
+ */
+const readCache = new WeakMap<Y.XmlFragment, WeakMap<Y.XmlElement, Block | null>>();
+
+function cacheOf(fragment: Y.XmlFragment): WeakMap<Y.XmlElement, Block | null> | null {
+  const doc = fragment.doc;
+  // Inside a transaction the observers that keep the cache right have not run yet: read afresh.
+  if (!doc || doc._transaction !== null) return null;
+  let cache = readCache.get(fragment);
+  if (!cache) {
+    const entries = new WeakMap<Y.XmlElement, Block | null>();
+    fragment.observeDeep((events) => {
+      for (const event of events) {
+        let target: Y.AbstractType<unknown> = event.target;
+        while (target.parent && target.parent !== fragment) target = target.parent as Y.AbstractType<unknown>;
+        if (target instanceof Y.XmlElement) entries.delete(target);
+      }
+    });
+    readCache.set(fragment, entries);
+    cache = entries;
+  }
+  return cache;
+}
+
+function cachedBlock(element: Y.XmlElement, cache: WeakMap<Y.XmlElement, Block | null> | null): Block | null {
+  if (cache?.has(element)) return cache.get(element)!;
+  const node = readNode(element);
+  const block = node && toBlock(node);
+  cache?.set(element, block);
+  return block;
+}
+
+export function readBlocks(fragment: Y.XmlFragment): Block[] {
+  const cache = cacheOf(fragment);
+  const blocks: Block[] = [];
+  for (const child of fragment.toArray()) {
+    const block = child instanceof Y.XmlElement ? cachedBlock(child, cache) : null;
+    if (block) blocks.push(block);
+  }
+  return blocks;
+}
+
+/** One top-level element as a block, without reading the rest of the pad; null when unreadable. */
+export function readBlock(element: Y.XmlElement): Block | null {
+  const fragment = element.parent;
+  return cachedBlock(element, fragment instanceof Y.XmlFragment ? cacheOf(fragment) : null);
 }
 
 /** Markdown as top-level blocks, each without an id yet. */

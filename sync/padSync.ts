@@ -268,7 +268,7 @@ export function createPadSync(options: { db: Db; log: Logger; authenticate: Sync
     async edit<T>(
       padId: string,
       author: Author,
-      change: (fragment: Y.XmlFragment, blocks: Block[]) => T,
+      change: (fragment: Y.XmlFragment) => T,
       persist: (update: Uint8Array | null, result: T, blocks: Block[]) => Promise<number | null>,
     ): Promise<{ result: T; blocks: Block[] }> {
       const connection = await directConnection(padId);
@@ -287,7 +287,7 @@ export function createPadSync(options: { db: Db; log: Logger; authenticate: Sync
         document.on('update', capture);
         try {
           document.transact(() => {
-            result = change(fragment, readBlocks(fragment));
+            result = change(fragment);
           }, origin);
         } finally {
           document.off('update', capture);

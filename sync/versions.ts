@@ -30,7 +30,15 @@ export function diffRefs(before: readonly BlockRef[], after: readonly BlockRef[]
   return [...changed];
 }
 
-export const toRefs = (blocks: readonly Pick<Block, 'id' | 'text'>[]): BlockRef[] => blocks.map((block) => [block.id, hashText(block.text)]);
+/** Hashes of blocks already hashed: a block read from a live pad is the same object until it changes. */
+const hashed = new WeakMap<Pick<Block, 'text'>, string>();
+const hashOf = (block: Pick<Block, 'text'>) => {
+  let hash = hashed.get(block);
+  if (hash === undefined) hashed.set(block, (hash = hashText(block.text)));
+  return hash;
+};
+
+export const toRefs = (blocks: readonly Pick<Block, 'id' | 'text'>[]): BlockRef[] => blocks.map((block) => [block.id, hashOf(block)]);
 
 export async function latestVersion(conn: CommonQueryMethods, padId: string): Promise<{ version: number; blocks: BlockRef[] } | null> {
   return conn.maybeOne(sql.type(VersionBlocksRow)`
@@ -78,7 +86,7 @@ export async function recordVersion(conn: CommonQueryMethods, input: VersionInpu
   const changed = input.changed ? [...new Set(input.changed)] : differing;
   if (changed.length === 0 && input.kind === 'live') return null;
   const needText = new Set([...changed, ...differing]);
-  const texts = input.blocks.filter((block) => needText.has(block.id)).map((block) => [hashText(block.text), block.text] as const);
+  const texts = input.blocks.filter((block) => needText.has(block.id)).map((block) => [hashOf(block), block.text] as const);
   const author = { id: input.author?.id ?? null, kind: input.author?.kind ?? null };
   const update = input.update
     ? sql.fragment`, logged AS (

@@ -2,7 +2,7 @@ import * as Y from 'yjs';
 import { sql, type CommonQueryMethods, type DatabaseTransactionConnection } from 'slonik';
 import type { Node as PMNode } from '@tiptap/pm/model';
 import { blockMarkdown } from '../../schema/markdown.ts';
-import { parseBlocks, insertBlocks, replaceBlock, type Block } from '../../sync/blocks.ts';
+import { parseBlocks, insertBlocks, readBlock, replaceBlock } from '../../sync/blocks.ts';
 import { blocksAt, changedByOthersSince, findEdit, recordVersion, StaleVersion, toRefs, type VersionKind } from '../../sync/versions.ts';
 import type { Actor } from './actor.ts';
 import type { Core } from './context.ts';
@@ -128,10 +128,9 @@ export type Guard = {
  * since the base version, one being typed in right now, or one that is gone, is left as it is and
  * reported as a conflict.
  */
-function applyOps(fragment: Y.XmlFragment, ops: readonly BlockOp[], guard: Guard, live: readonly Block[]) {
+function applyOps(fragment: Y.XmlFragment, ops: readonly BlockOp[], guard: Guard) {
   const conflicts: Conflict[] = [];
   const changed: string[] = [];
-  const liveText = new Map(live.map((b) => [b.id, b.text]));
   const elements = new Map<string, Y.XmlElement>();
   for (const child of fragment.toArray()) if (child instanceof Y.XmlElement) elements.set(String(child.getAttribute('id')), child);
   const remember = (ids: string[], index: number) => ids.forEach((id, i) => elements.set(id, fragment.get(index + i) as Y.XmlElement));
@@ -144,10 +143,12 @@ function applyOps(fragment: Y.XmlFragment, ops: readonly BlockOp[], guard: Guard
         conflicts.push({ block_id: op.blockId, reason: 'missing', text: op.text });
         continue;
       }
-      const current = liveText.get(op.blockId) ?? '';
+      // Only the blocks an edit names are read from the live pad, whatever its size.
+      const live = readBlock(element)?.text;
+      const current = live ?? '';
       const sent = parseBlocks(op.text).map(blockText).join('\n\n');
       if (sent === current || sent === asRead(current)) continue; // sent back as it is: keep it, links and all
-      const typedSince = guard.latest.has(op.blockId) && guard.latest.get(op.blockId) !== liveText.get(op.blockId);
+      const typedSince = guard.latest.has(op.blockId) && guard.latest.get(op.blockId) !== live;
       if (guard.touchedByOthers.has(op.blockId) || typedSince) {
         conflicts.push({ block_id: op.blockId, reason: 'changed_since_base', text: op.text });
         continue;
@@ -183,7 +184,7 @@ function applyOps(fragment: Y.XmlFragment, ops: readonly BlockOp[], guard: Guard
 }
 
 /** The pad's length after the operations, counted on block Markdown. */
-function projectedLength(blocks: readonly Block[], ops: readonly BlockOp[]): number {
+function projectedLength(blocks: readonly { id: string; text: string }[], ops: readonly BlockOp[]): number {
   const texts = new Map(blocks.map((b) => [b.id, b.text]));
   for (const op of ops) {
     if (op.kind === 'edit') texts.set(op.blockId, op.text);
@@ -208,17 +209,17 @@ async function commitOps(
   base: Latest,
   onCommit?: (tx: DatabaseTransactionConnection, outcome: Outcome) => Promise<void>,
 ): Promise<Outcome> {
+  // Counted on the latest version, which has just taken in any live typing: no read of the live pad
+  // on the way to its transaction.
+  if (projectedLength(base.blocks, ops) > PAD_MAX_CHARS) {
+    throw new AppError('too_large', `A pad holds at most ${PAD_MAX_CHARS} characters; this edit would make it longer.`);
+  }
   const editId = newId('edt_');
   let version: number | null = null;
   const { result } = await core.sync.edit(
     padId,
     authorOf(actor),
-    (fragment, before) => {
-      if (projectedLength(before, ops) > PAD_MAX_CHARS) {
-        throw new AppError('too_large', `A pad holds at most ${PAD_MAX_CHARS} characters; this edit would make it longer.`);
-      }
-      return applyOps(fragment, ops, guard, before);
-    },
+    (fragment) => applyOps(fragment, ops, guard),
     async (update, applied, blocks) => {
       if (!update || applied.changed.length === 0) return null;
       const previous = { version: base.version, blocks: toRefs(base.blocks) };

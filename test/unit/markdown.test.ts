@@ -105,6 +105,34 @@ describe('blocks on a Y document', () => {
     expect(readBlocks(fragment)[0]!.text).toBe('Oh, Hello world!');
   });
 
+  it('reads again only what changed, and always what the document says now', () => {
+    const { doc, fragment } = docWith('# Title\n\nFirst paragraph.\n\n- one\n- two\n\nLast.');
+    // What a fresh reader of the same document sees, with nothing remembered.
+    const fresh = () => {
+      const copy = new Y.Doc();
+      Y.applyUpdate(copy, Y.encodeStateAsUpdate(doc));
+      return readBlocks(copy.getXmlFragment('default'));
+    };
+    const before = readBlocks(fragment);
+    expect(readBlocks(fragment)[0]).toBe(before[0]); // unchanged blocks are the very same objects
+    const [, paragraph, list] = fragment.toArray() as Y.XmlElement[];
+    const text = paragraph!.get(0) as Y.XmlText;
+    const steps: (() => void)[] = [
+      () => text.insert(0, 'Typed. '),
+      () => text.format(0, 6, { bold: {} }),
+      () => paragraph!.setAttribute('id', 'abcdef12'),
+      // Deep inside a list item.
+      () => (((list!.get(1) as Y.XmlElement).get(0) as Y.XmlElement).get(0) as Y.XmlText).insert(3, ' and three'),
+      () => fragment.delete(0, 1),
+      () => insertBlocks(fragment, 1, parseBlocks('Inserted.')),
+    ];
+    for (const step of steps) {
+      doc.transact(step);
+      expect(readBlocks(fragment)).toEqual(fresh());
+    }
+    expect(readBlocks(fragment).map((b) => b.text)).toEqual(['**Typed.** First paragraph.', 'Inserted.', '- one\n- two and three', 'Last.']);
+  });
+
   it('reads a block the schema does not know without deleting it', () => {
     const { doc, fragment } = docWith('Known.');
     doc.transact(() => fragment.insert(1, [new Y.XmlElement('mysteryWidget')]));
