@@ -9,7 +9,7 @@ import type { Db } from '../server/db/database.ts';
 import type { Logger } from '../server/log.ts';
 import { ensureBlockIds, readBlocks, type Block } from './blocks.ts';
 import { appendUpdate, applyPadLog, compact, COMPACT_AFTER_BYTES, COMPACT_AFTER_UPDATES, loadInto, readPadLog, tailSize } from './store.ts';
-import { recordVersion, type Author } from './versions.ts';
+import { recordVersion, StaleVersion, toRefs, type Author } from './versions.ts';
 
 export const SYNC_PATH = '/sync';
 /** Live typing becomes a version at most this often. */
@@ -105,12 +105,18 @@ export function createPadSync(options: { db: Db; log: Logger; authenticate: Sync
     queues.set(padId, { updates: [update], timer: setTimeout(() => void flushPad(padId), LIVE_FLUSH_MS) });
   }
 
-  async function flushPad(padId: string) {
+  /** The pad's queued live updates as one, taken off the queue; null when none wait. */
+  function takeQueued(padId: string): Uint8Array | null {
     const queue = queues.get(padId);
-    if (!queue) return;
+    if (!queue) return null;
     queues.delete(padId);
     clearTimeout(queue.timer);
-    const update = queue.updates.length === 1 ? queue.updates[0]! : Y.mergeUpdates(queue.updates);
+    return queue.updates.length === 1 ? queue.updates[0]! : Y.mergeUpdates(queue.updates);
+  }
+
+  async function flushPad(padId: string) {
+    const update = takeQueued(padId);
+    if (!update) return;
     try {
       await appendUpdate(db.pool, padId, update);
       afterAppend(padId);
@@ -121,7 +127,7 @@ export function createPadSync(options: { db: Db; log: Logger; authenticate: Sync
         return;
       }
       log.error('pad update not saved; retrying', { padId, error });
-      if (!closing) for (const again of queue.updates) queueUpdate(padId, again);
+      if (!closing) queueUpdate(padId, update);
     }
   }
 
@@ -162,35 +168,54 @@ export function createPadSync(options: { db: Db; log: Logger; authenticate: Sync
 
   /**
    * Turns a pad's pending live typing into a version attributed to its typist: ids for new blocks,
-   * then a version if any block changed. A pad whose last client left is read back from the
-   * database, so its typing is still versioned. Call within `exclusive`.
+   * then a version if any block changed. The queued updates are appended by the same statement that
+   * records the version. A pad whose last client left is read back from the database, so its typing
+   * is still versioned. Call within `exclusive`.
    */
   async function settle(padId: string): Promise<boolean> {
     if (!dirty.has(padId)) return false;
     const author = dirty.get(padId)!;
     dirty.delete(padId);
+    const document = hocuspocus.documents.get(padId);
+    let pending: Uint8Array | null = null;
     try {
-      await flushPad(padId);
-      const document = hocuspocus.documents.get(padId);
       let blocks: Block[];
       if (document) {
         const fragment = document.getXmlFragment(PAD_FRAGMENT);
         document.transact(() => ensureBlockIds(fragment), { source: 'local', context: { system: true } });
-        await flushPad(padId);
+        pending = takeQueued(padId);
         blocks = readBlocks(fragment);
       } else {
+        await flushPad(padId);
         const copy = new Y.Doc();
         await loadInto(db, padId, copy);
         blocks = readBlocks(copy.getXmlFragment(PAD_FRAGMENT));
         copy.destroy();
       }
-      const version = await db.write((tx) => recordVersion(tx, { padId, kind: 'live', author, blocks }));
+      const input = { padId, kind: 'live' as const, author, blocks, update: pending };
+      const known = recorded.get(padId);
+      let version: Awaited<ReturnType<typeof recordVersion>>;
+      try {
+        // On the version this instance last recorded: one statement. Else (or if another instance
+        // wrote since) the pad's version is read and locked first.
+        version = known
+          ? await db.writeStatement((conn) => recordVersion(conn, { ...input, previous: { version: known.version, blocks: toRefs(known.blocks) } }))
+          : await db.write((tx) => recordVersion(tx, input));
+      } catch (error) {
+        if (!(error instanceof StaleVersion)) throw error;
+        version = await db.write((tx) => recordVersion(tx, input));
+      }
+      // No block changed (nothing to version): the updates still go to the log.
+      if (!version && pending) await appendUpdate(db.pool, padId, pending);
+      if (pending) afterAppend(padId);
+      pending = null;
       if (!version) return false;
       recorded.set(padId, { version: version.version, blocks });
       for (const listener of versionListeners) listener(padId, version.version);
       return true;
     } catch (error) {
       log.error('live version not recorded', { padId, error });
+      if (pending && !closing) queueUpdate(padId, pending);
       if (!closing && !dirty.has(padId)) dirty.set(padId, author);
       return false;
     }
