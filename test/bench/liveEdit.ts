@@ -1,4 +1,5 @@
 import { fork, type ChildProcess } from 'node:child_process';
+import * as Y from 'yjs';
 import { fileURLToPath } from 'node:url';
 import { readBlocks } from '../../sync/blocks.ts';
 import { mcpClient, registerAgent, type Reachable } from '../support/server.ts';
@@ -22,6 +23,8 @@ export type LiveEditResult = {
   bareDurable: Summary;
   /** The relay alone, nothing written: the floor. */
   relay: Summary;
+  /** edit_pad -> shown, on a pad someone is typing in. */
+  whileTyping: Summary;
   padBlocks: number;
 };
 
@@ -67,6 +70,13 @@ export async function startServerProcess(env: Record<string, string>): Promise<S
   };
 }
 
+/** Types `text` at the end of a block's text, as a person's keystroke. */
+function typeAtEnd(doc: Y.Doc, blockId: string, text: string) {
+  const element = doc.getXmlFragment('default').toArray().find((child) => child instanceof Y.XmlElement && child.getAttribute('id') === blockId) as Y.XmlElement;
+  const yText = element.toArray().find((child) => child instanceof Y.XmlText) as Y.XmlText;
+  doc.transact(() => yText.insert(yText.length, text));
+}
+
 const PAD_TEXT = Array.from({ length: 8 }, (_, i) => `Paragraph ${i + 1} of the benchmark pad, a sentence of ordinary length.`).join('\n\n');
 
 /**
@@ -91,7 +101,31 @@ export async function liveEdit(server: ServerProcess, options: { edits: number; 
   const blockId = blocks[3]!.id;
   const client = await mcpClient(server, agent.key);
 
-  const samples = { ours: [] as number[], oursDurable: [] as number[], call: [] as number[], bare: [] as number[], bareDurable: [] as number[], relay: [] as number[] };
+  const typed = await makePad(server, agent.key, hub.slug, 'Typed in while edited', PAD_TEXT);
+  const typist = await connectProvider(server, agent.key, typed.padId);
+  const typedClient = await connectProvider(server, agent.key, typed.padId);
+  const typedBlocks = readBlocks(typist.doc.getXmlFragment('default'));
+  const typedFirst = typedBlocks[0]!.id;
+  const typedBlockId = typedBlocks[3]!.id;
+  let typedVersion = typed.version;
+
+  /** One MCP edit_pad of one block, timed until `watcher` shows it and until the call answers. */
+  const timedEdit = async (padId: string, watcher: Y.Doc, block: string, text: string, base: number, i: number) => {
+    const seen = whenText(watcher, block, text);
+    const t0 = performance.now();
+    const reply = (await client.callTool({
+      name: 'edit_pad',
+      arguments: { pad_id: padId, base_version: base, edits: [{ block_id: block, text }] },
+    })) as { isError?: boolean; content: { text: string }[]; structuredContent?: { version?: number; conflicts?: unknown[] } };
+    const replied = performance.now();
+    if (reply.isError) throw new Error(`edit_pad failed at edit ${i}: ${reply.content[0]?.text}`);
+    const version = reply.structuredContent?.version;
+    if (typeof version !== 'number' || version <= base) throw new Error(`edit_pad at edit ${i} did not raise the version (${base} -> ${version})`);
+    if (reply.structuredContent?.conflicts?.length) throw new Error(`edit_pad at edit ${i} reported conflicts`);
+    return { t0, replied, seenAt: await seen, version };
+  };
+
+  const samples = { ours: [] as number[], oursDurable: [] as number[], call: [] as number[], bare: [] as number[], bareDurable: [] as number[], relay: [] as number[], whileTyping: [] as number[] };
   let seenBeforeReply = 0;
   let version = ours.version;
   const total = options.warmup + options.edits;
@@ -101,24 +135,13 @@ export async function liveEdit(server: ServerProcess, options: { edits: number; 
 
       // 1. edit_pad over MCP.
       const text = `edit ${i}`;
-      const seen = whenText(oursClient.doc, blockId, text);
-      const t0 = performance.now();
-      const reply = (await client.callTool({
-        name: 'edit_pad',
-        arguments: { pad_id: ours.padId, base_version: version, edits: [{ block_id: blockId, text }] },
-      })) as { isError?: boolean; content: { text: string }[]; structuredContent?: { version?: number; conflicts?: unknown[] } };
-      const replied = performance.now();
-      if (reply.isError) throw new Error(`edit_pad failed at edit ${i}: ${reply.content[0]?.text}`);
-      const next = reply.structuredContent?.version;
-      if (typeof next !== 'number' || next <= version) throw new Error(`edit_pad at edit ${i} did not raise the version (${version} -> ${next})`);
-      if (reply.structuredContent?.conflicts?.length) throw new Error(`edit_pad at edit ${i} reported conflicts`);
-      version = next;
-      const seenAt = await seen;
+      const edit = await timedEdit(ours.padId, oursClient.doc, blockId, text, version, i);
+      version = edit.version;
       if (measured) {
-        samples.ours.push(seenAt - t0);
-        samples.oursDurable.push(Math.max(seenAt, replied) - t0);
-        samples.call.push(replied - t0);
-        if (seenAt <= replied) seenBeforeReply++;
+        samples.ours.push(edit.seenAt - edit.t0);
+        samples.oursDurable.push(Math.max(edit.seenAt, edit.replied) - edit.t0);
+        samples.call.push(edit.replied - edit.t0);
+        if (edit.seenAt <= edit.replied) seenBeforeReply++;
       }
 
       // 2. Bare Hocuspocus with a commit per edit.
@@ -139,6 +162,14 @@ export async function liveEdit(server: ServerProcess, options: { edits: number; 
       const [relayAt] = await Promise.all([relaySeen, server.baseline(relay.padId, relayText, false)]);
       if (measured) samples.relay.push(relayAt - r0);
 
+      // 4. edit_pad while someone types in the first paragraph of the same pad: their keystroke has
+      // just been sent, the edit's base is the agent's last version (older than the live typing),
+      // and a second person's editor is watched.
+      typeAtEnd(typist.doc, typedFirst, 'x');
+      const typedEdit = await timedEdit(typed.padId, typedClient.doc, typedBlockId, `edit ${i}`, typedVersion, i);
+      typedVersion = typedEdit.version;
+      if (measured) samples.whileTyping.push(typedEdit.seenAt - typedEdit.t0);
+
       if ((i + 1) % 50 === 0) progress(`  live edits ${i + 1}/${total}`);
     }
   } finally {
@@ -146,6 +177,8 @@ export async function liveEdit(server: ServerProcess, options: { edits: number; 
     oursClient.close();
     bareClient.close();
     relayClient.close();
+    typist.close();
+    typedClient.close();
   }
   return {
     edits: options.edits,
@@ -157,6 +190,7 @@ export async function liveEdit(server: ServerProcess, options: { edits: number; 
     bare: summarize(samples.bare),
     bareDurable: summarize(samples.bareDurable),
     relay: summarize(samples.relay),
+    whileTyping: summarize(samples.whileTyping),
     padBlocks: blocks.length,
   };
 }
