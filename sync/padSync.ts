@@ -12,6 +12,10 @@ import { appendUpdate, applyPadLog, compact, COMPACT_AFTER_BYTES, COMPACT_AFTER_
 import { recordVersion, StaleVersion, toRefs, type Author } from './versions.ts';
 
 export const SYNC_PATH = '/sync';
+/** Who changed which blocks in a version. */
+export type VersionNote = { version: number; actorId: string | null; changed: readonly string[] };
+/** How many of a pad's latest versions are kept in memory, to answer "changed by others since". */
+const HISTORY_MAX = 200;
 /** Live typing becomes a version at most this often. */
 export const LIVE_VERSION_MS = 2_000;
 /** Live updates reach the database within this long. */
@@ -53,6 +57,8 @@ export function createPadSync(options: { db: Db; log: Logger; authenticate: Sync
   const dirty = new Map<string, Author>();
   const warm = new Map<string, { connection: Promise<DirectConnection>; lastUse: number }>();
   const versionListeners = new Set<(padId: string, version: number) => void>();
+  /** The latest versions this instance recorded of each pad, in an unbroken run: who changed what. */
+  const histories = new Map<string, VersionNote[]>();
   let closing = false;
   // A pad is at most 60,000 characters; no single sync message needs more than this.
   const wss = new WebSocketServer({ noServer: true, maxPayload: 1024 * 1024 });
@@ -211,7 +217,7 @@ export function createPadSync(options: { db: Db; log: Logger; authenticate: Sync
       pending = null;
       if (!version) return false;
       recorded.set(padId, { version: version.version, blocks });
-      for (const listener of versionListeners) listener(padId, version.version);
+      versionRecorded(padId, { version: version.version, actorId: author?.id ?? null, changed: version.changed });
       return true;
     } catch (error) {
       log.error('live version not recorded', { padId, error });
@@ -219,6 +225,18 @@ export function createPadSync(options: { db: Db; log: Logger; authenticate: Sync
       if (!closing && !dirty.has(padId)) dirty.set(padId, author);
       return false;
     }
+  }
+
+  /** Notes a version this instance committed, and tells those waiting for changes. */
+  function versionRecorded(padId: string, note: VersionNote) {
+    const run = histories.get(padId);
+    if (run && run.at(-1)!.version === note.version - 1) {
+      run.push(note);
+      if (run.length > HISTORY_MAX) run.shift();
+    } else {
+      histories.set(padId, [note]);
+    }
+    for (const listener of versionListeners) listener(padId, note.version);
   }
 
   async function versionLive() {
@@ -243,6 +261,7 @@ export function createPadSync(options: { db: Db; log: Logger; authenticate: Sync
       if (Date.now() - held.lastUse < KEEP_WARM_MS) continue;
       warm.delete(padId);
       recorded.delete(padId);
+      histories.delete(padId);
       appendsSinceCheck.delete(padId);
       void held.connection.then((c) => c.disconnect({ unloadImmediately: true }), () => {});
     }
@@ -271,6 +290,7 @@ export function createPadSync(options: { db: Db; log: Logger; authenticate: Sync
      */
     async catchUp(padId: string) {
       recorded.delete(padId);
+      histories.delete(padId);
       const document = hocuspocus.documents.get(padId);
       if (document) applyPadLog(document, await readPadLog(db, padId));
     },
@@ -350,8 +370,21 @@ export function createPadSync(options: { db: Db; log: Logger; authenticate: Sync
       versionListeners.add(listener);
       return () => versionListeners.delete(listener);
     },
-    notifyVersion(padId: string, version: number) {
-      for (const listener of versionListeners) listener(padId, version);
+    /** After a version the caller committed on this instance. */
+    notifyVersion(padId: string, note: VersionNote) {
+      versionRecorded(padId, note);
+    },
+
+    /**
+     * The blocks that participants other than `actorId` changed in the versions after `base`, up to
+     * `current`, from the versions this instance recorded; null when it did not record all of them.
+     */
+    changedByOthersSince(padId: string, base: number, current: number, actorId: string): Set<string> | null {
+      const run = histories.get(padId);
+      if (!run || run[0]!.version > base + 1 || run.at(-1)!.version !== current) return null;
+      const ids = new Set<string>();
+      for (const note of run) if (note.version > base && note.actorId !== actorId) for (const id of note.changed) ids.add(id);
+      return ids;
     },
 
     /** WebSocket on the same HTTP server as everything else, at /sync. */

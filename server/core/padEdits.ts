@@ -234,7 +234,7 @@ async function commitOps(
       });
     },
   );
-  if (version !== null) core.sync.notifyVersion(padId, version);
+  if (version !== null) core.sync.notifyVersion(padId, { version, actorId: actor.id, changed: result.changed });
   return { version, editId: version === null ? null : editId, conflicts: result.conflicts, changed: result.changed };
 }
 
@@ -299,7 +299,11 @@ export async function editPad(core: Core, actor: Actor, input: EditPadInput): Pr
           throw new AppError('too_large', `This edit changes ${ops.length} blocks; at most ${MAX_OPS} change in one call. Edit in parts.`);
         }
         // Reading the current version, nobody can have changed anything since: skip the query.
-        const touchedByOthers = input.base_version === current ? new Set<string>() : await changedByOthersSince(conn, pad.id, input.base_version, actor.id);
+        const touchedByOthers =
+          input.base_version === current
+            ? new Set<string>()
+            : (core.sync.changedByOthersSince(pad.id, input.base_version, current, actor.id) ??
+              (await changedByOthersSince(conn, pad.id, input.base_version, actor.id)));
         const guard: Guard = { touchedByOthers, latest: new Map(latest.blocks.map((b) => [b.id, b.text])) };
         const result = (outcome: Outcome): Result => editResult(pad.id, current, outcome);
         const store = key ? (tx: DatabaseTransactionConnection, outcome: Outcome) => key.store(tx, result(outcome)) : undefined;

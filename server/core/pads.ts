@@ -113,6 +113,7 @@ export async function createPad(
     data: { pad_id: padId, hub_id: hub.id, ...(threadId ? { thread_id: threadId } : {}), version, blocks },
   });
   let result: Result | undefined;
+  let firstBlocks: string[] = [];
   try {
     // The pad row, its first update, version 1 (and the idempotency key) commit together, or the
     // live document is rolled back.
@@ -122,6 +123,7 @@ export async function createPad(
       (fragment) => insertBlocks(fragment, 0, nodes),
       (update, ids, blocks) =>
         core.db.write(async (tx) => {
+          firstBlocks = ids;
           await tx.query(sql.unsafe`
             INSERT INTO pads (id, hub_id, thread_id, title, created_by) VALUES (${padId}, ${hub.id}, ${threadId}, ${input.title}, ${actor.id})`);
           await tx.query(sql.unsafe`UPDATE hubs SET updated_at = now() WHERE id = ${hub.id}`);
@@ -135,7 +137,7 @@ export async function createPad(
     if (!key) throw error;
     return key.winner(error);
   }
-  core.sync.notifyVersion(padId, result!.data.version as number);
+  core.sync.notifyVersion(padId, { version: result!.data.version as number, actorId: actor.id, changed: firstBlocks });
   return result!;
 }
 

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import * as Y from 'yjs';
 import { readBlocks } from '../../sync/blocks.ts';
 import { compact, loadInto, tailSize } from '../../sync/store.ts';
+import { changedByOthersSince } from '../../sync/versions.ts';
 import { HocuspocusProvider } from '@hocuspocus/provider';
 import { mcpClient, openProvider, signIn, registerAgent, request, rest, startTestServer, stores, typeInto, type TestServer } from '../support/server.ts';
 
@@ -175,6 +176,30 @@ describe.each(stores())('pads on %s', (store) => {
     expect((await full(padId)).text).toContain('Now: Being typed.');
     const changes = await rest(server, owner.key, 'open_pad', { pad_id: padId, mode: 'changes', since: 1 });
     expect(changes.body.data.changes).toEqual([{ block_id: typed.id, change: 'changed' }]);
+  });
+
+  it('"changed by others since" is answered from memory exactly as the database answers it', async () => {
+    const padId = await createPad('One.\n\nTwo.\n\nThree.');
+    const ids = (await full(padId)).data.blocks as string[];
+    const edit = async (key: string, base: number, blockId: string, text: string) =>
+      (await rest(server, key, 'edit_pad', { pad_id: padId, base_version: base, edits: [{ block_id: blockId, text }] })).body.data.version as number;
+    let version = await edit(owner.key, 1, ids[0]!, 'One, by the owner.');
+    version = await edit(member.key, version, ids[1]!, 'Two, by the member.');
+    await typeLive(padId, 0, 'Typed: ');
+    await server.core.sync.flush();
+    version = await edit(owner.key, 1, ids[2]!, 'Three, by the owner.');
+    expect(version).toBe(5);
+    for (const who of [owner, member, stranger]) {
+      for (let base = 0; base < version; base++) {
+        const remembered = server.core.sync.changedByOthersSince(padId, base, version, who.id);
+        const stored = await changedByOthersSince(server.core.db.pool, padId, base, who.id);
+        expect(remembered, `${who.id} since ${base}`).not.toBeNull();
+        expect([...remembered!].sort()).toEqual([...stored].sort());
+      }
+    }
+    // Once the live copy has caught up with the database, what it remembered no longer counts.
+    await server.core.sync.catchUp(padId);
+    expect(server.core.sync.changedByOthersSince(padId, 1, version, owner.id)).toBeNull();
   });
 
   it('repeating undo_edit does not restore a deleted block twice', async () => {
