@@ -9,7 +9,7 @@ import type { Db } from '../server/db/database.ts';
 import type { Logger } from '../server/log.ts';
 import { ensureBlockIds, readBlocks, type Block } from './blocks.ts';
 import { appendUpdate, applyPadLog, compact, COMPACT_AFTER_BYTES, COMPACT_AFTER_UPDATES, loadInto, readPadLog, tailSize } from './store.ts';
-import { recordVersion, StaleVersion, toRefs, type Author } from './versions.ts';
+import { diffRefs, recordVersion, StaleVersion, toRefs, type Author } from './versions.ts';
 
 export const SYNC_PATH = '/sync';
 /** Who changed which blocks in a version. */
@@ -229,6 +229,11 @@ export function createPadSync(options: { db: Db; log: Logger; authenticate: Sync
 
   /** Notes a version this instance committed, and tells those waiting for changes. */
   function versionRecorded(padId: string, note: VersionNote) {
+    noteHistory(padId, note);
+    for (const listener of versionListeners) listener(padId, note.version);
+  }
+
+  function noteHistory(padId: string, note: VersionNote) {
     const run = histories.get(padId);
     if (run && run.at(-1)!.version === note.version - 1) {
       run.push(note);
@@ -236,7 +241,59 @@ export function createPadSync(options: { db: Db; log: Logger; authenticate: Sync
     } else {
       histories.set(padId, [note]);
     }
-    for (const listener of versionListeners) listener(padId, note.version);
+  }
+
+  /** Live versions being written while an API edit goes ahead; each resolves to whether it was. */
+  const settling = new Map<string, Promise<boolean>>();
+
+  /**
+   * settle() for an API edit, without making the edit wait for the database: the live version is
+   * taken as recorded at once (its blocks and its note, for the edit's checks) while its statement
+   * runs, and the edit commits only after it (`edit` waits). If the statement fails, what was taken
+   * as recorded is forgotten and the edit's commit is refused as stale, so it runs again on what the
+   * database holds. Where that cannot be set up, it is settle() itself.
+   */
+  async function settleAhead(padId: string): Promise<void> {
+    if (!dirty.has(padId)) return;
+    const document = hocuspocus.documents.get(padId);
+    const known = recorded.get(padId);
+    if (!document || !known) {
+      await settle(padId);
+      return;
+    }
+    const author = dirty.get(padId)!;
+    const fragment = document.getXmlFragment(PAD_FRAGMENT);
+    document.transact(() => ensureBlockIds(fragment), { source: 'local', context: { system: true } });
+    const blocks = readBlocks(fragment);
+    const previous = { version: known.version, blocks: toRefs(known.blocks) };
+    const changed = diffRefs(previous.blocks, toRefs(blocks));
+    if (changed.length === 0) {
+      // Nothing to version, only updates to log: the plain way.
+      await settle(padId);
+      return;
+    }
+    dirty.delete(padId);
+    const pending = takeQueued(padId);
+    const note = { version: known.version + 1, actorId: author?.id ?? null, changed };
+    recorded.set(padId, { version: note.version, blocks });
+    noteHistory(padId, note);
+    const written = db.writeStatement((conn) => recordVersion(conn, { padId, kind: 'live', author, blocks, update: pending, previous })).then(
+      () => {
+        if (pending) afterAppend(padId);
+        for (const listener of versionListeners) listener(padId, note.version);
+        return true;
+      },
+      (error: unknown) => {
+        if (error instanceof StaleVersion) log.info('live version written ahead refused: another instance wrote first', { padId });
+        else log.error('live version not recorded', { padId, error });
+        if (pending && !closing) queueUpdate(padId, pending);
+        if (!closing && !dirty.has(padId)) dirty.set(padId, author);
+        recorded.delete(padId);
+        histories.delete(padId);
+        return false;
+      },
+    );
+    settling.set(padId, written);
   }
 
   async function versionLive() {
@@ -276,23 +333,35 @@ export function createPadSync(options: { db: Db; log: Logger; authenticate: Sync
       return readBlocks(connection.document!.getXmlFragment(PAD_FRAGMENT));
     },
 
-    /** Runs `run` as the pad's only version writer on this instance, after its live typing is versioned. */
+    /**
+     * Runs `run` as the pad's only version writer on this instance, after its live typing is taken as
+     * a version (written while `run` goes ahead; its own commit waits for that).
+     */
     exclusive<T>(padId: string, run: () => Promise<T>): Promise<T> {
       return exclusive(padId, async () => {
-        await settle(padId);
-        return run();
+        await settleAhead(padId);
+        try {
+          return await run();
+        } finally {
+          const written = settling.get(padId);
+          settling.delete(padId);
+          await written;
+        }
       });
     },
 
     /**
      * Brings this instance's live copy of the pad up to what the database holds: the updates other
      * instances appended reach it (and its clients). For when another instance wrote a version.
+     * Call within `exclusive`.
      */
     async catchUp(padId: string) {
       recorded.delete(padId);
       histories.delete(padId);
       const document = hocuspocus.documents.get(padId);
       if (document) applyPadLog(document, await readPadLog(db, padId));
+      // Typing whose version could not be written ahead is versioned now, on the database's latest.
+      await settle(padId);
     },
 
     /** The latest version of the pad this instance recorded or read, with its blocks, if it has one. */
@@ -342,6 +411,10 @@ export function createPadSync(options: { db: Db; log: Logger; authenticate: Sync
         // one now, not after the work of persisting it.
         document.flush();
         const blocks = readBlocks(fragment);
+        // The live version taken ahead must be in the database before this change's version.
+        const ahead = settling.get(padId);
+        settling.delete(padId);
+        if (ahead && !(await ahead)) throw new StaleVersion(padId, -1);
         const version = await persist(update, result, blocks);
         if (version !== null) recorded.set(padId, { version, blocks });
         if (update) afterAppend(padId);

@@ -125,13 +125,18 @@ describe.runIf(stores().includes('postgres'))('two instances on postgres', () =>
       expect(third.body.data).toMatchObject({ version: 4, conflicts: [] });
       const onA = await rest(a, key, 'open_pad', { pad_id: padId, mode: 'full' });
       expect(onA.body.text).toContain('~~~markdown\nOne, via A.\n\nTwo, via B.\n\nThree, via A.\n~~~');
-      // B writes version 5; then someone types on A, which last recorded version 4: A's live version
-      // finds the pad moved on and is recorded on top of B's, as version 6.
+      // B writes version 5; then someone types on A, which last recorded version 4.
       expect((await rest(b, key, 'edit_pad', { pad_id: padId, base_version: 4, edits: [{ block_id: blocks[0]!, text: 'One, via B.' }] })).status).toBe(200);
       const typist = await openProvider(a, padId, key);
       await typist.synced;
       typeInto(typist.document, typist.fragment, blocks[1]!, 0, 'Typed on A. ');
       await expect.poll(async () => (await a.core.sync.read(padId)).map((block) => block.text)).toContain('Typed on A. Two, via B.');
+      // An edit on A right away: the typing's version, written ahead on version 4, is refused; A
+      // catches up, versions the typing as 6 and applies the edit as 7.
+      const fourth = await rest(a, key, 'edit_pad', { pad_id: padId, base_version: 4, inserts: [{ after: 'start', text: 'Zero, via A.' }] });
+      expect(fourth.body, JSON.stringify(fourth.body)).toMatchObject({ data: { version: 7, conflicts: [] } });
+      const typing = await rest(a, key, 'open_pad', { pad_id: padId, mode: 'changes', since: 5 });
+      expect(typing.body.data.changes).toEqual(expect.arrayContaining([{ block_id: blocks[1]!, change: 'changed' }]));
       await a.core.sync.flush();
       typist.close();
       await a.close();
@@ -140,9 +145,10 @@ describe.runIf(stores().includes('postgres'))('two instances on postgres', () =>
       const after = await rest(c, key, 'open_pad', { pad_id: padId, mode: 'full' });
       // A never loaded B's last edit into its live copy: "One, via A." there and "One, via B." in the
       // log merge as the CRDT merges them, and nothing either instance wrote is lost.
+      expect(after.body.text).toContain('~~~markdown\nZero, via A.\n\n');
       expect(after.body.text).toContain('Typed on A. Two, via B.\n\nThree, via A.\n~~~');
       expect(after.body.text).toContain('One, via B.');
-      expect(after.body.data.version).toBe(6);
+      expect(after.body.data.version).toBe(7);
       await c.close();
     } finally {
       await a.close();

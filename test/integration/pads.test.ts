@@ -189,6 +189,16 @@ describe.each(stores())('pads on %s', (store) => {
     await server.core.sync.flush();
     version = await edit(owner.key, 1, ids[2]!, 'Three, by the owner.');
     expect(version).toBe(5);
+    // Typing still unversioned when the next edit comes: its version is written ahead of the edit.
+    const { live } = await typeLive(padId, 0, 'Again: ');
+    version = await edit(owner.key, 2, ids[2]!, 'Three, by the owner again.');
+    expect(version).toBe(7);
+    await expect.poll(() => live.text()).toContain('Three, by the owner again.');
+    const typed = await rest(server, owner.key, 'open_pad', { pad_id: padId, mode: 'changes', since: 5 });
+    expect(typed.body.data.changes).toEqual([
+      { block_id: ids[0]!, change: 'changed' },
+      { block_id: ids[2]!, change: 'changed' },
+    ]);
     for (const who of [owner, member, stranger]) {
       for (let base = 0; base < version; base++) {
         const remembered = server.core.sync.changedByOthersSince(padId, base, version, who.id);
