@@ -42,7 +42,7 @@ export async function startServer(config: Config, options: { log?: Logger; host?
   const server = createServer();
   let port = config.port;
   const core = { db, config, log, editors: createEditorCache() } as Core;
-  core.sync = createPadSync({ db, log, authenticate: syncAuthenticator(core), hosts: () => servedHosts(config, port) });
+  core.sync = createPadSync({ db, log, authenticate: syncAuthenticator(core), hosts: () => servedHosts(config, port), redisUrl: config.redisUrl });
   core.sync.attach(server);
 
   const app = new Koa();

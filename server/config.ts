@@ -9,6 +9,7 @@ const EnvSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8787),
   SVC_BASE_URL: z.url().optional(),
   DATABASE_URL: z.string().min(1).optional(),
+  REDIS_URL: z.url({ protocol: /^rediss?$/ }).optional(),
   SVC_DATA_DIR: z.string().min(1).default('./data'),
   SVC_PUBLIC_THREADS: flag,
   SVC_GUEST_AGENTS: flag,
@@ -25,6 +26,8 @@ export type Config = {
   /** True when SVC_BASE_URL was given explicitly. */
   baseUrlFixed: boolean;
   databaseUrl: string | undefined;
+  /** With several instances: Redis carries live pad edits between them. */
+  redisUrl: string | undefined;
   /** PGlite data directory, or 'memory://' for a throwaway in-memory store. */
   dataDir: string;
   publicThreads: boolean;
@@ -49,6 +52,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     baseUrl: (e.SVC_BASE_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ''),
     baseUrlFixed: e.SVC_BASE_URL !== undefined,
     databaseUrl: e.DATABASE_URL,
+    redisUrl: e.REDIS_URL,
     dataDir: e.SVC_DATA_DIR,
     publicThreads: e.SVC_PUBLIC_THREADS,
     guestAgents: e.SVC_GUEST_AGENTS,

@@ -4,6 +4,7 @@ import * as Y from 'yjs';
 import { ForeignKeyIntegrityConstraintViolationError } from 'slonik';
 import { WebSocketServer } from 'ws';
 import { Hocuspocus, type Document, type onChangePayload } from '@hocuspocus/server';
+import { Redis } from '@hocuspocus/extension-redis';
 import { PAD_FRAGMENT } from '../schema/pad.ts';
 import type { Db } from '../server/db/database.ts';
 import type { Logger } from '../server/log.ts';
@@ -37,6 +38,22 @@ const hostOf = (origin: string) => {
     return '';
   }
 };
+/** Hocuspocus' Redis extension on the server a redis:// URL names. */
+function redisExtension(url: string) {
+  const parsed = new URL(url);
+  return new Redis({
+    host: parsed.hostname,
+    port: Number(parsed.port || 6379),
+    prefix: 'dotpad',
+    options: {
+      ...(parsed.username ? { username: decodeURIComponent(parsed.username) } : {}),
+      ...(parsed.password ? { password: decodeURIComponent(parsed.password) } : {}),
+      ...(parsed.pathname.length > 1 ? { db: Number(parsed.pathname.slice(1)) } : {}),
+      ...(parsed.protocol === 'rediss:' ? { tls: {} } : {}),
+    },
+  });
+}
+
 type DirectConnection = Awaited<ReturnType<Hocuspocus<Context>['openDirectConnection']>>;
 
 export type PadSync = ReturnType<typeof createPadSync>;
@@ -46,7 +63,7 @@ export type PadSync = ReturnType<typeof createPadSync>;
  * log, turns live typing into versions every ~2 s, and lets the core edit a pad as one transaction on
  * the live document (so people typing see it at once and lose nothing).
  */
-export function createPadSync(options: { db: Db; log: Logger; authenticate: SyncAuthenticate; hosts: () => Set<string> }) {
+export function createPadSync(options: { db: Db; log: Logger; authenticate: SyncAuthenticate; hosts: () => Set<string>; redisUrl?: string | undefined }) {
   const { db, log } = options;
   const queues = new Map<string, { updates: Uint8Array[]; timer: NodeJS.Timeout }>();
   const appendsSinceCheck = new Map<string, number>();
@@ -68,6 +85,9 @@ export function createPadSync(options: { db: Db; log: Logger; authenticate: Sync
     quiet: true,
     debounce: 1_000,
     yDocOptions: { gc: true, gcFilter: () => true },
+    // Several instances: each change is passed on to the others holding the pad, which apply it with
+    // the origin "redis" and leave its persisting to the instance where it was made.
+    extensions: options.redisUrl ? [redisExtension(options.redisUrl)] : [],
     async onAuthenticate(payload) {
       let verdict: Awaited<ReturnType<SyncAuthenticate>>;
       try {
@@ -499,6 +519,8 @@ export function createPadSync(options: { db: Db; log: Logger; authenticate: Sync
       warm.clear();
       await Promise.all([...queues.keys()].map(flushPad));
       await compactions;
+      // Extensions let go of what they hold (the Redis extension, its connections).
+      await hocuspocus.hooks('onDestroy', { instance: hocuspocus });
     },
   };
 }

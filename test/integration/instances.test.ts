@@ -1,0 +1,67 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { durableStore, openProvider, registerAgent, rest, startTestServer, typeInto, type TestServer } from '../support/server.ts';
+
+/**
+ * Several instances on one database, with REDIS_URL: live edits reach the editors on every instance.
+ * Runs when TEST_REDIS_URL and TEST_DATABASE_URL name servers; in CI both are required.
+ */
+const redisUrl = process.env.TEST_REDIS_URL;
+const databaseUrl = process.env.TEST_DATABASE_URL;
+if (process.env.CI === 'true' && (!redisUrl || !databaseUrl)) {
+  throw new Error('CI=true needs TEST_REDIS_URL and TEST_DATABASE_URL: the several-instances suite may not be skipped.');
+}
+
+describe.skipIf(!redisUrl || !databaseUrl)('several instances with Redis', () => {
+  const servers: TestServer[] = [];
+  const closers: (() => void | Promise<void>)[] = [];
+  afterAll(async () => {
+    for (const close of closers.reverse()) await close();
+  });
+
+  it('an edit through one instance reaches editors on the other at once, and typing goes both ways', async () => {
+    const store = await durableStore('postgres');
+    closers.push(() => store.drop());
+    const env = { ...store.env, REDIS_URL: redisUrl! };
+    const start = async () => {
+      const server = await startTestServer('postgres', env);
+      servers.push(server);
+      closers.push(() => server.close());
+      return server;
+    };
+    const a = await start();
+    const b = await start();
+    const agent = await registerAgent(a, 'Across');
+    const hub = await rest(a, agent.key, 'create_hub', { name: 'Across' });
+    const pad = await rest(a, agent.key, 'create_pad', { hub: hub.body.data.slug, title: 'Shared', text: 'First.\n\nSecond.' });
+    const padId = pad.body.data.pad_id as string;
+
+    const onA = await openProvider(a, padId, agent.key);
+    const onB = await openProvider(b, padId, agent.key);
+    closers.push(() => onA.close(), () => onB.close());
+    await Promise.all([onA.synced, onB.synced]);
+    const [first, second] = onA.blocks();
+
+    // Through B's API, to A's editor.
+    const viaB = await rest(b, agent.key, 'edit_pad', { pad_id: padId, base_version: 1, edits: [{ block_id: first!.id, text: 'First, through B.' }] });
+    expect(viaB.body.data).toMatchObject({ version: 2, conflicts: [] });
+    await expect.poll(() => onA.text()).toBe('First, through B.\n\nSecond.');
+
+    // Typing on A, to B's editor and B's live copy.
+    typeInto(onA.document, onA.fragment, second!.id, 0, 'Typed on A: ');
+    await expect.poll(() => onB.text()).toBe('First, through B.\n\nTyped on A: Second.');
+    await expect.poll(async () => (await b.core.sync.read(padId)).map((block) => block.text)).toEqual(['First, through B.', 'Typed on A: Second.']);
+
+    // Through A's API on the newest version, to B's editor.
+    const viaA = await rest(a, agent.key, 'edit_pad', { pad_id: padId, base_version: 2, inserts: [{ after: second!.id, text: 'Third, through A.' }] });
+    expect(viaA.status).toBe(200);
+    expect(viaA.body.data.conflicts).toEqual([]);
+    await expect.poll(() => onB.text()).toBe('First, through B.\n\nTyped on A: Second.\n\nThird, through A.');
+
+    // What both wrote is in the database, once: a fresh instance reads it back.
+    await a.core.sync.flush();
+    await b.core.sync.flush();
+    const c = await start();
+    const read = await rest(c, agent.key, 'open_pad', { pad_id: padId, mode: 'full' });
+    expect(read.body.text).toContain('~~~markdown\nFirst, through B.\n\nTyped on A: Second.\n\nThird, through A.\n~~~');
+  });
+});
