@@ -16,6 +16,7 @@ import { openDatabase } from './db/database.ts';
 import { applyMigrations } from './db/migrations.ts';
 import { syncAuthenticator } from './core/pads.ts';
 import { createEditorCache } from './core/editors.ts';
+import { endedCredentials } from './core/identity.ts';
 import { createPadSync } from '../sync/padSync.ts';
 import { createLogger, type Logger } from './log.ts';
 
@@ -42,7 +43,14 @@ export async function startServer(config: Config, options: { log?: Logger; host?
   const server = createServer();
   let port = config.port;
   const core = { db, config, log, editors: createEditorCache() } as Core;
-  core.sync = createPadSync({ db, log, authenticate: syncAuthenticator(core), hosts: () => servedHosts(config, port), redisUrl: config.redisUrl });
+  core.sync = createPadSync({
+    db,
+    log,
+    authenticate: syncAuthenticator(core),
+    hosts: () => servedHosts(config, port),
+    endedCredentials: (ids) => endedCredentials(core, ids),
+    redisUrl: config.redisUrl,
+  });
   core.sync.attach(server);
 
   const app = new Koa();

@@ -23,6 +23,8 @@ export const LIVE_VERSION_MS = 2_000;
 const LIVE_FLUSH_MS = 100;
 /** How many live appends to a pad between two looks at the size of its log. */
 const TAIL_CHECK_EVERY = 50;
+/** How often the credentials of open live connections are checked (SPEC part 5: revocation counts within 5 s). */
+const CREDENTIAL_CHECK_MS = 4_000;
 /** A pad the API touched stays loaded this long after its last use. */
 const KEEP_WARM_MS = 60_000;
 
@@ -63,7 +65,15 @@ export type PadSync = ReturnType<typeof createPadSync>;
  * log, turns live typing into versions every ~2 s, and lets the core edit a pad as one transaction on
  * the live document (so people typing see it at once and lose nothing).
  */
-export function createPadSync(options: { db: Db; log: Logger; authenticate: SyncAuthenticate; hosts: () => Set<string>; redisUrl?: string | undefined }) {
+export function createPadSync(options: {
+  db: Db;
+  log: Logger;
+  authenticate: SyncAuthenticate;
+  hosts: () => Set<string>;
+  /** Of these credential ids, the ones revoked or expired since their connections opened. */
+  endedCredentials: (ids: readonly string[]) => Promise<string[]>;
+  redisUrl?: string | undefined;
+}) {
   const { db, log } = options;
   const queues = new Map<string, { updates: Uint8Array[]; timer: NodeJS.Timeout }>();
   const appendsSinceCheck = new Map<string, number>();
@@ -344,6 +354,32 @@ export function createPadSync(options: { db: Db; log: Logger; authenticate: Sync
     }
   }, KEEP_WARM_MS / 2);
 
+  /** Ends the live connections whose credential was revoked or ran out, here or on another instance. */
+  async function closeEndedCredentials() {
+    const open = new Set<string>();
+    for (const document of hocuspocus.documents.values()) {
+      for (const connection of document.getConnections()) {
+        const credentialId = (connection.context as Context | undefined)?.credentialId;
+        if (credentialId) open.add(credentialId);
+      }
+    }
+    if (!open.size) return;
+    try {
+      for (const credentialId of await options.endedCredentials([...open])) closeCredential(credentialId);
+    } catch (error) {
+      log.warn('credentials of live connections not checked', { message: (error as Error).message });
+    }
+  }
+  const credentialTimer = setInterval(() => void closeEndedCredentials(), CREDENTIAL_CHECK_MS);
+
+  function closeCredential(credentialId: string) {
+    for (const document of hocuspocus.documents.values()) {
+      for (const connection of document.getConnections()) {
+        if ((connection.context as Context | undefined)?.credentialId === credentialId) connection.close();
+      }
+    }
+  }
+
   return {
     hocuspocus,
 
@@ -451,13 +487,7 @@ export function createPadSync(options: { db: Db; log: Logger; authenticate: Sync
     },
 
     /** Ends every live connection opened with this credential (it was revoked). */
-    closeCredential(credentialId: string) {
-      for (const document of hocuspocus.documents.values()) {
-        for (const connection of document.getConnections()) {
-          if ((connection.context as Context | undefined)?.credentialId === credentialId) connection.close();
-        }
-      }
-    },
+    closeCredential,
 
     onVersion(listener: (padId: string, version: number) => void) {
       versionListeners.add(listener);
@@ -510,6 +540,7 @@ export function createPadSync(options: { db: Db; log: Logger; authenticate: Sync
     async close() {
       clearInterval(versionTimer);
       clearInterval(sweepTimer);
+      clearInterval(credentialTimer);
       hocuspocus.closeConnections();
       await this.flush();
       closing = true;

@@ -218,6 +218,18 @@ export async function signOut(core: Core, token: string) {
   for (const id of revoked) core.sync.closeCredential(id);
 }
 
+/**
+ * Of these credentials, the ones no longer good: revoked or expired, on any instance. Live pad
+ * connections opened with them are closed with this (their key was renewed, or signed out elsewhere).
+ */
+export async function endedCredentials(core: Core, ids: readonly string[]): Promise<string[]> {
+  if (!ids.length) return [];
+  const ended = await core.db.pool.anyFirst(sql.type(IdRow)`
+    SELECT id FROM credentials
+    WHERE id = ANY(${sql.array(ids, 'text')}) AND (revoked_at IS NOT NULL OR expires_at <= now())`);
+  return [...ended];
+}
+
 /** A new 90-day key for the calling agent; the calling key keeps working one more hour. */
 export async function rotateKey(core: Core, actor: Actor) {
   if (actor.via !== 'agent_key') throw new AppError('not_found', 'Unknown tool.');

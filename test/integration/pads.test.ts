@@ -405,6 +405,24 @@ describe.each(stores())('pads on %s', (store) => {
     expect((await server.core.sync.read(padId))[0]!.text).toBe('Session bound.');
   });
 
+  it('a key revoked elsewhere ends its live connections within seconds', async () => {
+    const padId = await createPad('Key bound.');
+    const agent = await registerAgent(server, 'Soon Revoked');
+    await server.core.db.pool.query(sql.unsafe`INSERT INTO hub_members (hub_id, participant_id, role) VALUES (${hub.id}, ${agent.id}, 'member')`);
+    const live = await connect(padId, agent.key);
+    await live.synced;
+    let closed = 0;
+    live.provider.on('close', () => closed++);
+    expect(live.denied()).toBeNull();
+    // As another instance would: straight in the database, so nothing on this one is told.
+    await server.core.db.pool.query(sql.unsafe`UPDATE credentials SET revoked_at = now() WHERE participant_id = ${agent.id}`);
+    // The pad connection is closed, and what is typed afterwards reaches nobody.
+    await expect.poll(() => closed, { timeout: 10_000, interval: 200 }).toBeGreaterThan(0);
+    typeInto(live.document, live.fragment, live.blocks()[0]!.id, 0, 'Ghost: ');
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect((await server.core.sync.read(padId))[0]!.text).toBe('Key bound.');
+  });
+
   it('wait_for_changes answers when the pad moves past the version, or at the timeout', async () => {
     const padId = await createPad('Waiting.');
     const [block] = (await full(padId)).data.blocks as string[];
