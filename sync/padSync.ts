@@ -470,7 +470,7 @@ export function createPadSync(options: {
         // The live version taken ahead must be in the database before this change's version.
         const ahead = settling.get(padId);
         settling.delete(padId);
-        if (ahead && !(await ahead)) throw new StaleVersion(padId, -1);
+        if (ahead && !(await ahead)) throw new StaleVersion(padId);
         const version = await persist(update, result, blocks);
         if (version !== null) recorded.set(padId, { version, blocks });
         if (update) afterAppend(padId);

@@ -47,8 +47,8 @@ export async function latestVersion(conn: CommonQueryMethods, padId: string): Pr
 
 /** The version a write was based on is no longer the pad's: someone else (another instance) wrote since. */
 export class StaleVersion extends Error {
-  constructor(padId: string, expected: number) {
-    super(`pad ${padId} is past version ${expected}`);
+  constructor(padId: string, expected?: number) {
+    super(expected === undefined ? `pad ${padId} moved on before this write` : `pad ${padId} is past version ${expected}`);
     this.name = 'StaleVersion';
   }
 }
