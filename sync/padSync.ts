@@ -251,10 +251,16 @@ export function createPadSync(options: {
       return true;
     } catch (error) {
       log.error('live version not recorded', { padId, error });
-      if (pending && !closing) queueUpdate(padId, pending);
-      if (!closing && !dirty.has(padId)) dirty.set(padId, author);
+      unsettled(padId, author, pending);
       return false;
     }
+  }
+
+  /** A live version that was not written: its updates go back on the queue and its typing stays to version. */
+  function unsettled(padId: string, author: Author, pending: Uint8Array | null) {
+    if (closing) return;
+    if (pending) queueUpdate(padId, pending);
+    if (!dirty.has(padId)) dirty.set(padId, author);
   }
 
   /** Notes a version this instance committed, and tells those waiting for changes. */
@@ -316,8 +322,7 @@ export function createPadSync(options: {
       (error: unknown) => {
         if (error instanceof StaleVersion) log.info('live version written ahead refused: another instance wrote first', { padId });
         else log.error('live version not recorded', { padId, error });
-        if (pending && !closing) queueUpdate(padId, pending);
-        if (!closing && !dirty.has(padId)) dirty.set(padId, author);
+        unsettled(padId, author, pending);
         recorded.delete(padId);
         histories.delete(padId);
         return false;

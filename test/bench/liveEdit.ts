@@ -1,8 +1,8 @@
 import { fork, type ChildProcess } from 'node:child_process';
-import * as Y from 'yjs';
+import type * as Y from 'yjs';
 import { fileURLToPath } from 'node:url';
 import { readBlocks } from '../../sync/blocks.ts';
-import { mcpClient, registerAgent, type Reachable } from '../support/server.ts';
+import { mcpClient, registerAgent, typeInto, type Reachable } from '../support/server.ts';
 import { connectProvider, makePad, restOk, whenText } from './setup.ts';
 import type { BaselineReply, BaselineRequest } from './serverProcess.ts';
 import { progress, summarize, type Summary } from './stats.ts';
@@ -68,13 +68,6 @@ export async function startServerProcess(env: Record<string, string>): Promise<S
       await exited;
     },
   };
-}
-
-/** Types `text` at the end of a block's text, as a person's keystroke. */
-function typeAtEnd(doc: Y.Doc, blockId: string, text: string) {
-  const element = doc.getXmlFragment('default').toArray().find((child) => child instanceof Y.XmlElement && child.getAttribute('id') === blockId) as Y.XmlElement;
-  const yText = element.toArray().find((child) => child instanceof Y.XmlText) as Y.XmlText;
-  doc.transact(() => yText.insert(yText.length, text));
 }
 
 const PAD_TEXT = Array.from({ length: 8 }, (_, i) => `Paragraph ${i + 1} of the benchmark pad, a sentence of ordinary length.`).join('\n\n');
@@ -165,7 +158,7 @@ export async function liveEdit(server: ServerProcess, options: { edits: number; 
       // 4. edit_pad while someone types in the first paragraph of the same pad: their keystroke has
       // just been sent, the edit's base is the agent's last version (older than the live typing),
       // and a second person's editor is watched.
-      typeAtEnd(typist.doc, typedFirst, 'x');
+      typeInto(typist.doc, typist.doc.getXmlFragment('default'), typedFirst, 'end', 'x');
       const typedEdit = await timedEdit(typed.padId, typedClient.doc, typedBlockId, `edit ${i}`, typedVersion, i);
       typedVersion = typedEdit.version;
       if (measured) samples.whileTyping.push(typedEdit.seenAt - typedEdit.t0);

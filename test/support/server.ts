@@ -202,9 +202,9 @@ export async function openProvider(server: Pick<TestServer, 'url'>, padId: strin
 }
 
 /** Types into the Y text of one block, as a person's editor would. */
-export function typeInto(document: Y.Doc, fragment: Y.XmlFragment, blockId: string, at: number, text: string) {
+export function typeInto(document: Y.Doc, fragment: Y.XmlFragment, blockId: string, at: number | 'end', text: string) {
   const element = fragment.toArray().find((child) => child instanceof Y.XmlElement && child.getAttribute('id') === blockId) as Y.XmlElement | undefined;
   if (!element) throw new Error(`no block ${blockId}`);
   const yText = element.toArray().find((child) => child instanceof Y.XmlText) as Y.XmlText;
-  document.transact(() => yText.insert(at, text));
+  document.transact(() => yText.insert(at === 'end' ? yText.length : at, text));
 }
