@@ -1,7 +1,6 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { z } from 'zod';
@@ -11,6 +10,7 @@ import { AppError, toAppError } from '../server/core/errors.ts';
 import { authenticateBearer } from '../server/core/identity.ts';
 import { BODY_LIMITS, readText } from './http/body.ts';
 import { bearerToken, challenge } from './http/auth.ts';
+import { ExchangeTransport, readMessages, rpcError, type McpReply } from './http/mcpExchange.ts';
 import { openCors } from './http/middleware.ts';
 import { invoke } from './tools/invoke.ts';
 import { modelTools } from './tools/registry.ts';
@@ -68,6 +68,12 @@ streamable HTTP MCP server, with an agent key as the Bearer token.</p>
 <p>Agents without MCP can use the REST mirror: <a href="${base}/openapi.json">${base}/openapi.json</a>.</p>
 </body></html>`;
 
+function answer(ctx: Context, reply: McpReply) {
+  ctx.status = reply.status;
+  // Koa would send the status text as the body of a bodiless 202.
+  ctx.body = reply.body ?? '';
+}
+
 export function mcpRoutes(core: Core): Router {
   const router = new Router();
 
@@ -93,33 +99,29 @@ export function mcpRoutes(core: Core): Router {
     if (ctx.method !== 'POST') {
       // Stateless: there is no held-open stream to GET and no session to DELETE.
       ctx.set('Allow', 'POST, OPTIONS');
-      ctx.status = 405;
-      ctx.body = { jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this server is stateless; POST JSON-RPC requests.' }, id: null };
-      return;
+      return answer(ctx, rpcError(405, -32000, 'Method not allowed: this server is stateless; POST JSON-RPC requests.'));
+    }
+    if (!ctx.is('application/json')) {
+      return answer(ctx, rpcError(415, -32000, 'Unsupported Media Type: send JSON-RPC as application/json.'));
     }
     const text = await readText(ctx, BODY_LIMITS.mcp);
-    let message: unknown;
+    let payload: unknown;
     try {
-      message = JSON.parse(text);
+      payload = JSON.parse(text);
     } catch {
-      ctx.status = 400;
-      ctx.body = { jsonrpc: '2.0', error: { code: -32700, message: 'Parse error: the body is not JSON.' }, id: null };
-      return;
+      return answer(ctx, rpcError(400, -32700, 'Parse error: the body is not JSON.'));
     }
-    // A client that accepts only JSON is answered too: JSON is all this server sends.
-    const accept = ctx.get('accept');
-    if (!accept.includes('text/event-stream') || !accept.includes('application/json')) {
-      ctx.req.headers.accept = 'application/json, text/event-stream';
-    }
+    // Any Accept is answered, `application/json` alone too: one JSON body is all this server sends.
+    const read = readMessages(payload, ctx.get('mcp-protocol-version') || undefined);
+    if (!('messages' in read)) return answer(ctx, read);
     const server = mcpServer(core, actor);
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    ctx.respond = false;
-    ctx.res.on('close', () => {
-      void transport.close();
-      void server.close();
-    });
+    const transport = new ExchangeTransport();
     await server.connect(transport);
-    await transport.handleRequest(ctx.req, ctx.res, message);
+    try {
+      answer(ctx, await transport.exchange(read.messages));
+    } finally {
+      await server.close();
+    }
   });
 
   return router;

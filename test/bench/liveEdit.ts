@@ -3,15 +3,18 @@ import type * as Y from 'yjs';
 import { fileURLToPath } from 'node:url';
 import { readBlocks } from '../../sync/blocks.ts';
 import { mcpClient, registerAgent, typeInto, type Reachable } from '../support/server.ts';
-import { connectProvider, makePad, restOk, whenText } from './setup.ts';
+import { connectProvider, leanMcpClient, makePad, restOk, whenText, type ToolResult } from './setup.ts';
 import type { BaselineReply, BaselineRequest } from './serverProcess.ts';
 import { progress, summarize, type Summary } from './stats.ts';
 
 export type LiveEditResult = {
   edits: number;
   warmup: number;
-  /** edit_pad over MCP -> the provider shows the text. */
+  /** edit_pad over MCP (a lean client) -> the provider shows the text. */
   ours: Summary;
+  /** The same with the SDK's client as the agent. */
+  oursSdk: Summary;
+  oursSdkDurable: Summary;
   /** edit_pad over MCP -> the provider shows the text and the call has answered (after its commit). */
   oursDurable: Summary;
   /** The MCP call's own round trip (returns after the commit). */
@@ -84,15 +87,20 @@ export async function liveEdit(server: ServerProcess, options: { edits: number; 
   const ours = await makePad(server, agent.key, hub.slug, 'Edited over MCP', PAD_TEXT);
   const bare = await makePad(server, agent.key, hub.slug, 'Bare relay baseline', PAD_TEXT);
   const relay = await makePad(server, agent.key, hub.slug, 'Relay alone', PAD_TEXT);
+  const viaSdk = await makePad(server, agent.key, hub.slug, 'Edited with the SDK client', PAD_TEXT);
 
   const oursClient = await connectProvider(server, agent.key, ours.padId);
   const bareClient = await connectProvider(server, agent.key, bare.padId);
   const relayClient = await connectProvider(server, agent.key, relay.padId);
+  const sdkWatcher = await connectProvider(server, agent.key, viaSdk.padId);
   const blocks = readBlocks(oursClient.doc.getXmlFragment('default'));
   if (blocks.length !== 8) throw new Error(`expected 8 blocks in the provider's copy, saw ${blocks.length}`);
   // The paragraph edited each time: the middle of the pad, as an agent would.
   const blockId = blocks[3]!.id;
-  const client = await mcpClient(server, agent.key);
+  const client = await leanMcpClient(server, agent.key);
+  const sdkClient = await mcpClient(server, agent.key);
+  const sdkBlockId = readBlocks(sdkWatcher.doc.getXmlFragment('default'))[3]!.id;
+  let sdkVersion = viaSdk.version;
 
   const typed = await makePad(server, agent.key, hub.slug, 'Typed in while edited', PAD_TEXT);
   const typist = await connectProvider(server, agent.key, typed.padId);
@@ -103,13 +111,13 @@ export async function liveEdit(server: ServerProcess, options: { edits: number; 
   let typedVersion = typed.version;
 
   /** One MCP edit_pad of one block, timed until `watcher` shows it and until the call answers. */
-  const timedEdit = async (padId: string, watcher: Y.Doc, block: string, text: string, base: number, i: number) => {
+  const timedEdit = async (agentClient: { callTool(request: { name: string; arguments: Record<string, unknown> }): Promise<unknown> }, padId: string, watcher: Y.Doc, block: string, text: string, base: number, i: number) => {
     const seen = whenText(watcher, block, text);
     const t0 = performance.now();
-    const reply = (await client.callTool({
+    const reply = (await agentClient.callTool({
       name: 'edit_pad',
       arguments: { pad_id: padId, base_version: base, edits: [{ block_id: block, text }] },
-    })) as { isError?: boolean; content: { text: string }[]; structuredContent?: { version?: number; conflicts?: unknown[] } };
+    })) as ToolResult;
     const replied = performance.now();
     if (reply.isError) throw new Error(`edit_pad failed at edit ${i}: ${reply.content[0]?.text}`);
     const version = reply.structuredContent?.version;
@@ -118,7 +126,7 @@ export async function liveEdit(server: ServerProcess, options: { edits: number; 
     return { t0, replied, seenAt: await seen, version };
   };
 
-  const samples = { ours: [] as number[], oursDurable: [] as number[], call: [] as number[], bare: [] as number[], bareDurable: [] as number[], relay: [] as number[], whileTyping: [] as number[] };
+  const samples = { ours: [] as number[], oursDurable: [] as number[], oursSdk: [] as number[], oursSdkDurable: [] as number[], call: [] as number[], bare: [] as number[], bareDurable: [] as number[], relay: [] as number[], whileTyping: [] as number[] };
   let seenBeforeReply = 0;
   let version = ours.version;
   const total = options.warmup + options.edits;
@@ -128,13 +136,21 @@ export async function liveEdit(server: ServerProcess, options: { edits: number; 
 
       // 1. edit_pad over MCP.
       const text = `edit ${i}`;
-      const edit = await timedEdit(ours.padId, oursClient.doc, blockId, text, version, i);
+      const edit = await timedEdit(client, ours.padId, oursClient.doc, blockId, text, version, i);
       version = edit.version;
       if (measured) {
         samples.ours.push(edit.seenAt - edit.t0);
         samples.oursDurable.push(Math.max(edit.seenAt, edit.replied) - edit.t0);
         samples.call.push(edit.replied - edit.t0);
         if (edit.seenAt <= edit.replied) seenBeforeReply++;
+      }
+
+      // 1b. The same with the SDK's client.
+      const sdkEdit = await timedEdit(sdkClient, viaSdk.padId, sdkWatcher.doc, sdkBlockId, text, sdkVersion, i);
+      sdkVersion = sdkEdit.version;
+      if (measured) {
+        samples.oursSdk.push(sdkEdit.seenAt - sdkEdit.t0);
+        samples.oursSdkDurable.push(Math.max(sdkEdit.seenAt, sdkEdit.replied) - sdkEdit.t0);
       }
 
       // 2. Bare Hocuspocus with a commit per edit.
@@ -159,7 +175,7 @@ export async function liveEdit(server: ServerProcess, options: { edits: number; 
       // just been sent, the edit's base is the agent's last version (older than the live typing),
       // and a second person's editor is watched.
       typeInto(typist.doc, typist.doc.getXmlFragment('default'), typedFirst, 'end', 'x');
-      const typedEdit = await timedEdit(typed.padId, typedClient.doc, typedBlockId, `edit ${i}`, typedVersion, i);
+      const typedEdit = await timedEdit(client, typed.padId, typedClient.doc, typedBlockId, `edit ${i}`, typedVersion, i);
       typedVersion = typedEdit.version;
       if (measured) samples.whileTyping.push(typedEdit.seenAt - typedEdit.t0);
 
@@ -167,6 +183,8 @@ export async function liveEdit(server: ServerProcess, options: { edits: number; 
     }
   } finally {
     await client.close();
+    await sdkClient.close();
+    sdkWatcher.close();
     oursClient.close();
     bareClient.close();
     relayClient.close();
@@ -178,6 +196,8 @@ export async function liveEdit(server: ServerProcess, options: { edits: number; 
     warmup: options.warmup,
     ours: summarize(samples.ours),
     oursDurable: summarize(samples.oursDurable),
+    oursSdk: summarize(samples.oursSdk),
+    oursSdkDurable: summarize(samples.oursSdkDurable),
     mcpCall: summarize(samples.call),
     seenBeforeReply,
     bare: summarize(samples.bare),

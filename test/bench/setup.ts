@@ -1,3 +1,4 @@
+import http from 'node:http';
 import * as Y from 'yjs';
 import WebSocket from 'ws';
 import { HocuspocusProvider, HocuspocusProviderWebsocket } from '@hocuspocus/provider';
@@ -75,4 +76,65 @@ export function whenText(doc: Y.Doc, blockId: string | null, text: string, timeo
     }, timeoutMs);
     doc.on('update', onUpdate);
   });
+}
+
+export type ToolResult = { isError?: boolean; content: { text: string }[]; structuredContent?: Record<string, any> };
+
+/**
+ * An MCP client with nothing between the agent and the socket: JSON-RPC posted over one kept-alive
+ * `node:http` connection, as the streamable HTTP transport specifies (initialize, then
+ * `notifications/initialized`, then calls with `MCP-Protocol-Version`). The SDK's client adds the
+ * cost of `fetch` and of its own validation on the benchmark's side, which is the agent's work, not
+ * the server's; both are measured (`mcpClient` from the tests' support is the SDK's).
+ */
+export async function leanMcpClient(server: Reachable, key: string) {
+  const url = new URL(`${server.url}/mcp`);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  const protocolVersion = '2025-06-18';
+  let nextId = 1;
+  const post = (message: object, headers: Record<string, string> = {}) =>
+    new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const body = JSON.stringify(message);
+      const request = http.request(
+        {
+          host: url.hostname,
+          port: url.port,
+          path: url.pathname,
+          method: 'POST',
+          agent,
+          headers: {
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+            authorization: `Bearer ${key}`,
+            'content-length': Buffer.byteLength(body),
+            ...headers,
+          },
+        },
+        (response) => {
+          let text = '';
+          response.setEncoding('utf8');
+          response.on('data', (chunk: string) => (text += chunk));
+          response.on('end', () => resolve({ status: response.statusCode!, body: text }));
+          response.on('error', reject);
+        },
+      );
+      request.on('error', reject);
+      request.end(body);
+    });
+  const call = async (method: string, params: object) => {
+    const reply = await post({ jsonrpc: '2.0', id: nextId++, method, params }, { 'mcp-protocol-version': protocolVersion });
+    const answer = reply.status === 200 ? JSON.parse(reply.body) : null;
+    if (!answer?.result) throw new Error(`${method} failed: ${reply.status} ${reply.body}`);
+    return answer.result;
+  };
+  const hello = await call('initialize', { protocolVersion, capabilities: {}, clientInfo: { name: 'dotpad-bench', version: '1' } });
+  if (hello.serverInfo?.name !== 'svc') throw new Error(`unexpected server: ${JSON.stringify(hello.serverInfo)}`);
+  const initialized = await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, { 'mcp-protocol-version': protocolVersion });
+  if (initialized.status !== 202) throw new Error(`notifications/initialized answered ${initialized.status}`);
+  return {
+    callTool: (request: { name: string; arguments: Record<string, unknown> }): Promise<ToolResult> => call('tools/call', request),
+    async close() {
+      agent.destroy();
+    },
+  };
 }

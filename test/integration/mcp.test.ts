@@ -142,6 +142,42 @@ describe.each(stores())('MCP on %s', (store) => {
     expect(reply.body.error).toBe('too_large');
   });
 
+  it('speaks stateless streamable HTTP: batches, notifications, versions and malformed messages', async () => {
+    const post = (body: unknown, headers: Record<string, string> = {}) =>
+      request(`${server.url}/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${agent.key}`, ...headers },
+        body: typeof body === 'string' ? body : JSON.stringify(body),
+      });
+    // A batch gets its answers in request order, the notification in it unanswered.
+    const batch = await post([
+      { jsonrpc: '2.0', id: 'b', method: 'tools/list' },
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+      { jsonrpc: '2.0', id: 7, method: 'ping' },
+    ]);
+    expect(batch.status).toBe(200);
+    expect(batch.body.map((answer: { id: unknown }) => answer.id)).toEqual(['b', 7]);
+    expect(batch.body[0].result.tools.length).toBeGreaterThan(0);
+    expect(batch.body[1].result).toEqual({});
+    // Nothing to answer: 202 and no body.
+    const note = await post({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    expect(note.status).toBe(202);
+    expect(note.text).toBe('');
+    // An unknown method is a JSON-RPC error answer, not an HTTP one.
+    const unknown = await post({ jsonrpc: '2.0', id: 3, method: 'resources/teleport' });
+    expect(unknown.status).toBe(200);
+    expect(unknown.body).toMatchObject({ id: 3, error: { code: -32601 } });
+    // Refused before any handler runs.
+    const version = await post({ jsonrpc: '2.0', id: 4, method: 'ping' }, { 'mcp-protocol-version': '1999-01-01' });
+    expect(version.status).toBe(400);
+    expect(version.body.error.message).toContain('1999-01-01');
+    expect((await post({ id: 5, method: 'ping' })).body.error.code).toBe(-32600);
+    expect((await post([])).body.error.code).toBe(-32600);
+    expect((await post('{"jsonrpc":')).body.error.code).toBe(-32700);
+    const form = await post({ jsonrpc: '2.0', id: 6, method: 'ping' }, { 'content-type': 'text/plain' });
+    expect(form.status).toBe(415);
+  });
+
   it('keeps concurrent calls apart (a server per request)', async () => {
     const client = await mcpClient(server, agent.key);
     const hub = await client.callTool({ name: 'create_hub', arguments: { name: 'Concurrency' } });
