@@ -467,6 +467,11 @@ describe.each(stores())('pads on %s', (store) => {
     const loaded = await loadInto(server.core.db, padId, fresh);
     expect(loaded.tail).toBe(1);
     expect(readBlocks(fresh.getXmlFragment('default')).map((b) => b.text)).toEqual(['Edit 5.', 'After the snapshot.']);
+    // Again, now from a snapshot and a tail.
+    await compact(server.core.db, padId);
+    const again = new Y.Doc();
+    expect((await loadInto(server.core.db, padId, again)).tail).toBe(0);
+    expect(readBlocks(again.getXmlFragment('default')).map((b) => b.text)).toEqual(['Edit 5.', 'After the snapshot.']);
   });
 
   it('the Markdown view gives the whole text, the outline, one section, and 304 on an unchanged ETag', async () => {
