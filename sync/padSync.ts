@@ -9,7 +9,8 @@ import { PAD_FRAGMENT } from '../schema/pad.ts';
 import type { Db } from '../server/db/database.ts';
 import type { Logger } from '../server/log.ts';
 import { ensureBlockIds, readBlocks, type Block } from './blocks.ts';
-import { appendUpdate, applyPadLog, compact, COMPACT_AFTER_BYTES, COMPACT_AFTER_UPDATES, loadInto, readPadLog, tailSize } from './store.ts';
+import { appendUpdate, compact, COMPACT_AFTER_BYTES, COMPACT_AFTER_UPDATES, loadInto, readPadLog, tailSize } from './store.ts';
+import { applyPadLog } from './padLog.ts';
 import { diffRefs, recordVersion, StaleVersion, toRefs, type Author } from './versions.ts';
 
 export const SYNC_PATH = '/sync';
@@ -420,7 +421,7 @@ export function createPadSync(options: {
       recorded.delete(padId);
       histories.delete(padId);
       const document = hocuspocus.documents.get(padId);
-      if (document) applyPadLog(document, await readPadLog(db, padId));
+      if (document) applyPadLog(document, await readPadLog(db.pool, padId));
       // Typing whose version could not be written ahead is versioned now, on the database's latest.
       await settle(padId);
     },

@@ -5,8 +5,6 @@ import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import type { Db } from '../server/db/database.ts';
 
-export { applyPadLog };
-
 const NBytesRow = z.object({ n: z.number(), bytes: z.number() });
 
 /**
@@ -15,7 +13,6 @@ const NBytesRow = z.object({ n: z.number(), bytes: z.number() });
  * one pad never lose each other's updates.
  */
 const bytes = z.instanceof(Uint8Array);
-const FoldRow = z.object({ state: bytes.nullable(), updates: z.array(bytes), last: z.number().nullable() });
 
 /** Compact when the log past the snapshot holds this many updates or bytes. */
 export const COMPACT_AFTER_UPDATES = 500;
@@ -29,21 +26,25 @@ export async function appendUpdate(conn: CommonQueryMethods, padId: string, upda
     VALUES (${padId}, ${sql.binary(Buffer.from(update))}, ${sql.binary(Buffer.from(stateVector))})`);
 }
 
-/** Applies the snapshot and every update after it to `doc`. Returns how long the tail was. */
-const LoadRow = z.object({ state: bytes.nullable(), updates: z.array(bytes) });
+const LogRow = z.object({ state: bytes.nullable(), updates: z.array(bytes), last: z.number().nullable() });
 
-/** The snapshot and every update after it, in one query. */
-export async function readPadLog(db: Db, padId: string): Promise<{ state: Uint8Array | null; updates: readonly Uint8Array[] }> {
-  return db.pool.one(sql.type(LoadRow)`
-    SELECT s.state,
-           (SELECT coalesce(array_agg(u.update ORDER BY u.id), '{}') FROM pad_updates u
-            WHERE u.pad_id = ${padId} AND u.id > coalesce(s.upto, 0)) AS updates
-    FROM (SELECT 1) AS one LEFT JOIN pad_snapshots s ON s.pad_id = ${padId}`);
+/**
+ * The snapshot and every update after it, with the id of the last one (null when the log past the
+ * snapshot is empty), in one query and one row however long the log.
+ */
+export async function readPadLog(conn: CommonQueryMethods, padId: string): Promise<z.infer<typeof LogRow>> {
+  return conn.one(sql.type(LogRow)`
+    SELECT s.state, t.updates, t.last
+    FROM (SELECT 1) AS one
+    LEFT JOIN pad_snapshots s ON s.pad_id = ${padId}
+    CROSS JOIN LATERAL (
+      SELECT coalesce(array_agg(u.update ORDER BY u.id), '{}') AS updates, max(u.id) AS last
+      FROM pad_updates u WHERE u.pad_id = ${padId} AND u.id > coalesce(s.upto, 0)) AS t`);
 }
 
 /** Loads a pad into `doc`: what a cold open does. Returns the tail's size. */
 export async function loadInto(db: Db, padId: string, doc: Y.Doc): Promise<{ tail: number; tailBytes: number }> {
-  const log = await readPadLog(db, padId);
+  const log = await readPadLog(db.pool, padId);
   applyPadLog(doc, log);
   return { tail: log.updates.length, tailBytes: log.updates.reduce((sum, update) => sum + update.length, 0) };
 }
@@ -57,14 +58,7 @@ export async function compact(db: Db, padId: string): Promise<void> {
     // One compaction of a pad at a time across instances (a row lock cannot cover the first one,
     // when there is no snapshot row yet).
     await tx.query(sql.unsafe`SELECT pg_advisory_xact_lock(hashtext(${'pad-compaction:' + padId}))`);
-    // One row however long the log: the rows' parsing is not spread over the event loop either.
-    const log = await tx.one(sql.type(FoldRow)`
-      SELECT s.state, t.updates, t.last
-      FROM (SELECT 1) AS one
-      LEFT JOIN pad_snapshots s ON s.pad_id = ${padId}
-      CROSS JOIN LATERAL (
-        SELECT coalesce(array_agg(u.update ORDER BY u.id), '{}') AS updates, max(u.id) AS last
-        FROM pad_updates u WHERE u.pad_id = ${padId} AND u.id > coalesce(s.upto, 0)) AS t`);
+    const log = await readPadLog(tx, padId);
     if (log.last === null) return;
     const folded = await foldLog(log.state, log.updates);
     const state = Buffer.from(folded.state);

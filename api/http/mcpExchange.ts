@@ -50,8 +50,8 @@ export function readMessages(payload: unknown, protocolVersion: string | undefin
  *
  * It stands in for the SDK's `StreamableHTTPServerTransport`, which in JSON mode turns every Node
  * request and response into web-standard `Request`/`Response` objects and back (through
- * `@hono/node-server`): with a server that never streams, that conversion was a third of what the
- * endpoint spent on a call. Notifications from the server have no stream to go to and are dropped,
+ * `@hono/node-server`): with a server that never streams, that conversion was the largest part of
+ * the endpoint's own work in a CPU profile. Notifications from the server have no stream to go to and are dropped,
  * as SPEC says ("no progress or log notifications").
  */
 export class ExchangeTransport implements Transport {

@@ -2,7 +2,8 @@ import * as Y from 'yjs';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { readBlocks } from '../../sync/blocks.ts';
-import { appendUpdate, applyPadLog, loadInto, readPadLog, tailSize } from '../../sync/store.ts';
+import { applyPadLog } from '../../sync/padLog.ts';
+import { appendUpdate, loadInto, readPadLog, tailSize } from '../../sync/store.ts';
 import { registerAgent, type TestServer } from '../support/server.ts';
 import { makePad, restOk } from './setup.ts';
 import { progress, prng, summarize, type Summary } from './stats.ts';
@@ -121,7 +122,7 @@ export async function coldLoad(server: TestServer, options: { transactions: numb
   const applies: number[] = [];
   for (let run = 0; run < options.runs; run++) {
     const f0 = performance.now();
-    const log = await readPadLog(db, padId);
+    const log = await readPadLog(db.pool, padId);
     const a0 = performance.now();
     const doc = new Y.Doc();
     applyPadLog(doc, log);
