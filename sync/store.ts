@@ -18,10 +18,13 @@ const bytes = z.instanceof(Uint8Array);
 export const COMPACT_AFTER_UPDATES = 500;
 export const COMPACT_AFTER_BYTES = 1 << 20;
 
+/** Prepared once per connection: live typing appends many times a second on a busy instance. */
+const appendStatement = sql.prepared('append_update', z.object({}));
+
 /** Appends one update with the state vector it brings the document to. */
 export async function appendUpdate(conn: CommonQueryMethods, padId: string, update: Uint8Array) {
   const stateVector = Y.encodeStateVectorFromUpdate(update);
-  await conn.query(sql.unsafe`
+  await conn.query(appendStatement`
     INSERT INTO pad_updates (pad_id, update, state_vector)
     VALUES (${padId}, ${sql.binary(Buffer.from(update))}, ${sql.binary(Buffer.from(stateVector))})`);
 }

@@ -48,11 +48,14 @@ const typeParsers = [
   { name: 'int8', parse: (value: string) => Number(value) },
 ];
 
-async function openPool(url: string, maxPoolSize: number, log: Logger): Promise<DatabasePool> {
+async function openPool(url: string, maxPoolSize: number, log: Logger, embedded = false): Promise<DatabasePool> {
   const pool = await createPool(url, {
     interceptors: [resultParser],
     typeParsers,
     maxPoolSize,
+    // The embedded store's one connection lives as long as the process, and its prepared statements
+    // with it.
+    ...(embedded ? { idleTimeout: 'DISABLE_TIMEOUT' as const } : {}),
     connectionTimeout: 10_000,
     statementTimeout: 30_000,
     // Nothing of ours keeps session state, so the default DISCARD ALL after every query is waste.
@@ -63,8 +66,12 @@ async function openPool(url: string, maxPoolSize: number, log: Logger): Promise<
   return pool;
 }
 
-/** PGlite answers one query at a time; a small pool keeps transactions from waiting on each other long. */
-const PGLITE_POOL_SIZE = 2;
+/**
+ * PGlite is a single database session, whatever number of sockets reach it: two connections would
+ * share its unnamed and prepared statements, and one's Parse could land between another's Parse and
+ * Bind. One connection, on which pg queues queries in order; PGlite answers one at a time anyway.
+ */
+const PGLITE_POOL_SIZE = 1;
 
 /**
  * Postgres when a URL is given; otherwise PGlite in `dataDir` (or in memory for 'memory://'), served
@@ -80,7 +87,7 @@ export async function openDatabase(options: { databaseUrl?: string; dataDir: str
   if (!memory) mkdirSync(options.dataDir, { recursive: true });
   const worker = new Worker(new URL('./pgliteWorker.ts', import.meta.url), {
     // Headroom above the pool so a connection being replaced is never turned away.
-    workerData: { dataDir: memory ? undefined : options.dataDir, maxConnections: PGLITE_POOL_SIZE + 2 },
+    workerData: { dataDir: memory ? undefined : options.dataDir, maxConnections: PGLITE_POOL_SIZE + 1 },
   });
   const reply = (key: 'address' | 'stopped') =>
     new Promise<Record<string, string>>((resolve, reject) => {
@@ -95,7 +102,7 @@ export async function openDatabase(options: { databaseUrl?: string; dataDir: str
     });
   const { address } = await reply('address');
   worker.on('error', (error) => log.error('embedded database thread failed', { error }));
-  const pool = await openPool(`postgres://postgres@${address}/postgres`, PGLITE_POOL_SIZE, log);
+  const pool = await openPool(`postgres://postgres@${address}/postgres`, PGLITE_POOL_SIZE, log, true);
   return wrap(pool, 'pglite', async () => {
     await pool.end();
     const stopped = reply('stopped');

@@ -10,6 +10,9 @@ import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 const { dataDir, maxConnections } = workerData as { dataDir: string | undefined; maxConnections: number };
 const pglite = await PGlite.create(dataDir);
 const server = new PGLiteSocketServer({ db: pglite, host: '127.0.0.1', port: 0, maxConnections });
+// Every socket reaches the same session: a connection that replaces a broken one starts without
+// the statements the old one prepared, so it can prepare them again under the same names.
+server.addEventListener('connection', () => void pglite.exec('DEALLOCATE ALL'));
 await server.start();
 parentPort!.postMessage({ address: server.getServerConn() });
 parentPort!.on('message', async (message: { stop?: boolean }) => {
