@@ -117,11 +117,10 @@ export function mcpRoutes(core: Core): Router {
     const server = mcpServer(core, actor);
     const transport = new ExchangeTransport();
     await server.connect(transport);
-    try {
-      answer(ctx, await transport.exchange(read.messages));
-    } finally {
-      await server.close();
-    }
+    answer(ctx, await transport.exchange(read.messages));
+    // Nothing is left to close: every request in the POST has been answered and the SDK server holds
+    // no timers. Closing it would only abort the handlers' own bookkeeping, which the SDK does by
+    // building an AbortError and a ConnectionClosed error, stack traces and all, per request.
   });
 
   return router;
