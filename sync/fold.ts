@@ -5,7 +5,10 @@ let worker: Worker | null = null;
 let nextId = 1;
 const pending = new Map<number, { resolve(value: { state: Uint8Array; vector: Uint8Array }): void; reject(error: Error): void }>();
 
-/** The process's folding thread, started on first use; it keeps the process alive only while it has work. */
+/**
+ * The process's folding thread, started once (by `startFolding`, or else on first use); it keeps the
+ * process alive only while it has work.
+ */
 function folder(): Worker {
   if (worker) return worker;
   const started = new Worker(new URL('./foldWorker.ts', import.meta.url));
@@ -28,6 +31,14 @@ function folder(): Worker {
     if (worker === started) worker = null;
   });
   return (worker = started);
+}
+
+/**
+ * Starts the folding thread now, so the ~200 ms of CPU it takes to start (a thread, its isolate, Yjs)
+ * is spent when the server starts, not in the middle of serving pads at the first compaction.
+ */
+export function startFolding() {
+  folder();
 }
 
 /**

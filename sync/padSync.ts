@@ -11,6 +11,7 @@ import type { Logger } from '../server/log.ts';
 import { ensureBlockIds, readBlocks, type Block } from './blocks.ts';
 import { appendUpdate, compact, COMPACT_AFTER_BYTES, COMPACT_AFTER_UPDATES, loadInto, readPadLog, tailSize } from './store.ts';
 import { applyPadLog } from './padLog.ts';
+import { startFolding } from './fold.ts';
 import { diffRefs, recordVersion, StaleVersion, toRefs, type Author } from './versions.ts';
 
 export const SYNC_PATH = '/sync';
@@ -76,6 +77,7 @@ export function createPadSync(options: {
   redisUrl?: string | undefined;
 }) {
   const { db, log } = options;
+  startFolding();
   const queues = new Map<string, { updates: Uint8Array[]; timer: NodeJS.Timeout }>();
   const appendsSinceCheck = new Map<string, number>();
   /** The blocks of the latest version this instance recorded of each pad it holds: saves a query per edit. */
