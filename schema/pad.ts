@@ -15,6 +15,11 @@ export const BLOCK_TYPES = ['paragraph', 'heading', 'bulletList', 'orderedList',
 
 export const BLOCK_ID_PATTERN = /^[0-9a-f]{8}$/;
 
+/** A pad holds at most this many characters, counted on its Markdown (SPEC part 8 "Sizes"). */
+export const PAD_MAX_CHARS = 60_000;
+/** Why the server closed a pad's live connection whose change would have made the pad longer. */
+export const PAD_FULL_REASON = `This pad is full (${PAD_MAX_CHARS.toLocaleString('en')} characters at most); the change was not saved.`;
+
 /** 8 hex characters from the platform's crypto: short to read, unique enough within one pad. */
 export function newBlockId(): string {
   const bytes = new Uint8Array(4);

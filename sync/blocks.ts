@@ -115,6 +115,18 @@ export function readBlock(element: Y.XmlElement): Block | null {
   return cachedBlock(element, fragment instanceof Y.XmlFragment ? cacheOf(fragment) : null);
 }
 
+/** A pad's length as its size limit counts it: its blocks' Markdown, with a blank line between two. */
+export function padLength(texts: Iterable<string>): number {
+  let length = 0;
+  let count = 0;
+  for (const text of texts) {
+    if (!text) continue;
+    length += text.length;
+    count++;
+  }
+  return count === 0 ? 0 : length + 2 * (count - 1);
+}
+
 /** Markdown as top-level blocks, each without an id yet. */
 export function parseBlocks(text: string): PMNode[] {
   // The schema wants one block at least, so the parser fills an empty text with an empty paragraph.

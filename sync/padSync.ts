@@ -5,13 +5,15 @@ import { ForeignKeyIntegrityConstraintViolationError } from 'slonik';
 import { WebSocketServer } from 'ws';
 import { Hocuspocus, type Document, type onChangePayload } from '@hocuspocus/server';
 import { Redis } from '@hocuspocus/extension-redis';
-import { PAD_FRAGMENT } from '../schema/pad.ts';
+import { messageYjsSyncStep1 } from 'y-protocols/sync';
+import { PAD_FRAGMENT, PAD_FULL_REASON, PAD_MAX_CHARS } from '../schema/pad.ts';
 import type { Db } from '../server/db/database.ts';
 import type { Logger } from '../server/log.ts';
 import { ensureBlockIds, readBlocks, type Block } from './blocks.ts';
 import { appendUpdate, compact, COMPACT_AFTER_BYTES, COMPACT_AFTER_UPDATES, loadInto, readPadLog, tailSize } from './store.ts';
 import { applyPadLog } from './padLog.ts';
 import { startFolding } from './fold.ts';
+import { fitsWithin } from './padSize.ts';
 import { diffRefs, recordVersion, StaleVersion, toRefs, type Author } from './versions.ts';
 
 export const SYNC_PATH = '/sync';
@@ -58,6 +60,14 @@ function redisExtension(url: string) {
   });
 }
 
+/**
+ * Thrown from a hook to close a connection with this reason. Not an Error on purpose: Hocuspocus
+ * prints what closes a connection, and this prints as one line, not a stack.
+ */
+class PadFull {
+  readonly reason = PAD_FULL_REASON;
+}
+
 type DirectConnection = Awaited<ReturnType<Hocuspocus<Context>['openDirectConnection']>>;
 
 export type PadSync = ReturnType<typeof createPadSync>;
@@ -90,7 +100,8 @@ export function createPadSync(options: {
   /** The latest versions this instance recorded of each pad, in an unbroken run: who changed what. */
   const histories = new Map<string, VersionNote[]>();
   let closing = false;
-  // A pad is at most 60,000 characters; no single sync message needs more than this.
+  // A pad is at most 60,000 characters (each change is checked against that in beforeSync); no
+  // single sync message needs more than this.
   const wss = new WebSocketServer({ noServer: true, maxPayload: 1024 * 1024 });
 
   const hocuspocus = new Hocuspocus<Context>({
@@ -123,6 +134,14 @@ export function createPadSync(options: {
       }
       payload.connectionConfig.readOnly = verdict.readOnly;
       return { author: verdict.author, credentialId: verdict.credentialId };
+    },
+    async beforeSync({ type, payload, document, documentName, connection }) {
+      // A change that would make the pad longer than its limit is not applied: the connection is
+      // closed with the reason (the editor keeps the text and shows why it is not saved). Step 1 of
+      // a sync only asks; read-only connections are refused their changes by Hocuspocus itself.
+      if (type === messageYjsSyncStep1 || connection.readOnly || fitsWithin(document, payload, PAD_MAX_CHARS)) return;
+      log.info('live change refused: the pad would pass its size limit', { padId: documentName });
+      throw new PadFull();
     },
     async onLoadDocument({ document, documentName }) {
       await loadInto(db, documentName, document);

@@ -2,7 +2,7 @@ import * as Y from 'yjs';
 import { sql, type CommonQueryMethods, type DatabaseTransactionConnection } from 'slonik';
 import type { Node as PMNode } from '@tiptap/pm/model';
 import { blockMarkdown } from '../../schema/markdown.ts';
-import { parseBlocks, insertBlocks, readBlock, replaceBlock } from '../../sync/blocks.ts';
+import { parseBlocks, insertBlocks, padLength, readBlock, replaceBlock } from '../../sync/blocks.ts';
 import { blocksAt, changedByOthersSince, findEdit, recordVersion, StaleVersion, toRefs, type VersionKind } from '../../sync/versions.ts';
 import type { Actor } from './actor.ts';
 import type { Core } from './context.ts';
@@ -12,7 +12,8 @@ import { linkForm } from './framing.ts';
 import { allows } from './rights.ts';
 import { newId } from './secrets.ts';
 import { idempotencyKey } from './idempotency.ts';
-import { authorOf, editablePad, PAD_MAX_CHARS } from './pads.ts';
+import { authorOf, editablePad } from './pads.ts';
+import { PAD_MAX_CHARS } from '../../schema/pad.ts';
 import { VersionRow } from '../../schema/rows.ts';
 
 /** One change to the pad's blocks: replace (or with no nodes delete) a block, or insert after one. */
@@ -190,7 +191,7 @@ function projectedLength(blocks: readonly { id: string; text: string }[], ops: r
     if (op.kind === 'edit') texts.set(op.blockId, op.text);
     else texts.set(`insert:${texts.size}`, op.text);
   }
-  return [...texts.values()].filter(Boolean).join('\n\n').length;
+  return padLength(texts.values());
 }
 
 type Outcome = { version: number | null; editId: string | null; conflicts: Conflict[]; changed: string[] };

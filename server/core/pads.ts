@@ -1,5 +1,6 @@
 import { sql, type CommonQueryMethods } from 'slonik';
 import { HubRow, PadRow, Role, VersionRow } from '../../schema/rows.ts';
+import { PAD_MAX_CHARS } from '../../schema/pad.ts';
 import { insertBlocks, parseBlocks, type Block } from '../../sync/blocks.ts';
 import { blocksAt, recordVersion } from '../../sync/versions.ts';
 import type { SyncAuthenticate } from '../../sync/padSync.ts';
@@ -17,7 +18,6 @@ import type { EditablePad } from './editors.ts';
 import { outlineRows, outlineTable, sections, wholeText } from './sections.ts';
 import { readableThread } from './threads.ts';
 
-export const PAD_MAX_CHARS = 60_000;
 export const PAD_TEXT_CLIP = 40_000;
 
 

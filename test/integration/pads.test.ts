@@ -4,6 +4,7 @@ import WS from 'ws';
 import { z } from 'zod';
 import * as Y from 'yjs';
 import { readBlocks } from '../../sync/blocks.ts';
+import { PAD_FULL_REASON } from '../../schema/pad.ts';
 import { compact, loadInto, tailSize } from '../../sync/store.ts';
 import { changedByOthersSince } from '../../sync/versions.ts';
 import { HocuspocusProvider } from '@hocuspocus/provider';
@@ -114,6 +115,40 @@ describe.each(stores())('pads on %s', (store) => {
     const stranger_ = await rest(server, stranger.key, 'create_pad', { hub: hub.slug, title: 'Mine' });
     expect(stranger_.status).toBe(404);
     expect(await countPads()).toBe(before);
+  });
+
+  it('live typing that would pass 60,000 characters is not applied, and its connection is told why', async () => {
+    // 5 paragraphs of 11,900: 59,508 characters with the blank lines between them.
+    const padId = await createPad(Array.from({ length: 5 }, () => 'a'.repeat(11_900)).join('\n\n'));
+    const near = await connect(padId, member.key);
+    await near.synced;
+    const [first, second] = near.blocks();
+    // 300 more fit (59,808): measured exactly, since the bound (twice the text) would not fit.
+    typeInto(near.document, near.fragment, first!.id, 0, 'y'.repeat(300));
+    await expect.poll(async () => (await server.core.sync.read(padId))[0]!.text.length).toBe(12_200);
+    const over = await connect(padId, member.key);
+    await over.synced;
+    const reasons: string[] = [];
+    over.provider.on('close', ({ event }: { event: { reason: string } }) => reasons.push(event.reason));
+    typeInto(over.document, over.fragment, second!.id, 0, 'x'.repeat(600));
+    await expect.poll(() => reasons).toContain(PAD_FULL_REASON);
+    await server.core.sync.flush();
+    const saved = await full(padId);
+    expect(saved.text).not.toContain('xxxxxxxxxx');
+    expect((await server.core.sync.read(padId)).map((block) => block.text.length)).toEqual([12_200, 11_900, 11_900, 11_900, 11_900]);
+    // Deleting is always let through, and typing again once there is room.
+    const textOf = (client: typeof near, index: number) => (client.fragment.get(index) as Y.XmlElement).get(0) as Y.XmlText;
+    near.document.transact(() => textOf(near, 0).delete(0, 1_000));
+    typeInto(near.document, near.fragment, first!.id, 0, 'z'.repeat(500));
+    await expect.poll(async () => (await server.core.sync.read(padId))[0]!.text.length).toBe(11_700);
+    // The refused editor kept its text; once it makes room, connecting again saves all of it.
+    over.document.transact(() => textOf(over, 1).delete(700, 1_000));
+    const socket = over.provider.configuration.websocketProvider;
+    const closed = new Promise((resolve) => socket.on('disconnect', resolve));
+    socket.disconnect();
+    await closed;
+    await socket.connect();
+    await expect.poll(async () => (await server.core.sync.read(padId))[1]!.text).toBe('x'.repeat(600) + 'a'.repeat(10_900));
   });
 
   it('a live client sees an MCP edit_pad at once', async () => {
