@@ -72,9 +72,7 @@ const toBlock = (node: PMNode): Block =>
 const readCache = new WeakMap<Y.XmlFragment, WeakMap<Y.XmlElement, Block | null>>();
 
 function cacheOf(fragment: Y.XmlFragment): WeakMap<Y.XmlElement, Block | null> | null {
-  const doc = fragment.doc;
-  // Inside a transaction the observers that keep the cache right have not run yet: read afresh.
-  if (!doc || doc._transaction !== null) return null;
+  if (!fragment.doc) return null;
   let cache = readCache.get(fragment);
   if (!cache) {
     const entries = new WeakMap<Y.XmlElement, Block | null>();
@@ -91,11 +89,28 @@ function cacheOf(fragment: Y.XmlFragment): WeakMap<Y.XmlElement, Block | null> |
   return cache;
 }
 
+/**
+ * Whether the running transaction (if any) changed something inside this top-level element: the
+ * observers that keep the cache right run only once it ends, so until then such an element is read
+ * afresh, and the others still come from the cache.
+ */
+function changedNow(element: Y.XmlElement): boolean {
+  const transaction = element.doc?._transaction;
+  if (!transaction) return false;
+  for (const type of transaction.changed.keys()) {
+    let top = type as Y.AbstractType<unknown>;
+    while (top.parent && top.parent !== element.parent) top = top.parent as Y.AbstractType<unknown>;
+    if (top === element) return true;
+  }
+  return false;
+}
+
 function cachedBlock(element: Y.XmlElement, cache: WeakMap<Y.XmlElement, Block | null> | null): Block | null {
-  if (cache?.has(element)) return cache.get(element)!;
+  const usable = cache && !changedNow(element);
+  if (usable && cache.has(element)) return cache.get(element)!;
   const node = readNode(element);
   const block = node && toBlock(node);
-  cache?.set(element, block);
+  if (usable) cache.set(element, block);
   return block;
 }
 

@@ -147,7 +147,8 @@ function applyOps(fragment: Y.XmlFragment, ops: readonly BlockOp[], guard: Guard
       // Only the blocks an edit names are read from the live pad, whatever its size.
       const live = readBlock(element)?.text;
       const current = live ?? '';
-      const sent = parseBlocks(op.text).map(blockText).join('\n\n');
+      const nodes = parseBlocks(op.text);
+      const sent = nodes.map(blockText).join('\n\n');
       if (sent === current || sent === asRead(current)) continue; // sent back as it is: keep it, links and all
       const typedSince = guard.latest.has(op.blockId) && guard.latest.get(op.blockId) !== live;
       if (guard.touchedByOthers.has(op.blockId) || typedSince) {
@@ -155,7 +156,7 @@ function applyOps(fragment: Y.XmlFragment, ops: readonly BlockOp[], guard: Guard
         continue;
       }
       const index = fragment.toArray().indexOf(element);
-      const ids = replaceBlock(fragment, element, parseBlocks(op.text));
+      const ids = replaceBlock(fragment, element, nodes);
       elements.delete(op.blockId);
       remember(ids, index);
       changed.push(op.blockId, ...ids);
@@ -338,8 +339,14 @@ function editResult(padId: string, current: number, outcome: Outcome): Result {
 
 const sqlVersion = (padId: string) => sql.type(VersionRow)`SELECT version FROM pads WHERE id = ${padId}`;
 const blockText = (node: PMNode) => blockMarkdown(node).trimEnd();
-/** A block's Markdown as agents read it (links in link form), normalised like anything they send. */
-const asRead = (text: string) => parseBlocks(linkForm(text)).map(blockText).join('\n\n');
+/**
+ * A block's Markdown as agents read it (links in link form), normalised like anything they send.
+ * Block Markdown without a link is its own read form: it is already what the serializer writes.
+ */
+const asRead = (text: string) => {
+  const read = linkForm(text);
+  return read === text ? text : parseBlocks(read).map(blockText).join('\n\n');
+};
 
 /**
  * Takes one edit back as a new version: blocks nobody changed since get their text from before the
