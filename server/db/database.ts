@@ -1,4 +1,6 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import {
   createPool,
@@ -75,7 +77,7 @@ const PGLITE_POOL_SIZE = 1;
 
 /**
  * Postgres when a URL is given; otherwise PGlite in `dataDir` (or in memory for 'memory://'), served
- * over a loopback socket so that the very same slonik and SQL run against both stores.
+ * over a local socket so that the very same slonik and SQL run against both stores.
  */
 export async function openDatabase(options: { databaseUrl?: string; dataDir: string; log: Logger }): Promise<Db> {
   const { log } = options;
@@ -85,9 +87,18 @@ export async function openDatabase(options: { databaseUrl?: string; dataDir: str
   }
   const memory = options.dataDir === 'memory://';
   if (!memory) mkdirSync(options.dataDir, { recursive: true });
+  // A Unix socket in a directory only this user can enter: no other local user or process reaches
+  // the embedded store (a loopback port is open to every process on the machine, and PGlite asks
+  // for no password). Windows keeps a loopback port.
+  const socketDir = process.platform === 'win32' ? null : mkdtempSync(join(tmpdir(), 'dotpad-db-'));
   const worker = new Worker(new URL('./pgliteWorker.ts', import.meta.url), {
-    // Headroom above the pool so a connection being replaced is never turned away.
-    workerData: { dataDir: memory ? undefined : options.dataDir, maxConnections: PGLITE_POOL_SIZE + 1 },
+    workerData: {
+      dataDir: memory ? undefined : options.dataDir,
+      // pg looks for the socket of a directory "host" under this name.
+      socketPath: socketDir && join(socketDir, '.s.PGSQL.5432'),
+      // Headroom above the pool so a connection being replaced is never turned away.
+      maxConnections: PGLITE_POOL_SIZE + 1,
+    },
   });
   const reply = (key: 'address' | 'stopped') =>
     new Promise<Record<string, string>>((resolve, reject) => {
@@ -102,13 +113,15 @@ export async function openDatabase(options: { databaseUrl?: string; dataDir: str
     });
   const { address } = await reply('address');
   worker.on('error', (error) => log.error('embedded database thread failed', { error }));
-  const pool = await openPool(`postgres://postgres@${address}/postgres`, PGLITE_POOL_SIZE, log, true);
+  const host = socketDir ? encodeURIComponent(socketDir) : address;
+  const pool = await openPool(`postgres://postgres@${host}/postgres`, PGLITE_POOL_SIZE, log, true);
   return wrap(pool, 'pglite', async () => {
     await pool.end();
     const stopped = reply('stopped');
     worker.postMessage({ stop: true });
     await stopped;
     await worker.terminate();
+    if (socketDir) rmSync(socketDir, { recursive: true, force: true });
   });
 }
 

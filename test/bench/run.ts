@@ -209,7 +209,7 @@ async function main() {
   if (loadStart > 0.5 * os.cpus().length) progress(`the machine is busy (1-minute load ${loadStart.toFixed(2)}): tail figures will suffer`);
   process.env.TEST_DATABASE_URL ??= DEFAULT_DATABASE_URL;
   const notes: string[] = [];
-  const storeLines = [`PGlite ${JSON.parse(readFileSync(`${ROOT}node_modules/@electric-sql/pglite/package.json`, 'utf8')).version} in memory (served to slonik over a loopback socket)`];
+  const storeLines = [`PGlite ${JSON.parse(readFileSync(`${ROOT}node_modules/@electric-sql/pglite/package.json`, 'utf8')).version} in memory (served to slonik over a Unix socket)`];
   const plan: [Store, string][] = [['pglite', 'PGlite']];
   const probe = await probePostgres(process.env.TEST_DATABASE_URL);
   const safeUrl = process.env.TEST_DATABASE_URL.replace(/\/\/([^:@/]+):[^@/]+@/, '//$1:***@');
