@@ -12,7 +12,6 @@ const pending = new Map<number, { resolve(value: { state: Uint8Array; vector: Ui
 function folder(): Worker {
   if (worker) return worker;
   const started = new Worker(new URL('./foldWorker.ts', import.meta.url));
-  started.unref();
   started.on('message', (reply: FoldReply) => {
     const waiting = pending.get(reply.id);
     pending.delete(reply.id);
@@ -30,6 +29,8 @@ function folder(): Worker {
   started.on('exit', () => {
     if (worker === started) worker = null;
   });
+  // After the listeners: adding a 'message' listener refs the thread again.
+  started.unref();
   return (worker = started);
 }
 

@@ -1,3 +1,5 @@
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import * as Y from 'yjs';
 import { describe, expect, it } from 'vitest';
 import { foldLog } from '../../sync/fold.ts';
@@ -12,6 +14,25 @@ function typed(texts: string[]) {
 }
 
 describe('folding a pad log in its thread', () => {
+  it('keeps no process alive while it waits, started early or after a fold', () => {
+    const fold = fileURLToPath(new URL('../../sync/fold.ts', import.meta.url));
+    const yjs = import.meta.resolve('yjs');
+    const started = `const { startFolding } = await import(${JSON.stringify(fold)}); startFolding();`;
+    const folded = `
+      const { foldLog } = await import(${JSON.stringify(fold)});
+      const Y = await import(${JSON.stringify(yjs)});
+      const doc = new Y.Doc();
+      doc.getText('t').insert(0, 'x');
+      await foldLog(null, [Y.encodeStateAsUpdate(doc)]);`;
+    for (const script of [started, folded]) {
+      // The process ends by itself; a thread that held it open would be killed at the timeout.
+      const run = spawnSync(process.execPath, ['-e', script], { timeout: 15_000, encoding: 'utf8' });
+      expect(run.stderr).toBe('');
+      expect(run.signal).toBeNull();
+      expect(run.status).toBe(0);
+    }
+  });
+
   it('gives the state and state vector of snapshot plus updates', async () => {
     const { doc, updates } = typed(['one ', 'two ', 'three']);
     const snapshot = Y.mergeUpdates(updates.slice(0, 2));
