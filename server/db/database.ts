@@ -32,13 +32,16 @@ export type Db = {
 /**
  * slonik's `sql.type(schema)` only declares a row type; this interceptor makes every typed query
  * really validate (and coerce) its rows, so a schema drift fails loudly at the database edge.
+ * Row schemas are synchronous (no async refinements), so this is slonik's synchronous row hook: its
+ * asynchronous one builds a queue and a promise per row of every query.
  */
 const resultParser: Interceptor = {
   name: 'result-parser',
-  transformRowAsync: async (context, query, row) => {
+  transformRow: (context, query, row) => {
     const parser = context.resultParser;
     if (!parser) return row;
-    const checked = await parser['~standard'].validate(row);
+    const checked = parser['~standard'].validate(row);
+    if (checked instanceof Promise) throw new TypeError(`The row schema of this query is asynchronous; row schemas must not be: ${query.sql}`);
     if (checked.issues) throw new SchemaValidationError(query, row, checked.issues);
     return checked.value as QueryResultRow;
   },

@@ -1,0 +1,34 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SchemaValidationError, sql } from 'slonik';
+import { z } from 'zod';
+import { openDatabase, type Db } from '../../server/db/database.ts';
+import { createLogger } from '../../server/log.ts';
+import { stores } from '../support/server.ts';
+
+/** The database edge itself: what every query of the service goes through, on both stores. */
+describe.each(stores())('the database edge on %s', (store) => {
+  let db: Db;
+  beforeAll(async () => {
+    db = await openDatabase({
+      dataDir: 'memory://',
+      log: createLogger('silent'),
+      ...(store === 'postgres' ? { databaseUrl: process.env.TEST_DATABASE_URL! } : {}),
+    });
+  });
+  afterAll(async () => {
+    await db?.close();
+  });
+
+  it('checks every typed row against its schema, and refuses one that does not fit', async () => {
+    const Row = z.object({ n: z.number(), label: z.string() });
+    expect(await db.pool.one(sql.type(Row)`SELECT 2::int8 AS n, 'two' AS label`)).toEqual({ n: 2, label: 'two' });
+    await expect(db.pool.one(sql.type(Row)`SELECT 'two' AS n, 2 AS label`)).rejects.toBeInstanceOf(SchemaValidationError);
+  });
+
+  it('runs a prepared statement again and again on its connection', async () => {
+    const squared = (n: number) => db.pool.oneFirst(sql.prepared('dotpad_test_square', z.object({ square: z.number() }))`SELECT ${n}::int * ${n}::int AS square`);
+    const answers = [];
+    for (let n = 1; n <= 8; n++) answers.push(await squared(n));
+    expect(answers).toEqual([1, 4, 9, 16, 25, 36, 49, 64]);
+  });
+});
