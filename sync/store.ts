@@ -6,6 +6,7 @@ import { z } from 'zod';
 import type { Db } from '../server/db/database.ts';
 
 const NBytesRow = z.object({ n: z.number(), bytes: z.number() });
+const UptoRow = z.object({ upto: z.number() });
 
 /**
  * Pad persistence: an append-only log of Yjs updates with the state vector beside each, folded into
@@ -29,20 +30,29 @@ export async function appendUpdate(conn: CommonQueryMethods, padId: string, upda
     VALUES (${padId}, ${sql.binary(Buffer.from(update))}, ${sql.binary(Buffer.from(stateVector))})`);
 }
 
-const LogRow = z.object({ state: bytes.nullable(), updates: z.array(bytes), last: z.number().nullable() });
+const LogRow = z.object({
+  state: bytes.nullable(),
+  upto: z.number().nullable(),
+  updates: z.array(bytes),
+  ids: z.array(z.number()),
+  last: z.number().nullable(),
+});
 
 /**
- * The snapshot and every update after it, with the id of the last one (null when the log past the
- * snapshot is empty), in one query and one row however long the log.
+ * The snapshot (and the last log id folded into it) and every update still in the log, with their
+ * ids, in one query and one row however long the log. The log holds only updates not in the
+ * snapshot: compaction deletes exactly the rows it folded, so a row committed after a lower id was
+ * read (ids are taken when a row is written, not when it commits) stays, and is loaded.
  */
 export async function readPadLog(conn: CommonQueryMethods, padId: string): Promise<z.infer<typeof LogRow>> {
   return conn.one(sql.type(LogRow)`
-    SELECT s.state, t.updates, t.last
+    SELECT s.state, s.upto, t.updates, t.ids, t.last
     FROM (SELECT 1) AS one
     LEFT JOIN pad_snapshots s ON s.pad_id = ${padId}
     CROSS JOIN LATERAL (
-      SELECT coalesce(array_agg(u.update ORDER BY u.id), '{}') AS updates, max(u.id) AS last
-      FROM pad_updates u WHERE u.pad_id = ${padId} AND u.id > coalesce(s.upto, 0)) AS t`);
+      SELECT coalesce(array_agg(u.update ORDER BY u.id), '{}') AS updates,
+             coalesce(array_agg(u.id ORDER BY u.id), '{}') AS ids, max(u.id) AS last
+      FROM pad_updates u WHERE u.pad_id = ${padId}) AS t`);
 }
 
 /** Loads a pad into `doc`: what a cold open does. Returns the tail's size. */
@@ -53,32 +63,35 @@ export async function loadInto(db: Db, padId: string, doc: Y.Doc): Promise<{ tai
 }
 
 /**
- * Folds the snapshot and the log up to now into a new snapshot, from what the database holds (not
- * from any instance's memory, which may lack another instance's updates), then drops the folded rows.
+ * Folds the snapshot and the log into a new snapshot, from what the database holds (not from any
+ * instance's memory, which may lack another instance's updates), and drops the rows it folded. The
+ * fold runs outside any transaction, so no connection waits on it (PGlite has only one). The short
+ * transaction after it replaces the snapshot only if it is still the one the fold started from, and
+ * then deletes exactly the rows folded: a compaction that lost a race to another writes nothing, and
+ * the next one folds again.
  */
 export async function compact(db: Db, padId: string): Promise<void> {
+  const log = await readPadLog(db.pool, padId);
+  if (log.ids.length === 0) return;
+  const folded = await foldLog(log.state, log.updates);
+  const state = Buffer.from(folded.state);
+  const vector = Buffer.from(folded.vector);
   await db.write(async (tx) => {
-    // One compaction of a pad at a time across instances (a row lock cannot cover the first one,
-    // when there is no snapshot row yet).
-    await tx.query(sql.unsafe`SELECT pg_advisory_xact_lock(hashtext(${'pad-compaction:' + padId}))`);
-    const log = await readPadLog(tx, padId);
-    if (log.last === null) return;
-    const folded = await foldLog(log.state, log.updates);
-    const state = Buffer.from(folded.state);
-    const vector = Buffer.from(folded.vector);
-    await tx.query(sql.unsafe`
+    const written = await tx.maybeOneFirst(sql.type(UptoRow)`
       INSERT INTO pad_snapshots (pad_id, state, state_vector, upto, updated_at)
       VALUES (${padId}, ${sql.binary(state)}, ${sql.binary(vector)}, ${log.last}, now())
       ON CONFLICT (pad_id) DO UPDATE SET state = excluded.state, state_vector = excluded.state_vector, upto = excluded.upto, updated_at = now()
-      WHERE pad_snapshots.upto < excluded.upto`);
-    await tx.query(sql.unsafe`DELETE FROM pad_updates WHERE pad_id = ${padId} AND id <= ${log.last}`);
+      WHERE pad_snapshots.upto = ${log.upto ?? -1}
+      RETURNING upto`);
+    if (written === null) return;
+    await tx.query(sql.unsafe`DELETE FROM pad_updates WHERE pad_id = ${padId} AND id = ANY(${sql.array(log.ids, 'int8')})`);
   });
 }
 
-/** How much log lies past the snapshot. */
+/** How much log is not in the snapshot. */
 export async function tailSize(conn: CommonQueryMethods, padId: string) {
   return conn.one(sql.type(NBytesRow)`
     SELECT count(*) AS n, coalesce(sum(length(update)), 0)::int8 AS bytes
     FROM pad_updates u
-    WHERE pad_id = ${padId} AND id > coalesce((SELECT upto FROM pad_snapshots s WHERE s.pad_id = ${padId}), 0)`);
+    WHERE pad_id = ${padId}`);
 }

@@ -5,7 +5,8 @@ import { z } from 'zod';
 import * as Y from 'yjs';
 import { readBlocks } from '../../sync/blocks.ts';
 import { PAD_FULL_REASON } from '../../schema/pad.ts';
-import { compact, loadInto, tailSize } from '../../sync/store.ts';
+import { appendUpdate, compact, loadInto, tailSize } from '../../sync/store.ts';
+import pg from 'pg';
 import { changedByOthersSince } from '../../sync/versions.ts';
 import { HocuspocusProvider } from '@hocuspocus/provider';
 import { mcpClient, openProvider, signIn, registerAgent, request, rest, startTestServer, stores, typeInto, type TestServer } from '../support/server.ts';
@@ -508,6 +509,44 @@ describe.each(stores())('pads on %s', (store) => {
     expect((await loadInto(server.core.db, padId, again)).tail).toBe(0);
     expect(readBlocks(again.getXmlFragment('default')).map((b) => b.text)).toEqual(['Edit 5.', 'After the snapshot.']);
   });
+
+  // Two writers at once need two sessions: Postgres only (PGlite is one session).
+  if (store === 'postgres') {
+    it('compaction keeps an update whose row commits after a later row was folded', async () => {
+      const padId = await createPad('First.\n\nSecond.');
+      const typed = (index: number, text: string) => {
+        const doc = new Y.Doc();
+        return loadInto(server.core.db, padId, doc).then(() => {
+          let update: Uint8Array | null = null;
+          doc.on('update', (u: Uint8Array) => (update = u));
+          const paragraph = doc.getXmlFragment('default').get(index) as Y.XmlElement;
+          (paragraph.get(0) as Y.XmlText).insert(0, text);
+          return update!;
+        });
+      };
+      const late = await typed(0, 'Late: ');
+      const early = await typed(1, 'Early: ');
+      // The late row takes its id first but commits last, after a compaction has read the log.
+      const writer = new pg.Client({ connectionString: server.core.config.databaseUrl });
+      await writer.connect();
+      try {
+        await writer.query('BEGIN');
+        await writer.query('INSERT INTO pad_updates (pad_id, update, state_vector) VALUES ($1, $2, $3)', [padId, Buffer.from(late), Buffer.from(Y.encodeStateVectorFromUpdate(late))]);
+        await appendUpdate(server.core.db.pool, padId, early);
+        await compact(server.core.db, padId);
+        await writer.query('COMMIT');
+      } finally {
+        await writer.end();
+      }
+      const fresh = new Y.Doc();
+      expect((await loadInto(server.core.db, padId, fresh)).tail).toBe(1);
+      expect(readBlocks(fresh.getXmlFragment('default')).map((b) => b.text)).toEqual(['Late: First.', 'Early: Second.']);
+      await compact(server.core.db, padId);
+      const again = new Y.Doc();
+      expect((await loadInto(server.core.db, padId, again)).tail).toBe(0);
+      expect(readBlocks(again.getXmlFragment('default')).map((b) => b.text)).toEqual(['Late: First.', 'Early: Second.']);
+    });
+  }
 
   it('the Markdown view gives the whole text, the outline, one section, and 304 on an unchanged ETag', async () => {
     const padId = await createPad('Intro.\n\n# Heading\n\nBody.', 'Viewed');
