@@ -235,6 +235,32 @@ describe.skipIf(!haveChromium).each(stores())('pads in the browser on %s', (stor
     await server.core.db.pool.query(sql.unsafe`UPDATE hubs SET mode = 'open' WHERE id = ${hub.id}`);
   });
 
+  it('keeps typing that would pass 60,000 characters on the page, says why, and saves it once there is room', async () => {
+    // Five one-word paragraphs of 11,900 characters and a short one: 59,516 characters.
+    const text = [...Array.from({ length: 5 }, () => 'x'.repeat(11_900)), 'Short.'].join('\n\n');
+    const created = await appTool(server, ada.cookie, 'create_pad', { hub: hub.slug, title: 'Nearly full', text });
+    expect(created.status).toBe(200);
+    const fullPad: string = created.body.data.pad_id;
+    await ada.page.goto(`/p/${encodeURIComponent(fullPad)}`);
+    await expect.poll(() => ada.page.locator('.connection').innerText()).toContain('Live');
+    await ada.page.locator('.pad-body p', { hasText: 'Short.' }).click();
+    await ada.page.keyboard.press('End');
+    await selectionTaken(ada.page);
+    await ada.page.keyboard.insertText('y'.repeat(600));
+    const notice = ada.page.getByRole('alert');
+    await expect.poll(() => notice.innerText()).toContain('This pad is full (60,000 characters at most); the change was not saved.');
+    await expect.poll(() => ada.page.locator('.connection').innerText()).toContain('Not saved');
+    const onServer = async () => (await server.core.sync.read(fullPad)).map((b) => b.text.length);
+    expect(await onServer()).toEqual([11_900, 11_900, 11_900, 11_900, 11_900, 6]);
+    // Room made on the page: one long paragraph is emptied; then the page saves all it holds.
+    await ada.page.locator('.pad-body p').first().dblclick({ position: { x: 5, y: 5 } });
+    await ada.page.keyboard.press('Backspace');
+    await ada.page.getByRole('button', { name: 'Save again' }).click();
+    await expect.poll(() => ada.page.locator('.connection').innerText(), { timeout: 10_000 }).toContain('Live');
+    expect(await notice.count()).toBe(0);
+    await expect.poll(onServer, { timeout: 10_000 }).toEqual([0, 11_900, 11_900, 11_900, 11_900, 606]);
+  });
+
   it('logged no CSP violation and no script error in either page', async () => {
     for (const who of [ada, bob]) {
       expect(cspViolations(who)).toEqual([]);
