@@ -80,7 +80,16 @@ export const markdownSerializer = new MarkdownSerializer(
   },
 );
 
+/**
+ * One line of plain prose: letters, digits, spaces and punctuation that Markdown gives no meaning to,
+ * not starting with a digit (an ordered list) or a space, not ending in one, no two spaces in a row.
+ * It parses to one paragraph of exactly that text, so the parser is not needed (a paragraph is what
+ * agents send most): test/unit/markdown.test.ts holds the two ways to the same document.
+ */
+const PLAIN_LINE = /^(?![\d ])(?!.* {2})[\p{L}\p{N} ,.;:?!'"()]+(?<! )$/u;
+
 export function parseMarkdown(text: string): PMNode {
+  if (PLAIN_LINE.test(text)) return padSchema.topNodeType.create(null, [padSchema.nodes.paragraph!.create(null, padSchema.text(text))]);
   return markdownParser.parse(text);
 }
 

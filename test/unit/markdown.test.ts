@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
-import { parseMarkdown, serializeMarkdown } from '../../schema/markdown.ts';
+import { markdownParser, parseMarkdown, serializeMarkdown } from '../../schema/markdown.ts';
 import { padSchema } from '../../schema/pad.ts';
 import { ensureBlockIds, insertBlocks, parseBlocks, readBlocks, readNodes, replaceBlock } from '../../sync/blocks.ts';
 import { diffAgainstBase } from '../../server/core/padEdits.ts';
@@ -176,5 +176,23 @@ describe('sections', () => {
       ['4', 'Deep', 3, 0],
     ]);
     expect(outlineRows(sections(blocks)).every((row) => row.hidden === 0)).toBe(true);
+  });
+});
+
+describe('plain lines without the parser', () => {
+  it('give exactly the document the Markdown parser gives, for plain prose and for anything near it', () => {
+    const alphabet = ['a', 'Z', 'é', 'ß', '中', '7', '0', ' ', ' ', ',', '.', ';', ':', '?', '!', "'", '"', '(', ')', '*', '_', '#', '-', '+', '&', '<', '[', '`', '\\', '~', '1.', '\t'];
+    let seed = 7;
+    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const texts = [
+      'edit 12', 'Plain words.', 'He said "yes" (twice)!', 'Ünïcode und ß', '2024 was long', '1. one', '- item', '+ item', '# Title',
+      ' leading', 'trailing ', 'two  spaces', 'a*b*c', 'snake_case_name', 'R&D', 'x < y', '[not a link]', 'C:\\path', 'tilde ~~x~~', '---', '(1) first',
+    ];
+    for (let i = 0; i < 3_000; i++) texts.push(Array.from({ length: 1 + Math.floor(random() * 12) }, () => alphabet[Math.floor(random() * alphabet.length)]).join(''));
+    for (const text of texts) {
+      const fast = parseMarkdown(text);
+      const full = markdownParser.parse(text);
+      expect(fast.eq(full), JSON.stringify(text)).toBe(true);
+    }
   });
 });
