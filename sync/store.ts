@@ -6,7 +6,7 @@ import { z } from 'zod';
 import type { Db } from '../server/db/database.ts';
 
 const NBytesRow = z.object({ n: z.number(), bytes: z.number() });
-const UptoRow = z.object({ upto: z.number() });
+const GenerationRow = z.object({ generation: z.number() });
 
 /**
  * Pad persistence: an append-only log of Yjs updates with the state vector beside each, folded into
@@ -32,21 +32,21 @@ export async function appendUpdate(conn: CommonQueryMethods, padId: string, upda
 
 const LogRow = z.object({
   state: bytes.nullable(),
-  upto: z.number().nullable(),
+  generation: z.number().nullable(),
   updates: z.array(bytes),
   ids: z.array(z.number()),
   last: z.number().nullable(),
 });
 
 /**
- * The snapshot (and the last log id folded into it) and every update still in the log, with their
+ * The snapshot (and its generation) and every update still in the log, with their
  * ids, in one query and one row however long the log. The log holds only updates not in the
  * snapshot: compaction deletes exactly the rows it folded, so a row committed after a lower id was
  * read (ids are taken when a row is written, not when it commits) stays, and is loaded.
  */
 export async function readPadLog(conn: CommonQueryMethods, padId: string): Promise<z.infer<typeof LogRow>> {
   return conn.one(sql.type(LogRow)`
-    SELECT s.state, s.upto, t.updates, t.ids, t.last
+    SELECT s.state, s.generation, t.updates, t.ids, t.last
     FROM (SELECT 1) AS one
     LEFT JOIN pad_snapshots s ON s.pad_id = ${padId}
     CROSS JOIN LATERAL (
@@ -77,12 +77,13 @@ export async function compact(db: Db, padId: string): Promise<void> {
   const state = Buffer.from(folded.state);
   const vector = Buffer.from(folded.vector);
   await db.write(async (tx) => {
-    const written = await tx.maybeOneFirst(sql.type(UptoRow)`
-      INSERT INTO pad_snapshots (pad_id, state, state_vector, upto, updated_at)
-      VALUES (${padId}, ${sql.binary(state)}, ${sql.binary(vector)}, ${log.last}, now())
-      ON CONFLICT (pad_id) DO UPDATE SET state = excluded.state, state_vector = excluded.state_vector, upto = excluded.upto, updated_at = now()
-      WHERE pad_snapshots.upto = ${log.upto ?? -1}
-      RETURNING upto`);
+    const written = await tx.maybeOneFirst(sql.type(GenerationRow)`
+      INSERT INTO pad_snapshots (pad_id, state, state_vector, upto, updated_at, generation)
+      VALUES (${padId}, ${sql.binary(state)}, ${sql.binary(vector)}, ${log.last}, now(), 1)
+      ON CONFLICT (pad_id) DO UPDATE SET state = excluded.state, state_vector = excluded.state_vector, upto = excluded.upto,
+        updated_at = now(), generation = pad_snapshots.generation + 1
+      WHERE pad_snapshots.generation = ${log.generation ?? 0}
+      RETURNING generation`);
     if (written === null) return;
     await tx.query(sql.unsafe`DELETE FROM pad_updates WHERE pad_id = ${padId} AND id = ANY(${sql.array(log.ids, 'int8')})`);
   });
