@@ -15,7 +15,7 @@ const GenerationRow = z.object({ generation: z.number() });
  */
 const bytes = z.instanceof(Uint8Array);
 
-/** Compact when the log past the snapshot holds this many updates or bytes. */
+/** Compact when the log outside the snapshot holds this many updates or bytes. */
 export const COMPACT_AFTER_UPDATES = 500;
 export const COMPACT_AFTER_BYTES = 1 << 20;
 
@@ -35,7 +35,6 @@ const LogRow = z.object({
   generation: z.number().nullable(),
   updates: z.array(bytes),
   ids: z.array(z.number()),
-  last: z.number().nullable(),
 });
 
 /**
@@ -46,12 +45,12 @@ const LogRow = z.object({
  */
 export async function readPadLog(conn: CommonQueryMethods, padId: string): Promise<z.infer<typeof LogRow>> {
   return conn.one(sql.type(LogRow)`
-    SELECT s.state, s.generation, t.updates, t.ids, t.last
+    SELECT s.state, s.generation, t.updates, t.ids
     FROM (SELECT 1) AS one
     LEFT JOIN pad_snapshots s ON s.pad_id = ${padId}
     CROSS JOIN LATERAL (
       SELECT coalesce(array_agg(u.update ORDER BY u.id), '{}') AS updates,
-             coalesce(array_agg(u.id ORDER BY u.id), '{}') AS ids, max(u.id) AS last
+             coalesce(array_agg(u.id ORDER BY u.id), '{}') AS ids
       FROM pad_updates u WHERE u.pad_id = ${padId}) AS t`);
 }
 
@@ -72,14 +71,15 @@ export async function loadInto(db: Db, padId: string, doc: Y.Doc): Promise<{ tai
  */
 export async function compact(db: Db, padId: string): Promise<void> {
   const log = await readPadLog(db.pool, padId);
-  if (log.ids.length === 0) return;
+  const upto = log.ids.at(-1);
+  if (upto === undefined) return;
   const folded = await foldLog(log.state, log.updates);
   const state = Buffer.from(folded.state);
   const vector = Buffer.from(folded.vector);
   await db.write(async (tx) => {
     const written = await tx.maybeOneFirst(sql.type(GenerationRow)`
       INSERT INTO pad_snapshots (pad_id, state, state_vector, upto, updated_at, generation)
-      VALUES (${padId}, ${sql.binary(state)}, ${sql.binary(vector)}, ${log.last}, now(), 1)
+      VALUES (${padId}, ${sql.binary(state)}, ${sql.binary(vector)}, ${upto}, now(), 1)
       ON CONFLICT (pad_id) DO UPDATE SET state = excluded.state, state_vector = excluded.state_vector, upto = excluded.upto,
         updated_at = now(), generation = pad_snapshots.generation + 1
       WHERE pad_snapshots.generation = ${log.generation ?? 0}
