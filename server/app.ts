@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import Koa from 'koa';
 import { healthRoutes } from '../api/health.ts';
-import { hostCheck, requestScope, securityHeaders, servedHosts } from '../api/http/middleware.ts';
+import { hostCheck, requestScope, securityHeaders, servedHostsOf } from '../api/http/middleware.ts';
 import { staticClient } from '../api/http/staticClient.ts';
 import { markdownRoutes } from '../api/markdown.ts';
 import { mcpRoutes } from '../api/mcp.ts';
@@ -42,12 +42,13 @@ export async function startServer(config: Config, options: { log?: Logger; host?
   }
   const server = createServer();
   let port = config.port;
+  const hosts = servedHostsOf(config, () => port);
   const core = { db, config, log, editors: createEditorCache() } as Core;
   core.sync = createPadSync({
     db,
     log,
     authenticate: syncAuthenticator(core),
-    hosts: () => servedHosts(config, port),
+    hosts,
     endedCredentials: (ids) => endedCredentials(core, ids),
     redisUrl: config.redisUrl,
   });
@@ -58,8 +59,9 @@ export async function startServer(config: Config, options: { log?: Logger; host?
   app.silent = true;
   app.use(requestScope(log));
   app.use(securityHeaders(() => new URL(config.baseUrl).host.toLowerCase()));
-  app.use(hostCheck(config, () => port));
-  for (const router of [healthRoutes(core), restRoutes(core), mcpRoutes(core), openApiRoutes(core), markdownRoutes(core), webRoutes(core, () => servedHosts(config, port))]) {
+  app.use(hostCheck(hosts));
+  // Each router matches every request that reaches it: the busiest way in, /mcp, comes first.
+  for (const router of [mcpRoutes(core), healthRoutes(core), restRoutes(core), openApiRoutes(core), markdownRoutes(core), webRoutes(core, hosts)]) {
     // No allowedMethods(): a path one router knows for POST (say /signin) may be another's page for GET.
     app.use(router.routes());
   }

@@ -68,13 +68,30 @@ export function securityHeaders(canonicalHost: () => string) {
  * Only the hosts this server serves: the host of SVC_BASE_URL, and in development `localhost` and
  * `127.0.0.1` on the listening port. Anything else is refused before any route runs.
  */
-export function hostCheck(config: Config, listeningPort: () => number) {
+export function hostCheck(hosts: () => Set<string>) {
   return async (ctx: Context, next: Next) => {
     const host = (ctx.get('host') || '').toLowerCase();
-    if (!servedHosts(config, listeningPort()).has(host)) {
+    if (!hosts().has(host)) {
       throw new AppError('forbidden', 'This server does not serve that host.', { error: 'forbidden_host' });
     }
     await next();
+  };
+}
+
+/**
+ * `servedHosts` for every request and connection, worked out again only when the base URL or the
+ * port changes (both settle when the server starts listening).
+ */
+export function servedHostsOf(config: Config, listeningPort: () => number): () => Set<string> {
+  let key = '';
+  let hosts = new Set<string>();
+  return () => {
+    const port = listeningPort();
+    if (key !== `${config.baseUrl} ${port}`) {
+      key = `${config.baseUrl} ${port}`;
+      hosts = servedHosts(config, port);
+    }
+    return hosts;
   };
 }
 

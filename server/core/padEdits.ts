@@ -216,22 +216,24 @@ async function commitOps(
   if (projectedLength(base.blocks, ops) > PAD_MAX_CHARS) {
     throw new AppError('too_large', `A pad holds at most ${PAD_MAX_CHARS} characters; this edit would make it longer.`);
   }
-  const editId = newId('edt_');
   let version: number | null = null;
+  let editId: string | null = null;
   const { result } = await core.sync.edit(
     padId,
     authorOf(actor),
     (fragment) => applyOps(fragment, ops, guard),
     async (update, applied, blocks) => {
       if (!update || applied.changed.length === 0) return null;
+      // Made once the people in the pad have the change: nothing before it waits for the id.
+      const id = (editId = newId('edt_'));
       const previous = { version: base.version, blocks: toRefs(base.blocks) };
       const record = async (conn: CommonQueryMethods) =>
-        (await recordVersion(conn, { padId, kind, author: authorOf(actor), editId, blocks, changed: applied.changed, update, previous }))!.version;
+        (await recordVersion(conn, { padId, kind, author: authorOf(actor), editId: id, blocks, changed: applied.changed, update, previous }))!.version;
       // Without anything else to write, the version is one statement: no transaction round trips.
       if (!onCommit) return (version = await core.db.writeStatement(record));
       return core.db.write(async (tx) => {
         version = await record(tx);
-        await onCommit(tx, { version, editId, conflicts: applied.conflicts, changed: applied.changed });
+        await onCommit(tx, { version, editId: id, conflicts: applied.conflicts, changed: applied.changed });
         return version;
       });
     },

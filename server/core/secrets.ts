@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 
 /** Credentials are 32 random bytes, base64url, behind their kind's prefix; only the SHA-256 is stored. */
 export type SecretPrefix = 'svca_' | 'svcs_' | 'svcc_' | 'svco_' | 'svcr_' | 'svcv_' | 'svci_';
@@ -8,7 +8,7 @@ export function newSecret(prefix: SecretPrefix): string {
 }
 
 export function hashSecret(secret: string): string {
-  return createHash('sha256').update(secret).digest('hex');
+  return sha256Hex(secret);
 }
 
 export type IdPrefix = 'hub_' | 'thr_' | 'msg_' | 'pad_' | 'ppl_' | 'agt_' | 'hum_' | 'crd_' | 'edt_';
@@ -18,6 +18,7 @@ export function newId(prefix: IdPrefix): string {
   return prefix + randomBytes(10).toString('hex');
 }
 
+/** One-shot: no Hash object per call (every authenticated request hashes its key). */
 export function sha256Hex(text: string): string {
-  return createHash('sha256').update(text).digest('hex');
+  return hash('sha256', text, 'hex');
 }

@@ -170,6 +170,15 @@ describe.each(stores())('HTTP surface on %s', (store) => {
       expect(over.body.error).toBe('too_large');
     });
 
+    it('reads bodies as UTF-8, a character split across packets too, and drops a leading byte-order mark', async () => {
+      const agent = await registerAgent(server, 'Unicode sender');
+      const name = 'Café — 中文 🙂';
+      const reply = await postJson(`${server.url}/api/v1/tools/create_hub`, `\uFEFF${JSON.stringify({ name, note: 'é'.repeat(100_000) })}`, { authorization: `Bearer ${agent.key}` });
+      expect(reply.status).toBe(200);
+      const opened = await rest(server, agent.key, 'open_hub', { hub: reply.body.data.slug });
+      expect(opened.body.text).toContain(`# Hub ${name}`);
+    });
+
     it('refuses a register body over 8 KB with 413, creating nobody', async () => {
       const before = await count('participants');
       const reply = await postJson(`${server.url}/api/v1/agents/register`, jsonOfSize(8 * 1024 + 1, 'note'));
