@@ -3,24 +3,32 @@ import type * as Y from 'yjs';
 import { fileURLToPath } from 'node:url';
 import { readBlocks } from '../../sync/blocks.ts';
 import { mcpClient, registerAgent, typeInto, type Reachable } from '../support/server.ts';
-import { connectProvider, leanMcpClient, makePad, restOk, whenText, type ToolResult } from './setup.ts';
+import { connectProvider, httpMcpClient, makePad, restOk, socketMcpClient, whenText, type ToolResult } from './setup.ts';
 import type { BaselineReply, BaselineRequest } from './serverProcess.ts';
 import { progress, summarize, type Summary } from './stats.ts';
+
+/** One agent's edit_pad calls over MCP. */
+export type AgentFigures = {
+  agent: AgentName;
+  /** edit_pad -> the provider shows the text. */
+  shown: Summary;
+  /** edit_pad -> the provider shows the text and the call has answered (after its commit). */
+  durable: Summary;
+  /** The MCP call's own round trip (returns after the commit). */
+  call: Summary;
+  /** How often the provider had the text before the MCP call returned. */
+  seenBeforeReply: number;
+};
+
+/** The agents, each with its own client: the first is the one the targets are taken on. */
+export const AGENTS = ['socket', 'node:http', 'SDK'] as const;
+export type AgentName = (typeof AGENTS)[number];
 
 export type LiveEditResult = {
   edits: number;
   warmup: number;
-  /** edit_pad over MCP (a lean client) -> the provider shows the text. */
-  ours: Summary;
-  /** The same with the SDK's client as the agent. */
-  oursSdk: Summary;
-  oursSdkDurable: Summary;
-  /** edit_pad over MCP -> the provider shows the text and the call has answered (after its commit). */
-  oursDurable: Summary;
-  /** The MCP call's own round trip (returns after the commit). */
-  mcpCall: Summary;
-  /** How often the provider had the text before the MCP call returned. */
-  seenBeforeReply: number;
+  /** In the order of AGENTS. */
+  agents: AgentFigures[];
   /** Bare Hocuspocus with a commit per edit: direct-connection transact, its update appended in one committed INSERT. */
   bare: Summary;
   bareDurable: Summary;
@@ -28,7 +36,6 @@ export type LiveEditResult = {
   relay: Summary;
   /** edit_pad -> shown, on a pad someone is typing in. */
   whileTyping: Summary;
-  padBlocks: number;
 };
 
 /** The server in its own process; `baseline` runs one bare Hocuspocus edit inside it. */
@@ -84,23 +91,24 @@ const PAD_TEXT = Array.from({ length: 8 }, (_, i) => `Paragraph ${i + 1} of the 
 export async function liveEdit(server: ServerProcess, options: { edits: number; warmup: number }): Promise<LiveEditResult> {
   const agent = await registerAgent(server, 'Bench agent');
   const hub = await restOk(server, agent.key, 'create_hub', { name: 'Bench hub' });
-  const ours = await makePad(server, agent.key, hub.slug, 'Edited over MCP', PAD_TEXT);
+  const clients = { socket: socketMcpClient, 'node:http': httpMcpClient, SDK: mcpClient } satisfies Record<AgentName, unknown>;
+  // Each agent edits a pad of its own, watched by a provider of its own.
+  const agents = [];
+  for (const name of AGENTS) {
+    const pad = await makePad(server, agent.key, hub.slug, `Edited over MCP by the ${name} client`, PAD_TEXT);
+    const watcher = await connectProvider(server, agent.key, pad.padId);
+    const blocks = readBlocks(watcher.doc.getXmlFragment('default'));
+    if (blocks.length !== 8) throw new Error(`expected 8 blocks in the provider's copy, saw ${blocks.length}`);
+    // The paragraph edited each time: the middle of the pad, as an agent would.
+    const blockId = blocks[3]!.id;
+    const client = await clients[name](server, agent.key);
+    agents.push({ name, pad, watcher, blockId, client, version: pad.version, shown: [] as number[], durable: [] as number[], call: [] as number[], seenBeforeReply: 0 });
+  }
+  const client = agents[0]!.client;
   const bare = await makePad(server, agent.key, hub.slug, 'Bare relay baseline', PAD_TEXT);
   const relay = await makePad(server, agent.key, hub.slug, 'Relay alone', PAD_TEXT);
-  const viaSdk = await makePad(server, agent.key, hub.slug, 'Edited with the SDK client', PAD_TEXT);
-
-  const oursClient = await connectProvider(server, agent.key, ours.padId);
   const bareClient = await connectProvider(server, agent.key, bare.padId);
   const relayClient = await connectProvider(server, agent.key, relay.padId);
-  const sdkWatcher = await connectProvider(server, agent.key, viaSdk.padId);
-  const blocks = readBlocks(oursClient.doc.getXmlFragment('default'));
-  if (blocks.length !== 8) throw new Error(`expected 8 blocks in the provider's copy, saw ${blocks.length}`);
-  // The paragraph edited each time: the middle of the pad, as an agent would.
-  const blockId = blocks[3]!.id;
-  const client = await leanMcpClient(server, agent.key);
-  const sdkClient = await mcpClient(server, agent.key);
-  const sdkBlockId = readBlocks(sdkWatcher.doc.getXmlFragment('default'))[3]!.id;
-  let sdkVersion = viaSdk.version;
 
   const typed = await makePad(server, agent.key, hub.slug, 'Typed in while edited', PAD_TEXT);
   const typist = await connectProvider(server, agent.key, typed.padId);
@@ -126,31 +134,22 @@ export async function liveEdit(server: ServerProcess, options: { edits: number; 
     return { t0, replied, seenAt: await seen, version };
   };
 
-  const samples = { ours: [] as number[], oursDurable: [] as number[], oursSdk: [] as number[], oursSdkDurable: [] as number[], call: [] as number[], bare: [] as number[], bareDurable: [] as number[], relay: [] as number[], whileTyping: [] as number[] };
-  let seenBeforeReply = 0;
-  let version = ours.version;
+  const samples = { bare: [] as number[], bareDurable: [] as number[], relay: [] as number[], whileTyping: [] as number[] };
   const total = options.warmup + options.edits;
   try {
     for (let i = 0; i < total; i++) {
       const measured = i >= options.warmup;
 
-      // 1. edit_pad over MCP.
+      // 1. edit_pad over MCP, by each agent in turn.
       const text = `edit ${i}`;
-      const edit = await timedEdit(client, ours.padId, oursClient.doc, blockId, text, version, i);
-      version = edit.version;
-      if (measured) {
-        samples.ours.push(edit.seenAt - edit.t0);
-        samples.oursDurable.push(Math.max(edit.seenAt, edit.replied) - edit.t0);
-        samples.call.push(edit.replied - edit.t0);
-        if (edit.seenAt <= edit.replied) seenBeforeReply++;
-      }
-
-      // 1b. The same with the SDK's client.
-      const sdkEdit = await timedEdit(sdkClient, viaSdk.padId, sdkWatcher.doc, sdkBlockId, text, sdkVersion, i);
-      sdkVersion = sdkEdit.version;
-      if (measured) {
-        samples.oursSdk.push(sdkEdit.seenAt - sdkEdit.t0);
-        samples.oursSdkDurable.push(Math.max(sdkEdit.seenAt, sdkEdit.replied) - sdkEdit.t0);
+      for (const a of agents) {
+        const edit = await timedEdit(a.client, a.pad.padId, a.watcher.doc, a.blockId, text, a.version, i);
+        a.version = edit.version;
+        if (!measured) continue;
+        a.shown.push(edit.seenAt - edit.t0);
+        a.durable.push(Math.max(edit.seenAt, edit.replied) - edit.t0);
+        a.call.push(edit.replied - edit.t0);
+        if (edit.seenAt <= edit.replied) a.seenBeforeReply++;
       }
 
       // 2. Bare Hocuspocus with a commit per edit.
@@ -182,10 +181,10 @@ export async function liveEdit(server: ServerProcess, options: { edits: number; 
       if ((i + 1) % 50 === 0) progress(`  live edits ${i + 1}/${total}`);
     }
   } finally {
-    await client.close();
-    await sdkClient.close();
-    sdkWatcher.close();
-    oursClient.close();
+    for (const a of agents) {
+      await a.client.close();
+      a.watcher.close();
+    }
     bareClient.close();
     relayClient.close();
     typist.close();
@@ -194,16 +193,10 @@ export async function liveEdit(server: ServerProcess, options: { edits: number; 
   return {
     edits: options.edits,
     warmup: options.warmup,
-    ours: summarize(samples.ours),
-    oursDurable: summarize(samples.oursDurable),
-    oursSdk: summarize(samples.oursSdk),
-    oursSdkDurable: summarize(samples.oursSdkDurable),
-    mcpCall: summarize(samples.call),
-    seenBeforeReply,
+    agents: agents.map((a) => ({ agent: a.name, shown: summarize(a.shown), durable: summarize(a.durable), call: summarize(a.call), seenBeforeReply: a.seenBeforeReply })),
     bare: summarize(samples.bare),
     bareDurable: summarize(samples.bareDurable),
     relay: summarize(samples.relay),
     whileTyping: summarize(samples.whileTyping),
-    padBlocks: blocks.length,
   };
 }

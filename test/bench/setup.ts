@@ -1,4 +1,6 @@
+import { once } from 'node:events';
 import http from 'node:http';
+import net from 'node:net';
 import * as Y from 'yjs';
 import WebSocket from 'ws';
 import { HocuspocusProvider, HocuspocusProviderWebsocket } from '@hocuspocus/provider';
@@ -80,36 +82,52 @@ export function whenText(doc: Y.Doc, blockId: string | null, text: string, timeo
 
 export type ToolResult = { isError?: boolean; content: { text: string }[]; structuredContent?: Record<string, any> };
 
+type Post = (message: object, headers?: Record<string, string>) => Promise<{ status: number; body: string }>;
+
+const PROTOCOL_VERSION = '2025-06-18';
+
 /**
- * An MCP client with nothing between the agent and the socket: JSON-RPC posted over one kept-alive
- * `node:http` connection, as the streamable HTTP transport specifies (initialize, then
- * `notifications/initialized`, then calls with `MCP-Protocol-Version`). The SDK's client adds the
- * cost of `fetch` and of its own validation on the benchmark's side, which is the agent's work, not
- * the server's; both are measured (`mcpClient` from the tests' support is the SDK's).
+ * The MCP session an agent keeps over streamable HTTP, given a way to POST one JSON-RPC message:
+ * `initialize`, then `notifications/initialized`, then calls with `MCP-Protocol-Version`.
  */
-export async function leanMcpClient(server: Reachable, key: string) {
+async function mcpSession(post: Post) {
+  let nextId = 1;
+  const call = async (method: string, params: object) => {
+    const reply = await post({ jsonrpc: '2.0', id: nextId++, method, params }, { 'mcp-protocol-version': PROTOCOL_VERSION });
+    const answer = reply.status === 200 ? JSON.parse(reply.body) : null;
+    if (!answer?.result) throw new Error(`${method} failed: ${reply.status} ${reply.body}`);
+    return answer.result;
+  };
+  const hello = await call('initialize', { protocolVersion: PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'dotpad-bench', version: '1' } });
+  if (hello.serverInfo?.name !== 'svc') throw new Error(`unexpected server: ${JSON.stringify(hello.serverInfo)}`);
+  const initialized = await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, { 'mcp-protocol-version': PROTOCOL_VERSION });
+  if (initialized.status !== 202) throw new Error(`notifications/initialized answered ${initialized.status}`);
+  return {
+    callTool: (request: { name: string; arguments: Record<string, unknown> }): Promise<ToolResult> => call('tools/call', request),
+  };
+}
+
+/** The headers every agent request carries. */
+const requestHeaders = (key: string, body: string) => ({
+  'content-type': 'application/json',
+  accept: 'application/json, text/event-stream',
+  authorization: `Bearer ${key}`,
+  'content-length': String(Buffer.byteLength(body)),
+});
+
+/**
+ * An MCP client as a Node agent without the SDK would write it: JSON-RPC posted over one kept-alive
+ * `node:http` connection. The SDK's client adds the cost of `fetch` and of its own validation on the
+ * benchmark's side (`mcpClient` from the tests' support is the SDK's).
+ */
+export async function httpMcpClient(server: Reachable, key: string) {
   const url = new URL(`${server.url}/mcp`);
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-  const protocolVersion = '2025-06-18';
-  let nextId = 1;
-  const post = (message: object, headers: Record<string, string> = {}) =>
-    new Promise<{ status: number; body: string }>((resolve, reject) => {
+  const post: Post = (message, headers = {}) =>
+    new Promise((resolve, reject) => {
       const body = JSON.stringify(message);
       const request = http.request(
-        {
-          host: url.hostname,
-          port: url.port,
-          path: url.pathname,
-          method: 'POST',
-          agent,
-          headers: {
-            'content-type': 'application/json',
-            accept: 'application/json, text/event-stream',
-            authorization: `Bearer ${key}`,
-            'content-length': Buffer.byteLength(body),
-            ...headers,
-          },
-        },
+        { host: url.hostname, port: url.port, path: url.pathname, method: 'POST', agent, headers: { ...requestHeaders(key, body), ...headers } },
         (response) => {
           let text = '';
           response.setEncoding('utf8');
@@ -121,20 +139,56 @@ export async function leanMcpClient(server: Reachable, key: string) {
       request.on('error', reject);
       request.end(body);
     });
-  const call = async (method: string, params: object) => {
-    const reply = await post({ jsonrpc: '2.0', id: nextId++, method, params }, { 'mcp-protocol-version': protocolVersion });
-    const answer = reply.status === 200 ? JSON.parse(reply.body) : null;
-    if (!answer?.result) throw new Error(`${method} failed: ${reply.status} ${reply.body}`);
-    return answer.result;
+  const session = await mcpSession(post);
+  return { ...session, close: async () => agent.destroy() };
+}
+
+/**
+ * The least an agent can spend on a call: each HTTP/1.1 request written whole on one kept-alive TCP
+ * socket (Nagle's algorithm off), and the reply read by its Content-Length. It takes the agent's own
+ * HTTP machinery out of the figure (`node:http` builds a request object, its headers and a parser per
+ * call), so what is left is the server's work, the network and the editor, as in the baseline, whose
+ * request is one IPC message. One request at a time; a reply without a Content-Length is an error.
+ */
+export async function socketMcpClient(server: Reachable, key: string) {
+  const url = new URL(`${server.url}/mcp`);
+  const socket = net.connect({ host: url.hostname, port: Number(url.port), noDelay: true });
+  await once(socket, 'connect');
+  let received: Buffer = Buffer.alloc(0);
+  let waiting: { resolve: (reply: { status: number; body: string }) => void; reject: (error: Error) => void } | null = null;
+  const fail = (error: Error) => {
+    const pending = waiting;
+    waiting = null;
+    pending?.reject(error);
   };
-  const hello = await call('initialize', { protocolVersion, capabilities: {}, clientInfo: { name: 'dotpad-bench', version: '1' } });
-  if (hello.serverInfo?.name !== 'svc') throw new Error(`unexpected server: ${JSON.stringify(hello.serverInfo)}`);
-  const initialized = await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, { 'mcp-protocol-version': protocolVersion });
-  if (initialized.status !== 202) throw new Error(`notifications/initialized answered ${initialized.status}`);
-  return {
-    callTool: (request: { name: string; arguments: Record<string, unknown> }): Promise<ToolResult> => call('tools/call', request),
-    async close() {
-      agent.destroy();
-    },
+  const readReply = () => {
+    const end = received.indexOf('\r\n\r\n');
+    if (end < 0 || !waiting) return;
+    const [statusLine, ...lines] = received.subarray(0, end).toString('latin1').split('\r\n');
+    const headers = new Map(lines.map((header) => [header.slice(0, header.indexOf(':')).trim().toLowerCase(), header.slice(header.indexOf(':') + 1).trim()]));
+    if (!headers.has('content-length')) return fail(new Error(`a reply without Content-Length: ${statusLine}`));
+    const length = Number(headers.get('content-length'));
+    if (received.length < end + 4 + length) return;
+    const body = received.subarray(end + 4, end + 4 + length).toString('utf8');
+    received = received.subarray(end + 4 + length);
+    const pending = waiting;
+    waiting = null;
+    pending.resolve({ status: Number(statusLine!.split(' ')[1]), body });
   };
+  socket.on('data', (chunk: Buffer) => {
+    received = received.length ? Buffer.concat([received, chunk]) : chunk;
+    readReply();
+  });
+  socket.on('error', fail);
+  socket.on('close', () => fail(new Error('the server closed the connection')));
+  const post: Post = (message, extra = {}) =>
+    new Promise((resolve, reject) => {
+      if (waiting) throw new Error('one request at a time');
+      waiting = { resolve, reject };
+      const body = JSON.stringify(message);
+      const headers = Object.entries({ host: url.host, ...requestHeaders(key, body), ...extra }).map(([name, value]) => `${name}: ${value}\r\n`);
+      socket.write(`POST ${url.pathname} HTTP/1.1\r\n${headers.join('')}\r\n${body}`);
+    });
+  const session = await mcpSession(post);
+  return { ...session, close: async () => void socket.destroy() };
 }
