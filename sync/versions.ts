@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { sql, type CommonQueryMethods } from 'slonik';
 import * as Y from 'yjs';
 import { z } from 'zod';
@@ -14,7 +14,7 @@ export type Author = { id: string; kind: 'human' | 'agent' } | null;
 export type VersionKind = 'create' | 'edit' | 'undo' | 'live';
 export type BlockRef = [id: string, hash: string];
 
-export const hashText = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 16);
+export const hashText = (text: string) => hash('sha256', text, 'hex').slice(0, 16);
 
 const BlockRefs = z.array(z.tuple([z.string(), z.string()]));
 const VersionBlocksRow = z.object({ version: z.number(), blocks: BlockRefs });

@@ -1,8 +1,6 @@
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
-  isJSONRPCErrorResponse,
   isJSONRPCRequest,
-  isJSONRPCResultResponse,
   JSONRPCMessageSchema,
   SUPPORTED_PROTOCOL_VERSIONS,
   type JSONRPCMessage,
@@ -71,8 +69,9 @@ export class ExchangeTransport implements Transport {
   }
 
   async send(message: JSONRPCMessage): Promise<void> {
-    if (!isJSONRPCResultResponse(message) && !isJSONRPCErrorResponse(message)) return;
-    if (message.id === undefined) return;
+    // Only the server's answers are kept: they carry an id and a result or an error. Told apart by
+    // shape, since the SDK's type guards parse every message with zod; these are the SDK's own.
+    if (!('result' in message || 'error' in message) || !('id' in message) || message.id === undefined) return;
     this.#answers.set(message.id, message);
     if (!this.#done || !this.#expected.every((id) => this.#answers.has(id))) return;
     const answers = this.#expected.map((id) => this.#answers.get(id)!);
