@@ -135,49 +135,60 @@ export async function liveEdit(server: ServerProcess, options: { edits: number; 
   };
 
   const samples = { bare: [] as number[], bareDurable: [] as number[], relay: [] as number[], whileTyping: [] as number[] };
+  type Step = (i: number, measured: boolean) => Promise<void>;
+
+  // 1. edit_pad over MCP, one step per agent.
+  const agentSteps = agents.map((a): Step => async (i, measured) => {
+    const text = `edit ${i}`;
+    const edit = await timedEdit(a.client, a.pad.padId, a.watcher.doc, a.blockId, text, a.version, i);
+    a.version = edit.version;
+    if (!measured) return;
+    a.shown.push(edit.seenAt - edit.t0);
+    a.durable.push(Math.max(edit.seenAt, edit.replied) - edit.t0);
+    a.call.push(edit.replied - edit.t0);
+    if (edit.seenAt <= edit.replied) a.seenBeforeReply++;
+  });
+
+  // 2. Bare Hocuspocus with a commit per edit.
+  const bareStep: Step = async (i, measured) => {
+    const bareText = `bare ${i}`;
+    const bareSeen = whenText(bareClient.doc, null, bareText);
+    const b0 = performance.now();
+    const bareAcked = server.baseline(bare.padId, bareText, true).then(() => performance.now());
+    const [bareAt, bareAckedAt] = await Promise.all([bareSeen, bareAcked]);
+    if (!measured) return;
+    samples.bare.push(bareAt - b0);
+    samples.bareDurable.push(Math.max(bareAt, bareAckedAt) - b0);
+  };
+
+  // 3. The relay alone.
+  const relayStep: Step = async (i, measured) => {
+    const relayText = `relay ${i}`;
+    const relaySeen = whenText(relayClient.doc, null, relayText);
+    const r0 = performance.now();
+    const [relayAt] = await Promise.all([relaySeen, server.baseline(relay.padId, relayText, false)]);
+    if (measured) samples.relay.push(relayAt - r0);
+  };
+
+  // 4. edit_pad while someone types in the first paragraph of the same pad: their keystroke has
+  // just been sent, the edit's base is the agent's last version (older than the live typing), and
+  // a second person's editor is watched.
+  const typedStep: Step = async (i, measured) => {
+    typeInto(typist.doc, typist.doc.getXmlFragment('default'), typedFirst, 'end', 'x');
+    const typedEdit = await timedEdit(client, typed.padId, typedClient.doc, typedBlockId, `edit ${i}`, typedVersion, i);
+    typedVersion = typedEdit.version;
+    if (measured) samples.whileTyping.push(typedEdit.seenAt - typedEdit.t0);
+  };
+
+  // Each round runs every step once, starting one step further on than the round before: every
+  // measurement follows each of the others equally often, so none inherits more than its share of
+  // what the one before it leaves running (a version being written, the typing being flushed).
+  const steps = [...agentSteps, bareStep, relayStep, typedStep];
   const total = options.warmup + options.edits;
   try {
     for (let i = 0; i < total; i++) {
       const measured = i >= options.warmup;
-
-      // 1. edit_pad over MCP, by each agent in turn.
-      const text = `edit ${i}`;
-      for (const a of agents) {
-        const edit = await timedEdit(a.client, a.pad.padId, a.watcher.doc, a.blockId, text, a.version, i);
-        a.version = edit.version;
-        if (!measured) continue;
-        a.shown.push(edit.seenAt - edit.t0);
-        a.durable.push(Math.max(edit.seenAt, edit.replied) - edit.t0);
-        a.call.push(edit.replied - edit.t0);
-        if (edit.seenAt <= edit.replied) a.seenBeforeReply++;
-      }
-
-      // 2. Bare Hocuspocus with a commit per edit.
-      const bareText = `bare ${i}`;
-      const bareSeen = whenText(bareClient.doc, null, bareText);
-      const b0 = performance.now();
-      const bareAcked = server.baseline(bare.padId, bareText, true).then(() => performance.now());
-      const [bareAt, bareAckedAt] = await Promise.all([bareSeen, bareAcked]);
-      if (measured) {
-        samples.bare.push(bareAt - b0);
-        samples.bareDurable.push(Math.max(bareAt, bareAckedAt) - b0);
-      }
-
-      // 3. The relay alone.
-      const relayText = `relay ${i}`;
-      const relaySeen = whenText(relayClient.doc, null, relayText);
-      const r0 = performance.now();
-      const [relayAt] = await Promise.all([relaySeen, server.baseline(relay.padId, relayText, false)]);
-      if (measured) samples.relay.push(relayAt - r0);
-
-      // 4. edit_pad while someone types in the first paragraph of the same pad: their keystroke has
-      // just been sent, the edit's base is the agent's last version (older than the live typing),
-      // and a second person's editor is watched.
-      typeInto(typist.doc, typist.doc.getXmlFragment('default'), typedFirst, 'end', 'x');
-      const typedEdit = await timedEdit(client, typed.padId, typedClient.doc, typedBlockId, `edit ${i}`, typedVersion, i);
-      typedVersion = typedEdit.version;
-      if (measured) samples.whileTyping.push(typedEdit.seenAt - typedEdit.t0);
-
+      for (let k = 0; k < steps.length; k++) await steps[(i + k) % steps.length]!(i, measured);
       if ((i + 1) % 50 === 0) progress(`  live edits ${i + 1}/${total}`);
     }
   } finally {
