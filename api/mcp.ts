@@ -1,8 +1,8 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
+import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { z } from 'zod';
 import type { Actor } from '../server/core/actor.ts';
 import type { Core } from '../server/core/context.ts';
@@ -33,20 +33,27 @@ const mcpCors = openCors({
   exposeHeaders: 'WWW-Authenticate, Mcp-Session-Id, MCP-Protocol-Version',
 });
 
-/**
- * The SDK validates elicitation answers with it, which a stateless server never asks for; left to
- * itself it builds a new Ajv, formats and all, for every server, so every request.
- */
-const jsonSchemaValidator = new AjvJsonSchemaValidator();
+/** The caller, as the exchange hands it to the SDK server with each request. */
+const callerInfo = (actor: Actor): AuthInfo => ({ token: '', clientId: actor.id, scopes: [...actor.scopes], extra: { actor } });
 
-/** A server per request (one shared by concurrent requests breaks); the tool listing and validator are shared. */
-function mcpServer(core: Core, actor: Actor): Server {
+function callerOf(extra: { authInfo?: AuthInfo }): Actor {
+  const actor = extra.authInfo?.extra?.actor as Actor | undefined;
+  if (!actor) throw new Error('an MCP request reached the server without its caller');
+  return actor;
+}
+
+/**
+ * The one SDK server of this instance: every request carries its caller (`extra.authInfo`), and
+ * the server keeps nothing between requests. `initialize` is answered alike for every client.
+ */
+function mcpServer(core: Core): Server {
   const server = new Server(
     { name: 'svc', title: 'Dotpad', version: SERVER_VERSION, websiteUrl: core.config.baseUrl },
-    { capabilities: { tools: {} }, jsonSchemaValidator },
+    { capabilities: { tools: {} } },
   );
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listing }));
-  server.setRequestHandler(CallToolRequestSchema, async (request) => {
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    const actor = callerOf(extra);
     try {
       const { result } = await invoke(core, actor, request.params.name, request.params.arguments ?? {}, 'model');
       return mcpResult(result);
@@ -76,6 +83,10 @@ function answer(ctx: Context, reply: McpReply) {
 
 export function mcpRoutes(core: Core): Router {
   const router = new Router();
+  const server = mcpServer(core);
+  const exchange = new ExchangeTransport();
+  // Connecting only attaches the transport's handlers (its start does nothing): settled at once.
+  const connected = server.connect(exchange);
 
   router.all('/mcp', mcpCors, async (ctx: Context) => {
     if (ctx.method === 'GET' && ctx.accepts('html', 'text/event-stream', 'json') === 'html') {
@@ -114,13 +125,8 @@ export function mcpRoutes(core: Core): Router {
     // Any Accept is answered, `application/json` alone too: one JSON body is all this server sends.
     const read = readMessages(payload, ctx.get('mcp-protocol-version') || undefined);
     if (!('messages' in read)) return answer(ctx, read);
-    const server = mcpServer(core, actor);
-    const transport = new ExchangeTransport();
-    await server.connect(transport);
-    answer(ctx, await transport.exchange(read.messages));
-    // Nothing is left to close: every request in the POST has been answered and the SDK server holds
-    // no timers. Closing it would only abort the handlers' own bookkeeping, which the SDK does by
-    // building an AbortError and a ConnectionClosed error, stack traces and all, per request.
+    await connected;
+    answer(ctx, await exchange.exchange(read.messages, callerInfo(actor)));
   });
 
   return router;

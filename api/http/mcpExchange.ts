@@ -1,6 +1,6 @@
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import {
-  isJSONRPCRequest,
   JSONRPCMessageSchema,
   SUPPORTED_PROTOCOL_VERSIONS,
   type JSONRPCMessage,
@@ -42,29 +42,34 @@ export function readMessages(payload: unknown, protocolVersion: string | undefin
 }
 
 /**
- * The MCP SDK's `Transport` for one stateless HTTP exchange (SPEC part 4 "MCP endpoint": any
- * instance answers any request, one JSON body per request, no held-open stream). The POST's messages
- * go to the SDK server; the answers to its requests come back together as one JSON body.
+ * The MCP SDK's `Transport` between one SDK server and every POST to `/mcp` (SPEC part 4 "MCP
+ * endpoint": stateless, any instance answers any request, one JSON body per request, no held-open
+ * stream). Each POST's messages reach the server with the caller as their auth info; the answers to
+ * its requests come back together as one JSON body. Clients number their requests as they like, so
+ * each request is renumbered on its way in, uniquely on this server, and its answer numbered back.
  *
  * It stands in for the SDK's `StreamableHTTPServerTransport`, which in JSON mode turns every Node
  * request and response into web-standard `Request`/`Response` objects and back (through
  * `@hono/node-server`): with a server that never streams, that conversion was the largest part of
- * the endpoint's own work in a CPU profile. Notifications from the server have no stream to go to and are dropped,
- * as SPEC says ("no progress or log notifications").
+ * the endpoint's own work in a CPU profile. One server for all requests, rather than one built and
+ * connected per request, spares every call the construction of the server and its handlers.
+ * Notifications from the server have no stream to go to and are dropped, as SPEC says ("no
+ * progress or log notifications"); a client's `notifications/cancelled` names its own request id,
+ * which no request on this server carries, and so cancels nothing (every request is answered in its
+ * own POST, which is the one thing a client can drop).
  */
 export class ExchangeTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
   onmessage?: (message: JSONRPCMessage, extra?: MessageExtraInfo) => void;
 
-  readonly #answers = new Map<RequestId, JSONRPCMessage>();
-  #expected: RequestId[] = [];
-  #done: ((reply: McpReply) => void) | null = null;
+  #nextId = 0;
+  readonly #waiting = new Map<RequestId, (answer: JSONRPCMessage) => void>();
 
   async start(): Promise<void> {}
 
   async close(): Promise<void> {
-    this.#done = null;
+    this.#waiting.clear();
     this.onclose?.();
   }
 
@@ -72,23 +77,29 @@ export class ExchangeTransport implements Transport {
     // Only the server's answers are kept: they carry an id and a result or an error. Told apart by
     // shape, since the SDK's type guards parse every message with zod; these are the SDK's own.
     if (!('result' in message || 'error' in message) || !('id' in message) || message.id === undefined) return;
-    this.#answers.set(message.id, message);
-    if (!this.#done || !this.#expected.every((id) => this.#answers.has(id))) return;
-    const answers = this.#expected.map((id) => this.#answers.get(id)!);
-    this.#done({ status: 200, body: answers.length === 1 ? answers[0] : answers });
-    this.#done = null;
+    const deliver = this.#waiting.get(message.id);
+    this.#waiting.delete(message.id);
+    deliver?.(message);
   }
 
   /**
-   * Hands the messages to the server. Resolves with 202 and no body when none is a request, else
-   * with the answers: one object for one request, an array in request order for a batch.
+   * Hands one POST's messages to the server on behalf of `authInfo`. Resolves with 202 and no body
+   * when none is a request, else with the answers: one object for one request, an array in request
+   * order for a batch.
    */
-  exchange(messages: JSONRPCMessage[]): Promise<McpReply> {
-    this.#expected = messages.filter(isJSONRPCRequest).map((message) => message.id);
-    const replied = this.#expected.length === 0
-      ? Promise.resolve<McpReply>({ status: 202 })
-      : new Promise<McpReply>((resolve) => (this.#done = resolve));
-    for (const message of messages) this.onmessage?.(message);
-    return replied;
+  exchange(messages: JSONRPCMessage[], authInfo: AuthInfo): Promise<McpReply> {
+    const answers: Promise<JSONRPCMessage>[] = [];
+    for (const message of messages) {
+      // The messages were checked against the JSON-RPC schema: a request is one with a method and an id.
+      if (!('method' in message && 'id' in message)) {
+        this.onmessage?.(message, { authInfo });
+        continue;
+      }
+      const id = this.#nextId++;
+      answers.push(new Promise((resolve) => this.#waiting.set(id, (answer) => resolve({ ...answer, id: message.id }))));
+      this.onmessage?.({ ...message, id }, { authInfo });
+    }
+    if (answers.length === 0) return Promise.resolve({ status: 202 });
+    return Promise.all(answers).then((list) => ({ status: 200, body: list.length === 1 ? list[0] : list }));
   }
 }

@@ -178,7 +178,28 @@ describe.each(stores())('MCP on %s', (store) => {
     expect(form.status).toBe(415);
   });
 
-  it('keeps concurrent calls apart (a server per request)', async () => {
+  it('answers each caller as itself when concurrent posts reuse one request id', async () => {
+    const other = await registerAgent(server, 'Other Bot');
+    const client = await mcpClient(server, agent.key);
+    const hub = await client.callTool({ name: 'create_hub', arguments: { name: 'Only mine' } });
+    const slug = (hub.structuredContent as { slug: string }).slug;
+    await client.close();
+    const openHub = (key: string) =>
+      request(`${server.url}/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${key}` },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'open_hub', arguments: { hub: slug } } }),
+      });
+    const replies = await Promise.all(Array.from({ length: 20 }, (_, i) => openHub(i % 2 ? other.key : agent.key)));
+    for (const [i, reply] of replies.entries()) {
+      expect(reply.body.id).toBe(1);
+      // The hub is private to its owner: the other agent is told it does not exist.
+      if (i % 2) expect(reply.body.result).toMatchObject({ isError: true, structuredContent: { error: 'not_found' } });
+      else expect(reply.body.result.structuredContent.seat).toEqual({ role: 'owner' });
+    }
+  });
+
+  it('keeps concurrent calls apart', async () => {
     const client = await mcpClient(server, agent.key);
     const hub = await client.callTool({ name: 'create_hub', arguments: { name: 'Concurrency' } });
     const slug = (hub.structuredContent as { slug: string }).slug;
