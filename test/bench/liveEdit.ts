@@ -5,7 +5,7 @@ import { readBlocks } from '../../sync/blocks.ts';
 import { mcpClient, registerAgent, typeInto, type Reachable } from '../support/server.ts';
 import { connectProvider, httpMcpClient, makePad, restOk, socketMcpClient, whenText, type ToolResult } from './setup.ts';
 import type { BaselineReply, BaselineRequest } from './serverProcess.ts';
-import { progress, summarize, type Summary } from './stats.ts';
+import { progress, prng, summarize, type Summary } from './stats.ts';
 
 /** One agent's edit_pad calls over MCP. */
 export type AgentFigures = {
@@ -180,15 +180,22 @@ export async function liveEdit(server: ServerProcess, options: { edits: number; 
     if (measured) samples.whileTyping.push(typedEdit.seenAt - typedEdit.t0);
   };
 
-  // Each round runs every step once, starting one step further on than the round before: every
-  // measurement follows each of the others equally often, so none inherits more than its share of
-  // what the one before it leaves running (a version being written, the typing being flushed).
+  // Each round runs every step once, in an order shuffled afresh (from a fixed seed, so every run
+  // takes the same orders): every measurement comes first, last and after each of the others about
+  // equally often, so none inherits more than its share of what the step before it leaves running
+  // (a version being written, typing being flushed). A fixed order, even rotated, keeps each
+  // step's neighbour.
   const steps = [...agentSteps, bareStep, relayStep, typedStep];
+  const random = prng(20261122);
   const total = options.warmup + options.edits;
   try {
     for (let i = 0; i < total; i++) {
       const measured = i >= options.warmup;
-      for (let k = 0; k < steps.length; k++) await steps[(i + k) % steps.length]!(i, measured);
+      for (let k = steps.length - 1; k > 0; k--) {
+        const j = Math.floor(random() * (k + 1));
+        [steps[k], steps[j]] = [steps[j]!, steps[k]!];
+      }
+      for (const step of steps) await step(i, measured);
       if ((i + 1) % 50 === 0) progress(`  live edits ${i + 1}/${total}`);
     }
   } finally {

@@ -15,10 +15,14 @@ import { bytes, int, ms, progress, table, verdict } from './stats.ts';
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/test';
 
-// 1,000 edits: their p99 is the 10th slowest, where with 300 it was the 3rd, which one stall of this
-// shared 2-core machine could set on its own.
-const EDITS = Number(process.env.BENCH_EDITS ?? 1000);
-const WARMUP = Number(process.env.BENCH_WARMUP ?? 30);
+// 2,000 edits: their p99 is the 20th slowest. With 1,000 it was the 10th, and from one run to the
+// next it moved by a third as this shared 2-core machine's stalls fell on more or fewer of them.
+const EDITS = Number(process.env.BENCH_EDITS ?? 2000);
+// V8 is still compiling this code after hundreds of edits: with V8's --trace-opt, the server
+// process compiled about 1,030 functions in its first 1,000 rounds and 70-120 in each 1,000 after.
+// Those compilations run on background threads that take the server's core for 1-11 ms at a time,
+// so a short warm-up measures the JIT as much as the server.
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 1000);
 const TRANSACTIONS = Number(process.env.BENCH_TRANSACTIONS ?? 10_000);
 const LOAD_RUNS = Number(process.env.BENCH_LOAD_RUNS ?? 30);
 
@@ -202,8 +206,8 @@ function report(results: StoreResult[], notes: string[], stores: string[], total
 
   out.push('## Method notes', '');
   out.push('- The server is the real one on 127.0.0.1 port 0 with `LOG_LEVEL=silent`, against a fresh database: PGlite in memory, or a new Postgres database dropped afterwards. For parts 1 and 2 it runs in a child process (`test/bench/serverProcess.ts`); for part 3 in the benchmark\'s process (`startTestServer`), which reads the store directly.');
-  out.push('- Percentiles are nearest-rank over the measured samples; warm-up edits are not counted. The p99 of 1,000 edits is their 10th slowest. Times in parts 1 and 2 are `performance.now()` in the benchmark\'s process, which runs the agents and the editors: their work (the MCP clients, the provider decoding the update, `readBlocks` after every update) is inside every figure, for ours and the baseline alike. Everything shares the machine\'s two cores with the database.');
-  out.push('- Parts 1 and 2 run in rounds: each round makes one edit of every kind (each agent\'s, the baseline\'s, the relay\'s, the one while typing), in an order that starts one kind further on every round, so each measurement follows each of the others equally often and none inherits more than its share of what the one before it leaves running.');
+  out.push(`- Percentiles are nearest-rank over the measured samples; warm-up edits are not counted. The p99 of ${int(EDITS)} edits is their ${int(EDITS / 100)}th slowest. Times in parts 1 and 2 are \`performance.now()\` in the benchmark's process, which runs the agents and the editors: their work (the MCP clients, the provider decoding the update, \`readBlocks\` after every update) is inside every figure, for ours and the baseline alike. Everything shares the machine's two cores with the database.`);
+  out.push('- Parts 1 and 2 run in rounds: each round makes one edit of every kind (each agent\'s, the baseline\'s, the relay\'s, the one while typing), in an order shuffled afresh every round (from a fixed seed), so each measurement comes after each of the others about equally often and none inherits more than its share of what the one before it leaves running.');
   out.push('- The live editor is `@hocuspocus/provider` with the `ws` package as its WebSocket, the agent key as token, the pad id as document name.');
   out.push('- The baseline\'s direct connections carry `persisted: true` in their context, which keeps the server\'s own live-typing queue from appending their updates a second time.');
   out.push('');
