@@ -1,5 +1,4 @@
-import Router from '@koa/router';
-import type { Context } from 'koa';
+import type { Context, Middleware } from 'koa';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
@@ -81,14 +80,17 @@ function answer(ctx: Context, reply: McpReply) {
   ctx.body = reply.body ?? '';
 }
 
-export function mcpRoutes(core: Core): Router {
-  const router = new Router();
+/**
+ * The MCP endpoint, `/mcp` (and `/mcp/`). One path needs no router: a plain middleware, mounted
+ * before the routers, spares every agent call their matching.
+ */
+export function mcpEndpoint(core: Core): Middleware {
   const server = mcpServer(core);
   const exchange = new ExchangeTransport();
   // Connecting only attaches the transport's handlers (its start does nothing): settled at once.
   const connected = server.connect(exchange);
 
-  router.all('/mcp', mcpCors, async (ctx: Context) => {
+  const handle = async (ctx: Context) => {
     if (ctx.method === 'GET' && ctx.accepts('html', 'text/event-stream', 'json') === 'html') {
       ctx.type = 'html';
       ctx.body = BROWSER_PAGE(core.config.baseUrl);
@@ -127,7 +129,7 @@ export function mcpRoutes(core: Core): Router {
     if (!('messages' in read)) return answer(ctx, read);
     await connected;
     answer(ctx, await exchange.exchange(read.messages, callerInfo(actor)));
-  });
+  };
 
-  return router;
+  return (ctx, next) => (ctx.path === '/mcp' || ctx.path === '/mcp/' ? mcpCors(ctx, () => handle(ctx)) : next());
 }

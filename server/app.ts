@@ -6,7 +6,7 @@ import { healthRoutes } from '../api/health.ts';
 import { hostCheck, requestScope, securityHeaders, servedHostsOf } from '../api/http/middleware.ts';
 import { staticClient } from '../api/http/staticClient.ts';
 import { markdownRoutes } from '../api/markdown.ts';
-import { mcpRoutes } from '../api/mcp.ts';
+import { mcpEndpoint } from '../api/mcp.ts';
 import { openApiRoutes } from '../api/openapi.ts';
 import { restRoutes } from '../api/rest.ts';
 import { webRoutes } from '../api/web.ts';
@@ -60,8 +60,9 @@ export async function startServer(config: Config, options: { log?: Logger; host?
   app.use(requestScope(log));
   app.use(securityHeaders(() => new URL(config.baseUrl).host.toLowerCase()));
   app.use(hostCheck(hosts));
-  // Each router matches every request that reaches it: the busiest way in, /mcp, comes first.
-  for (const router of [mcpRoutes(core), healthRoutes(core), restRoutes(core), openApiRoutes(core), markdownRoutes(core), webRoutes(core, hosts)]) {
+  // The busiest way in first: each router matches every request that reaches it.
+  app.use(mcpEndpoint(core));
+  for (const router of [healthRoutes(core), restRoutes(core), openApiRoutes(core), markdownRoutes(core), webRoutes(core, hosts)]) {
     // No allowedMethods(): a path one router knows for POST (say /signin) may be another's page for GET.
     app.use(router.routes());
   }

@@ -4,27 +4,25 @@ import type { Config } from '../../server/config.ts';
 import { AppError, toAppError } from '../../server/core/errors.ts';
 import type { Logger } from '../../server/log.ts';
 
-export type State = { requestId: string; log: Logger };
-
 /** A request id, one log line per request, and the one place errors become responses. */
 export function requestScope(log: Logger) {
   return async (ctx: Context, next: Next) => {
     const requestId = randomUUID();
     const started = performance.now();
     ctx.state.requestId = requestId;
-    ctx.state.log = log.child({ requestId });
     ctx.set('X-Request-Id', requestId);
     try {
       await next();
     } catch (error) {
       const appError = toAppError(error);
-      if (appError.code === 'internal') ctx.state.log.error('request failed', { error });
+      if (appError.code === 'internal') log.error('request failed', { requestId, error });
       ctx.status = appError.status;
       ctx.body = appError.toBody();
       if (appError.details.retry_after_seconds !== undefined) ctx.set('Retry-After', String(appError.details.retry_after_seconds));
     } finally {
       // The path only: queries may carry cursors, and headers may carry credentials; neither is logged.
-      ctx.state.log.info('request', {
+      log.info('request', {
+        requestId,
         method: ctx.method,
         path: ctx.path,
         status: ctx.res.statusCode,
