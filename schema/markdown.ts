@@ -83,8 +83,9 @@ export const markdownSerializer = new MarkdownSerializer(
 /**
  * One line of plain prose: letters, digits, spaces and punctuation that Markdown gives no meaning to,
  * not starting with a digit (an ordered list) or a space, not ending in one, no two spaces in a row.
- * It parses to one paragraph of exactly that text, so the parser is not needed (a paragraph is what
- * agents send most): test/unit/markdown.test.ts holds the two ways to the same document.
+ * It parses to one paragraph of exactly that text, and that paragraph serializes back to it, so
+ * neither the parser nor the serializer is needed (a paragraph is what agents send most):
+ * test/unit/markdown.test.ts holds the two ways to the same document and the same text.
  */
 const PLAIN_LINE = /^(?![\d ])(?!.* {2})[\p{L}\p{N} ,.;:?!'"()]+(?<! )$/u;
 
@@ -99,5 +100,8 @@ export function serializeMarkdown(doc: PMNode): string {
 
 /** One top-level block as Markdown, the unit agents read and edit. */
 export function blockMarkdown(block: PMNode): string {
+  // A paragraph of one plain line, without marks, is that line: nothing in it needs escaping.
+  const only = block.type === padSchema.nodes.paragraph && block.childCount === 1 ? block.firstChild! : null;
+  if (only?.isText && only.marks.length === 0 && PLAIN_LINE.test(only.text!)) return only.text!;
   return serializeMarkdown(padSchema.topNodeType.create(null, [block]));
 }

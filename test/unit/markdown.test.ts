@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
-import { markdownParser, parseMarkdown, serializeMarkdown } from '../../schema/markdown.ts';
+import { blockMarkdown, markdownParser, parseMarkdown, serializeMarkdown } from '../../schema/markdown.ts';
 import { padSchema } from '../../schema/pad.ts';
 import { ensureBlockIds, insertBlocks, parseBlocks, readBlocks, readNodes, replaceBlock } from '../../sync/blocks.ts';
 import { diffAgainstBase } from '../../server/core/padEdits.ts';
@@ -180,7 +180,7 @@ describe('sections', () => {
 });
 
 describe('plain lines without the parser', () => {
-  it('give exactly the document the Markdown parser gives, for plain prose and for anything near it', () => {
+  it('give exactly the document the Markdown parser gives, and its serializer writes, for plain prose and for anything near it', () => {
     const alphabet = ['a', 'Z', 'é', 'ß', '中', '7', '0', ' ', ' ', ',', '.', ';', ':', '?', '!', "'", '"', '(', ')', '*', '_', '#', '-', '+', '&', '<', '[', '`', '\\', '~', '1.', '\t'];
     let seed = 7;
     const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
@@ -193,6 +193,8 @@ describe('plain lines without the parser', () => {
       const fast = parseMarkdown(text);
       const full = markdownParser.parse(text);
       expect(fast.eq(full), JSON.stringify(text)).toBe(true);
+      // And back: each block's Markdown is what the serializer writes for it.
+      full.forEach((block) => expect(blockMarkdown(block), JSON.stringify(text)).toBe(serializeMarkdown(padSchema.topNodeType.create(null, [block]))));
     }
   });
 });
