@@ -3,7 +3,7 @@ import type * as Y from 'yjs';
 import { fileURLToPath } from 'node:url';
 import { readBlocks } from '../../sync/blocks.ts';
 import { mcpClient, registerAgent, typeInto, type Reachable } from '../support/server.ts';
-import { connectProvider, httpMcpClient, makePad, restOk, socketMcpClient, whenText, type ToolResult } from './setup.ts';
+import { connectProvider, httpMcpClient, makePad, restOk, socketMcpClient, socketPoster, whenText, type ToolResult } from './setup.ts';
 import type { BaselineReply, BaselineRequest } from './serverProcess.ts';
 import { progress, prng, summarize, type Summary } from './stats.ts';
 
@@ -29,9 +29,12 @@ export type LiveEditResult = {
   warmup: number;
   /** In the order of AGENTS. */
   agents: AgentFigures[];
-  /** Bare Hocuspocus with a commit per edit: direct-connection transact, its update appended in one committed INSERT. */
+  /** Bare Hocuspocus with a commit per edit: direct-connection transact, its update appended in one committed INSERT; asked over HTTP. */
   bare: Summary;
   bareDurable: Summary;
+  /** The same bare edit asked over IPC, which the server reads more cheaply than any HTTP request. */
+  bareIpc: Summary;
+  bareIpcDurable: Summary;
   /** The relay alone, nothing written: the floor. */
   relay: Summary;
   /** edit_pad -> shown, on a pad someone is typing in. */
@@ -41,6 +44,8 @@ export type LiveEditResult = {
 /** The server in its own process; `baseline` runs one bare Hocuspocus edit inside it. */
 export type ServerProcess = Reachable & {
   baseline(padId: string, text: string, commit: boolean): Promise<void>;
+  /** The server process's bare HTTP endpoint for the same baseline edit. */
+  bareUrl: string;
   close(): Promise<void>;
 };
 
@@ -53,10 +58,10 @@ export async function startServerProcess(env: Record<string, string>): Promise<S
   });
   const pending = new Map<number, { resolve: () => void; reject: (error: Error) => void }>();
   let nextId = 1;
-  const url = await new Promise<string>((resolve, reject) => {
+  const { url, bareUrl } = await new Promise<{ url: string; bareUrl: string }>((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`the server process exited with ${code} before it was ready`)));
-    child.on('message', (message: { ready?: string } & Partial<BaselineReply>) => {
-      if (message.ready) return resolve(message.ready);
+    child.on('message', (message: { ready?: string; bareUrl?: string } & Partial<BaselineReply>) => {
+      if (message.ready) return resolve({ url: message.ready, bareUrl: message.bareUrl! });
       const waiting = pending.get(message.id!);
       pending.delete(message.id!);
       if ('error' in message) waiting?.reject(new Error(message.error));
@@ -65,6 +70,7 @@ export async function startServerProcess(env: Record<string, string>): Promise<S
   });
   return {
     url,
+    bareUrl,
     baseline(padId, text, commit) {
       const id = nextId++;
       return new Promise<void>((resolve, reject) => {
@@ -108,6 +114,9 @@ export async function liveEdit(server: ServerProcess, options: { edits: number; 
   const bare = await makePad(server, agent.key, hub.slug, 'Bare relay baseline', PAD_TEXT);
   const relay = await makePad(server, agent.key, hub.slug, 'Relay alone', PAD_TEXT);
   const bareClient = await connectProvider(server, agent.key, bare.padId);
+  const bareIpc = await makePad(server, agent.key, hub.slug, 'Bare relay baseline, asked over IPC', PAD_TEXT);
+  const bareIpcClient = await connectProvider(server, agent.key, bareIpc.padId);
+  const barePoster = await socketPoster(server.bareUrl);
   const relayClient = await connectProvider(server, agent.key, relay.padId);
 
   const typed = await makePad(server, agent.key, hub.slug, 'Typed in while edited', PAD_TEXT);
@@ -134,7 +143,7 @@ export async function liveEdit(server: ServerProcess, options: { edits: number; 
     return { t0, replied, seenAt: await seen, version };
   };
 
-  const samples = { bare: [] as number[], bareDurable: [] as number[], relay: [] as number[], whileTyping: [] as number[] };
+  const samples = { bare: [] as number[], bareDurable: [] as number[], bareIpc: [] as number[], bareIpcDurable: [] as number[], relay: [] as number[], whileTyping: [] as number[] };
   type Step = (i: number, measured: boolean) => Promise<void>;
 
   // 1. edit_pad over MCP, one step per agent.
@@ -149,16 +158,29 @@ export async function liveEdit(server: ServerProcess, options: { edits: number; 
     if (edit.seenAt <= edit.replied) a.seenBeforeReply++;
   });
 
-  // 2. Bare Hocuspocus with a commit per edit.
+  // 2. Bare Hocuspocus with a commit per edit: asked over HTTP by the same socket client as the
+  // first agent, and over IPC.
   const bareStep: Step = async (i, measured) => {
     const bareText = `bare ${i}`;
     const bareSeen = whenText(bareClient.doc, null, bareText);
     const b0 = performance.now();
-    const bareAcked = server.baseline(bare.padId, bareText, true).then(() => performance.now());
-    const [bareAt, bareAckedAt] = await Promise.all([bareSeen, bareAcked]);
+    const reply = await barePoster.post({ padId: bare.padId, text: bareText, commit: true });
+    const bareAckedAt = performance.now();
+    if (reply.status !== 200) throw new Error(`the bare endpoint answered ${reply.status} ${reply.body}`);
+    const bareAt = await bareSeen;
     if (!measured) return;
     samples.bare.push(bareAt - b0);
     samples.bareDurable.push(Math.max(bareAt, bareAckedAt) - b0);
+  };
+  const bareIpcStep: Step = async (i, measured) => {
+    const bareText = `bare ${i}`;
+    const bareSeen = whenText(bareIpcClient.doc, null, bareText);
+    const b0 = performance.now();
+    const bareAcked = server.baseline(bareIpc.padId, bareText, true).then(() => performance.now());
+    const [bareAt, bareAckedAt] = await Promise.all([bareSeen, bareAcked]);
+    if (!measured) return;
+    samples.bareIpc.push(bareAt - b0);
+    samples.bareIpcDurable.push(Math.max(bareAt, bareAckedAt) - b0);
   };
 
   // 3. The relay alone.
@@ -185,7 +207,7 @@ export async function liveEdit(server: ServerProcess, options: { edits: number; 
   // equally often, so none inherits more than its share of what the step before it leaves running
   // (a version being written, typing being flushed). A fixed order, even rotated, keeps each
   // step's neighbour.
-  const steps = [...agentSteps, bareStep, relayStep, typedStep];
+  const steps = [...agentSteps, bareStep, bareIpcStep, relayStep, typedStep];
   const random = prng(20261122);
   const total = options.warmup + options.edits;
   try {
@@ -204,6 +226,8 @@ export async function liveEdit(server: ServerProcess, options: { edits: number; 
       a.watcher.close();
     }
     bareClient.close();
+    bareIpcClient.close();
+    barePoster.close();
     relayClient.close();
     typist.close();
     typedClient.close();
@@ -214,6 +238,8 @@ export async function liveEdit(server: ServerProcess, options: { edits: number; 
     agents: agents.map((a) => ({ agent: a.name, shown: summarize(a.shown), durable: summarize(a.durable), call: summarize(a.call), seenBeforeReply: a.seenBeforeReply })),
     bare: summarize(samples.bare),
     bareDurable: summarize(samples.bareDurable),
+    bareIpc: summarize(samples.bareIpc),
+    bareIpcDurable: summarize(samples.bareIpcDurable),
     relay: summarize(samples.relay),
     whileTyping: summarize(samples.whileTyping),
   };

@@ -1,8 +1,11 @@
 /**
  * The server for the live-edit benchmark, in a process of its own as it runs in production, so the
- * benchmark's clients (the agent, the editors) do not share its event loop or heap. Over IPC it also
- * performs the bare Hocuspocus baseline on its own Hocuspocus instance, where a bare server would.
+ * benchmark's clients (the agent, the editors) do not share its event loop or heap. It also performs
+ * the bare Hocuspocus baseline on its own Hocuspocus instance, where a bare server would: asked over
+ * IPC, or over HTTP through an endpoint of its own.
  */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import * as Y from 'yjs';
 import { startServer } from '../../server/app.ts';
 import { loadConfig } from '../../server/config.ts';
@@ -44,8 +47,30 @@ async function baseline({ padId, text, commit }: BaselineRequest): Promise<void>
   if (commit) await appendUpdate(core.db.pool, padId, updates[0]!);
 }
 
+/**
+ * The same bare edit behind the thinnest HTTP endpoint Node offers, as an agent would reach a bare
+ * relay: `node:http` alone, a POST of `{padId, text, commit}` answered with `{}` once done (after
+ * the commit, with `commit`). No routing, no authentication, no validation.
+ */
+const bareEndpoint = createServer((request, response) => {
+  const chunks: Buffer[] = [];
+  request.on('data', (chunk: Buffer) => chunks.push(chunk));
+  request.on('end', () => {
+    const reply = (status: number, body: string) => response.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body);
+    const { padId, text, commit } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Omit<BaselineRequest, 'id'>;
+    baseline({ id: 0, padId, text, commit }).then(
+      () => reply(200, '{}'),
+      (error: Error) => reply(500, JSON.stringify({ error: error.message })),
+    );
+  });
+});
+await new Promise<void>((resolve) => bareEndpoint.listen(0, '127.0.0.1', resolve));
+const bareUrl = `http://127.0.0.1:${(bareEndpoint.address() as AddressInfo).port}/`;
+
 process.on('message', (message: BaselineRequest | 'stop') => {
   if (message === 'stop') {
+    bareEndpoint.closeAllConnections();
+    bareEndpoint.close();
     void running.close().then(() => process.exit(0));
     return;
   }
@@ -54,4 +79,4 @@ process.on('message', (message: BaselineRequest | 'stop') => {
     (error: Error) => process.send!({ id: message.id, error: error.message } satisfies BaselineReply),
   );
 });
-process.send!({ ready: running.url });
+process.send!({ ready: running.url, bareUrl });

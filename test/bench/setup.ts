@@ -144,14 +144,13 @@ export async function httpMcpClient(server: Reachable, key: string) {
 }
 
 /**
- * The least an agent can spend on a call: each HTTP/1.1 request written whole on one kept-alive TCP
- * socket (Nagle's algorithm off), and the reply read by its Content-Length. It takes the agent's own
- * HTTP machinery out of the figure (`node:http` builds a request object, its headers and a parser per
- * call), so what is left is the server's work, the network and the editor, as in the baseline, whose
- * request is one IPC message. One request at a time; a reply without a Content-Length is an error.
+ * JSON posted as HTTP/1.1 requests written whole on one kept-alive TCP socket (Nagle's algorithm
+ * off), each reply read by its Content-Length: the least a client can spend on a request, with no
+ * request object, header map or parser of its own per call (`node:http` builds all three). One
+ * request at a time; a reply without a Content-Length is an error.
  */
-export async function socketMcpClient(server: Reachable, key: string) {
-  const url = new URL(`${server.url}/mcp`);
+export async function socketPoster(target: string, headers: Record<string, string> = {}) {
+  const url = new URL(target);
   const socket = net.connect({ host: url.hostname, port: Number(url.port), noDelay: true });
   await once(socket, 'connect');
   let received: Buffer = Buffer.alloc(0);
@@ -165,9 +164,9 @@ export async function socketMcpClient(server: Reachable, key: string) {
     const end = received.indexOf('\r\n\r\n');
     if (end < 0 || !waiting) return;
     const [statusLine, ...lines] = received.subarray(0, end).toString('latin1').split('\r\n');
-    const headers = new Map(lines.map((header) => [header.slice(0, header.indexOf(':')).trim().toLowerCase(), header.slice(header.indexOf(':') + 1).trim()]));
-    if (!headers.has('content-length')) return fail(new Error(`a reply without Content-Length: ${statusLine}`));
-    const length = Number(headers.get('content-length'));
+    const replyHeaders = new Map(lines.map((header) => [header.slice(0, header.indexOf(':')).trim().toLowerCase(), header.slice(header.indexOf(':') + 1).trim()]));
+    if (!replyHeaders.has('content-length')) return fail(new Error(`a reply without Content-Length: ${statusLine}`));
+    const length = Number(replyHeaders.get('content-length'));
     if (received.length < end + 4 + length) return;
     const body = received.subarray(end + 4, end + 4 + length).toString('utf8');
     received = received.subarray(end + 4 + length);
@@ -186,9 +185,18 @@ export async function socketMcpClient(server: Reachable, key: string) {
       if (waiting) throw new Error('one request at a time');
       waiting = { resolve, reject };
       const body = JSON.stringify(message);
-      const headers = Object.entries({ host: url.host, ...requestHeaders(key, body), ...extra }).map(([name, value]) => `${name}: ${value}\r\n`);
-      socket.write(`POST ${url.pathname} HTTP/1.1\r\n${headers.join('')}\r\n${body}`);
+      const lines = Object.entries({ host: url.host, 'content-type': 'application/json', ...headers, 'content-length': String(Buffer.byteLength(body)), ...extra });
+      socket.write(`POST ${url.pathname} HTTP/1.1\r\n${lines.map(([name, value]) => `${name}: ${value}\r\n`).join('')}\r\n${body}`);
     });
-  const session = await mcpSession(post);
-  return { ...session, close: async () => void socket.destroy() };
+  return { post, close: () => void socket.destroy() };
+}
+
+/**
+ * The least an agent can spend on a call: MCP over `socketPoster`. It takes the agent's own HTTP
+ * machinery out of the figure, so what is left is the server's work, the network and the editor.
+ */
+export async function socketMcpClient(server: Reachable, key: string) {
+  const poster = await socketPoster(`${server.url}/mcp`, { accept: 'application/json, text/event-stream', authorization: `Bearer ${key}` });
+  const session = await mcpSession(poster.post);
+  return { ...session, close: async () => poster.close() };
 }
