@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
@@ -78,6 +78,44 @@ async function openPool(url: string, maxPoolSize: number, log: Logger, embedded 
  */
 const PGLITE_POOL_SIZE = 1;
 
+const SOCKET_DIR_PREFIX = 'dotpad-db-';
+const OWNER_FILE = 'owner.pid';
+
+/** Whether a process with this id is running (it may belong to another user). */
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * A new private directory for the embedded store's socket, with the owning process's id in it. The
+ * server removes its directory when it stops; one killed outright cannot, so directories whose owner
+ * is gone are removed here, before a new one is made. Others' directories are never entered (each
+ * is mode 0700), and one without an owner file is left alone.
+ */
+function socketDirectory(log: Logger): string {
+  for (const name of readdirSync(tmpdir())) {
+    if (!name.startsWith(SOCKET_DIR_PREFIX)) continue;
+    const dir = join(tmpdir(), name);
+    let owner: number;
+    try {
+      owner = Number(readFileSync(join(dir, OWNER_FILE), 'utf8'));
+    } catch {
+      continue;
+    }
+    if (!Number.isInteger(owner) || owner <= 0 || running(owner)) continue;
+    rmSync(dir, { recursive: true, force: true });
+    log.info('removed the socket directory of an embedded store whose server is gone', { dir, pid: owner });
+  }
+  const dir = mkdtempSync(join(tmpdir(), SOCKET_DIR_PREFIX));
+  writeFileSync(join(dir, OWNER_FILE), String(process.pid));
+  return dir;
+}
+
 /**
  * Postgres when a URL is given; otherwise PGlite in `dataDir` (or in memory for 'memory://'), served
  * over a local socket so that the very same slonik and SQL run against both stores.
@@ -93,7 +131,7 @@ export async function openDatabase(options: { databaseUrl?: string; dataDir: str
   // A Unix socket in a directory only this user can enter: no other local user or process reaches
   // the embedded store (a loopback port is open to every process on the machine, and PGlite asks
   // for no password). Windows keeps a loopback port.
-  const socketDir = process.platform === 'win32' ? null : mkdtempSync(join(tmpdir(), 'dotpad-db-'));
+  const socketDir = process.platform === 'win32' ? null : socketDirectory(log);
   const worker = new Worker(new URL('./pgliteWorker.ts', import.meta.url), {
     workerData: {
       dataDir: memory ? undefined : options.dataDir,

@@ -1,3 +1,7 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SchemaValidationError, sql } from 'slonik';
 import { z } from 'zod';
@@ -30,5 +34,31 @@ describe.each(stores())('the database edge on %s', (store) => {
     const answers = [];
     for (let n = 1; n <= 8; n++) answers.push(await squared(n));
     expect(answers).toEqual([1, 4, 9, 16, 25, 36, 49, 64]);
+  });
+});
+
+describe.skipIf(process.platform === 'win32')("the embedded store's socket directory", () => {
+  it('is removed when its server is gone without removing it, and only then', async () => {
+    const make = (owner?: number) => {
+      const dir = mkdtempSync(join(tmpdir(), 'dotpad-db-'));
+      if (owner !== undefined) writeFileSync(join(dir, 'owner.pid'), String(owner));
+      return dir;
+    };
+    // A process that has exited: its directory was left behind, as by a server killed with SIGKILL.
+    const gone = spawnSync(process.execPath, ['-e', '']).pid;
+    const stale = make(gone);
+    const live = make(process.pid);
+    const unowned = make();
+    const db = await openDatabase({ dataDir: 'memory://', log: createLogger('silent') });
+    try {
+      expect(existsSync(stale)).toBe(false);
+      expect(existsSync(live)).toBe(true);
+      expect(existsSync(unowned)).toBe(true);
+      expect(await db.pool.oneFirst(sql.type(z.object({ one: z.number() }))`SELECT 1 AS one`)).toBe(1);
+    } finally {
+      await db.close();
+      rmSync(live, { recursive: true, force: true });
+      rmSync(unowned, { recursive: true, force: true });
+    }
   });
 });
