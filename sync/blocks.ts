@@ -1,4 +1,5 @@
 import * as Y from 'yjs';
+import { simpleDiffString } from 'lib0/diff';
 import { updateYFragment } from '@tiptap/y-tiptap';
 import type { Node as PMNode } from '@tiptap/pm/model';
 import { BLOCK_ID_PATTERN, BLOCK_TYPES, newBlockId, padSchema } from '../schema/pad.ts';
@@ -169,6 +170,33 @@ export function insertBlocks(fragment: Y.XmlFragment, index: number, nodes: PMNo
   return ids;
 }
 
+/** The Y text of a paragraph that holds one run of text without marks (or none), and that text. */
+function plainParagraph(element: Y.XmlElement): { ytext: Y.XmlText; text: string } | null {
+  if (element.nodeName !== 'paragraph' || element.length !== 1 || Object.keys(element.getAttributes()).some((key) => key !== 'id')) return null;
+  const ytext = element.get(0);
+  if (!(ytext instanceof Y.XmlText)) return null;
+  const delta = ytext.toDelta() as { insert: unknown; attributes?: object }[];
+  if (delta.length > 1 || (delta.length === 1 && (typeof delta[0]!.insert !== 'string' || delta[0]!.attributes))) return null;
+  return { ytext, text: delta.length ? (delta[0]!.insert as string) : '' };
+}
+
+/**
+ * A plain paragraph edited into another plain paragraph, the most common edit of all: only the
+ * characters between the common start and the common end change, as \`updateYFragment\` would change
+ * them, without building its mapping of the whole element. False when either side is not plain.
+ */
+function replacePlainText(element: Y.XmlElement, node: PMNode): boolean {
+  const only = node.childCount === 1 ? node.firstChild! : null;
+  if (node.type.name !== 'paragraph' || node.childCount > 1 || (only && (!only.isText || only.marks.length))) return false;
+  const current = plainParagraph(element);
+  if (!current) return false;
+  // The diff y-prosemirror takes too (it never splits a surrogate pair).
+  const { index, remove, insert } = simpleDiffString(current.text, only?.text ?? '');
+  if (remove) current.ytext.delete(index, remove);
+  if (insert) current.ytext.insert(index, insert);
+  return true;
+}
+
 /**
  * Replaces one block with the given nodes. One node of the same type is merged into the existing
  * element character by character, so concurrent typing elsewhere in the document is untouched;
@@ -177,11 +205,11 @@ export function insertBlocks(fragment: Y.XmlFragment, index: number, nodes: PMNo
 export function replaceBlock(fragment: Y.XmlFragment, element: Y.XmlElement, nodes: PMNode[]): string[] {
   const id = String(element.getAttribute('id') ?? newBlockId());
   const [first, ...rest] = nodes;
-  const index = fragment.toArray().indexOf(element);
   if (first && rest.length === 0 && first.type.name === element.nodeName) {
-    updateYFragment(fragment.doc!, element, withId(first, id), meta());
+    if (!replacePlainText(element, first)) updateYFragment(fragment.doc!, element, withId(first, id), meta());
     return [id];
   }
+  const index = fragment.toArray().indexOf(element);
   fragment.delete(index, 1);
   return insertBlocks(fragment, index, nodes, id);
 }

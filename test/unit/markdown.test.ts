@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
+import { updateYFragment } from '@tiptap/y-tiptap';
 import { blockMarkdown, markdownParser, parseMarkdown, serializeMarkdown } from '../../schema/markdown.ts';
 import { padSchema } from '../../schema/pad.ts';
 import { ensureBlockIds, insertBlocks, parseBlocks, readBlocks, readNodes, replaceBlock } from '../../sync/blocks.ts';
@@ -103,6 +104,35 @@ describe('blocks on a Y document', () => {
     doc.transact(() => replaceBlock(fragment, element, parseBlocks('Hello world!')));
     Y.applyUpdate(doc, Y.encodeStateAsUpdate(other));
     expect(readBlocks(fragment)[0]!.text).toBe('Oh, Hello world!');
+  });
+
+  it('edits a plain paragraph into another exactly as the library merge does, surrogate pairs and all', () => {
+    const alphabet = ['a', 'b', ' ', '.', 'é', '中', '🙂', '🙃', '😀'];
+    let seed = 11;
+    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const line = () => Array.from({ length: Math.floor(random() * 8) }, () => alphabet[Math.floor(random() * alphabet.length)]).join('');
+    const pairs: [string, string][] = [['Hello world.', 'Hello world!'], ['abc', ''], ['', 'abc'], ['🙂 x', '🙃 x'], ['x 🙂', 'x 😀']];
+    for (let i = 0; i < 500; i++) pairs.push([line(), line()]);
+    for (const [before, after] of pairs) {
+      const ours = docWith('x');
+      const library = docWith('x');
+      for (const { doc, fragment } of [ours, library]) {
+        const element = fragment.get(0) as Y.XmlElement;
+        doc.transact(() => {
+          element.setAttribute('id', 'a1b2c3d4');
+          (element.get(0) as Y.XmlText).delete(0, 1);
+          (element.get(0) as Y.XmlText).insert(0, before);
+        });
+      }
+      const node = padSchema.nodes.paragraph!.create({ id: 'a1b2c3d4' }, after ? padSchema.text(after) : null);
+      ours.doc.transact(() => replaceBlock(ours.fragment, ours.fragment.get(0) as Y.XmlElement, [node]));
+      library.doc.transact(() => updateYFragment(library.doc, library.fragment.get(0) as Y.XmlElement, node, { mapping: new Map(), isOMark: new Map() }));
+      expect(ours.fragment.toString(), JSON.stringify([before, after])).toBe(library.fragment.toString());
+      // Nothing was lost to a split surrogate pair on its way through an update.
+      const copy = new Y.Doc();
+      Y.applyUpdate(copy, Y.encodeStateAsUpdate(ours.doc));
+      expect(readBlocks(copy.getXmlFragment('default'))[0]).toEqual(readBlocks(library.fragment)[0]);
+    }
   });
 
   it('reads again only what changed, and always what the document says now', () => {
