@@ -98,18 +98,23 @@ function running(pid: number): boolean {
  * is mode 0700), and one without an owner file is left alone.
  */
 function socketDirectory(log: Logger): string {
-  for (const name of readdirSync(tmpdir())) {
-    if (!name.startsWith(SOCKET_DIR_PREFIX)) continue;
-    const dir = join(tmpdir(), name);
-    let owner: number;
-    try {
-      owner = Number(readFileSync(join(dir, OWNER_FILE), 'utf8'));
-    } catch {
-      continue;
+  try {
+    for (const name of readdirSync(tmpdir())) {
+      if (!name.startsWith(SOCKET_DIR_PREFIX)) continue;
+      const dir = join(tmpdir(), name);
+      let owner: number;
+      try {
+        owner = Number(readFileSync(join(dir, OWNER_FILE), 'utf8'));
+      } catch {
+        continue;
+      }
+      if (!Number.isInteger(owner) || owner <= 0 || running(owner)) continue;
+      rmSync(dir, { recursive: true, force: true });
+      log.info('removed the socket directory of an embedded store whose server is gone', { dir, pid: owner });
     }
-    if (!Number.isInteger(owner) || owner <= 0 || running(owner)) continue;
-    rmSync(dir, { recursive: true, force: true });
-    log.info('removed the socket directory of an embedded store whose server is gone', { dir, pid: owner });
+  } catch (error) {
+    // Tidying up is never a reason not to start.
+    log.warn('could not remove old socket directories', { error });
   }
   const dir = mkdtempSync(join(tmpdir(), SOCKET_DIR_PREFIX));
   writeFileSync(join(dir, OWNER_FILE), String(process.pid));
