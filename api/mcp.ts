@@ -17,6 +17,8 @@ import { mcpError, mcpResult } from './tools/render.ts';
 
 export const SERVER_VERSION = '0.1.0';
 
+const MCP_PATH = /^\/mcp\/?$/i;
+
 /** Built once: the listing agent keys see (no output schemas, SPEC part 4 "What tools/list shows"). */
 const listing = modelTools.map((tool) => ({
   name: tool.name,
@@ -50,6 +52,8 @@ function mcpServer(core: Core): Server {
     { name: 'svc', title: 'Dotpad', version: SERVER_VERSION, websiteUrl: core.config.baseUrl },
     { capabilities: { tools: {} } },
   );
+  // What the SDK cannot hand back as an answer (a message it cannot send or read) is logged here.
+  server.onerror = (error) => core.log.warn('mcp protocol error', { message: error.message });
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listing }));
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const actor = callerOf(extra);
@@ -81,7 +85,7 @@ function answer(ctx: Context, reply: McpReply) {
 }
 
 /**
- * The MCP endpoint, `/mcp` (and `/mcp/`). One path needs no router: a plain middleware, mounted
+ * The MCP endpoint, `/mcp`. One path needs no router: a plain middleware, mounted
  * before the routers, spares every agent call their matching.
  */
 export function mcpEndpoint(core: Core): Middleware {
@@ -131,5 +135,6 @@ export function mcpEndpoint(core: Core): Middleware {
     answer(ctx, await exchange.exchange(read.messages, callerInfo(actor)));
   };
 
-  return (ctx, next) => (ctx.path === '/mcp' || ctx.path === '/mcp/' ? mcpCors(ctx, () => handle(ctx)) : next());
+  // As the router matched it: any case, with or without a trailing slash.
+  return (ctx, next) => (MCP_PATH.test(ctx.path) ? mcpCors(ctx, () => handle(ctx)) : next());
 }

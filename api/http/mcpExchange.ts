@@ -54,9 +54,9 @@ export function readMessages(payload: unknown, protocolVersion: string | undefin
  * the endpoint's own work in a CPU profile. One server for all requests, rather than one built and
  * connected per request, spares every call the construction of the server and its handlers.
  * Notifications from the server have no stream to go to and are dropped, as SPEC says ("no
- * progress or log notifications"); a client's `notifications/cancelled` names its own request id,
- * which no request on this server carries, and so cancels nothing (every request is answered in its
- * own POST, which is the one thing a client can drop).
+ * progress or log notifications"). A client's `notifications/cancelled` is dropped too: it names the
+ * client's own request id, which on the shared server could be another caller's request, and the
+ * SDK sends no answer at all to a cancelled request. Every request is answered in its own POST.
  */
 export class ExchangeTransport implements Transport {
   onclose?: () => void;
@@ -90,6 +90,7 @@ export class ExchangeTransport implements Transport {
   exchange(messages: JSONRPCMessage[], authInfo: AuthInfo): Promise<McpReply> {
     const answers: Promise<JSONRPCMessage>[] = [];
     for (const message of messages) {
+      if ('method' in message && message.method === 'notifications/cancelled') continue;
       // The messages were checked against the JSON-RPC schema: a request is one with a method and an id.
       if (!('method' in message && 'id' in message)) {
         this.onmessage?.(message, { authInfo });

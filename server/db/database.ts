@@ -1,5 +1,6 @@
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { createHash } from 'node:crypto';
+import { lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import {
@@ -78,10 +79,7 @@ async function openPool(url: string, maxPoolSize: number, log: Logger, embedded 
  */
 const PGLITE_POOL_SIZE = 1;
 
-const SOCKET_DIR_PREFIX = 'dotpad-db-';
-const OWNER_FILE = 'owner.pid';
-
-/** Whether a process with this id is running (it may belong to another user). */
+/** Whether a process with this id is running here (it may belong to another user). */
 function running(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -92,33 +90,44 @@ function running(pid: number): boolean {
 }
 
 /**
- * A new private directory for the embedded store's socket, with the owning process's id in it. The
- * server removes its directory when it stops; one killed outright cannot, so directories whose owner
- * is gone are removed here, before a new one is made. Others' directories are never entered (each
- * is mode 0700), and one without an owner file is left alone.
+ * The start of the name of a socket directory made by process `pid` on this host. The host is in
+ * it because a process id means something only where it was taken: containers sharing a temporary
+ * directory each see their own processes (the hash keeps the socket's path short).
+ */
+export function socketDirPrefix(pid: number = process.pid): string {
+  return `dotpad-db-${createHash('sha256').update(hostname()).digest('hex').slice(0, 8)}-${pid}-`;
+}
+
+/**
+ * A new private directory for the embedded store's socket, named after its host and process. The
+ * server removes its directory when it stops; one killed outright cannot, so this host's directories
+ * whose process is gone, and that this user owns, are removed before a new one is made. Others are
+ * left alone, as are directories of another host or named another way.
  */
 function socketDirectory(log: Logger): string {
+  const [, host] = /^dotpad-db-([0-9a-f]{8})-/.exec(socketDirPrefix())!;
+  const uid = process.getuid?.();
+  let names: string[] = [];
   try {
-    for (const name of readdirSync(tmpdir())) {
-      if (!name.startsWith(SOCKET_DIR_PREFIX)) continue;
-      const dir = join(tmpdir(), name);
-      let owner: number;
-      try {
-        owner = Number(readFileSync(join(dir, OWNER_FILE), 'utf8'));
-      } catch {
-        continue;
-      }
-      if (!Number.isInteger(owner) || owner <= 0 || running(owner)) continue;
-      rmSync(dir, { recursive: true, force: true });
-      log.info('removed the socket directory of an embedded store whose server is gone', { dir, pid: owner });
-    }
+    names = readdirSync(tmpdir());
   } catch (error) {
     // Tidying up is never a reason not to start.
-    log.warn('could not remove old socket directories', { error });
+    log.warn('could not list the temporary directory for old socket directories', { error });
   }
-  const dir = mkdtempSync(join(tmpdir(), SOCKET_DIR_PREFIX));
-  writeFileSync(join(dir, OWNER_FILE), String(process.pid));
-  return dir;
+  for (const name of names) {
+    const match = /^dotpad-db-([0-9a-f]{8})-(\d+)-/.exec(name);
+    if (!match || match[1] !== host || running(Number(match[2]))) continue;
+    const dir = join(tmpdir(), name);
+    try {
+      const stat = lstatSync(dir);
+      if (!stat.isDirectory() || (uid !== undefined && stat.uid !== uid)) continue;
+      rmSync(dir, { recursive: true, force: true });
+      log.info('removed the socket directory of an embedded store whose server is gone', { dir });
+    } catch (error) {
+      log.warn('could not remove an old socket directory', { dir, error });
+    }
+  }
+  return mkdtempSync(join(tmpdir(), socketDirPrefix()));
 }
 
 /**

@@ -1,11 +1,11 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SchemaValidationError, sql } from 'slonik';
 import { z } from 'zod';
-import { openDatabase, type Db } from '../../server/db/database.ts';
+import { openDatabase, socketDirPrefix, type Db } from '../../server/db/database.ts';
 import { createLogger } from '../../server/log.ts';
 import { stores } from '../support/server.ts';
 
@@ -39,26 +39,21 @@ describe.each(stores())('the database edge on %s', (store) => {
 
 describe.skipIf(process.platform === 'win32')("the embedded store's socket directory", () => {
   it('is removed when its server is gone without removing it, and only then', async () => {
-    const make = (owner?: number) => {
-      const dir = mkdtempSync(join(tmpdir(), 'dotpad-db-'));
-      if (owner !== undefined) writeFileSync(join(dir, 'owner.pid'), String(owner));
-      return dir;
-    };
+    const make = (prefix: string) => mkdtempSync(join(tmpdir(), prefix));
     // A process that has exited: its directory was left behind, as by a server killed with SIGKILL.
-    const gone = spawnSync(process.execPath, ['-e', '']).pid;
-    const stale = make(gone);
-    const live = make(process.pid);
-    const unowned = make();
+    const gone = spawnSync(process.execPath, ['-e', '']).pid!;
+    const stale = make(socketDirPrefix(gone));
+    const live = make(socketDirPrefix(process.pid));
+    const otherHost = make(`dotpad-db-00000000-${gone}-`);
+    const unnamed = make('dotpad-db-');
     const db = await openDatabase({ dataDir: 'memory://', log: createLogger('silent') });
     try {
       expect(existsSync(stale)).toBe(false);
-      expect(existsSync(live)).toBe(true);
-      expect(existsSync(unowned)).toBe(true);
+      for (const kept of [live, otherHost, unnamed]) expect(existsSync(kept)).toBe(true);
       expect(await db.pool.oneFirst(sql.type(z.object({ one: z.number() }))`SELECT 1 AS one`)).toBe(1);
     } finally {
       await db.close();
-      rmSync(live, { recursive: true, force: true });
-      rmSync(unowned, { recursive: true, force: true });
+      for (const dir of [live, otherHost, unnamed]) rmSync(dir, { recursive: true, force: true });
     }
   });
 });

@@ -199,6 +199,30 @@ describe.each(stores())('MCP on %s', (store) => {
     }
   });
 
+  it("answers every call, whatever another caller cancels", async () => {
+    const other = await registerAgent(server, 'Canceller');
+    const client = await mcpClient(server, agent.key);
+    const hub = await client.callTool({ name: 'create_hub', arguments: { name: 'Waiting' } });
+    const pad = await client.callTool({ name: 'create_pad', arguments: { hub: (hub.structuredContent as { slug: string }).slug, title: 'Still', text: 'Nothing moves.' } });
+    await client.close();
+    const { pad_id: padId, version } = pad.structuredContent as { pad_id: string; version: number };
+    const post = (key: string, body: unknown) =>
+      request(`${server.url}/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${key}` },
+        body: JSON.stringify(body),
+      });
+    // A long poll in flight, and meanwhile another caller cancels request ids 0 to 1,999.
+    const waiting = post(agent.key, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'wait_for_changes', arguments: { pad_id: padId, version, timeout_seconds: 1 } } });
+    for (let from = 0; from < 2_000; from += 100) {
+      const cancels = Array.from({ length: 100 }, (_, i) => ({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: from + i } }));
+      expect((await post(other.key, cancels)).status).toBe(202);
+    }
+    const answer = await waiting;
+    expect(answer.body.id).toBe(1);
+    expect(answer.body.result.isError).toBeFalsy();
+  }, 10_000);
+
   it('keeps concurrent calls apart', async () => {
     const client = await mcpClient(server, agent.key);
     const hub = await client.callTool({ name: 'create_hub', arguments: { name: 'Concurrency' } });
