@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,6 +13,7 @@ import {
   type QueryResultRow,
 } from 'slonik';
 import type { Logger } from '../log.ts';
+import { sha256Hex } from '../core/secrets.ts';
 
 export type Db = {
   pool: DatabasePool;
@@ -95,8 +95,10 @@ function running(pid: number): boolean {
  * directory each see their own processes (the hash keeps the socket's path short).
  */
 export function socketDirPrefix(pid: number = process.pid): string {
-  return `dotpad-db-${createHash('sha256').update(hostname()).digest('hex').slice(0, 8)}-${pid}-`;
+  return `dotpad-db-${hostTag()}-${pid}-`;
 }
+
+const hostTag = () => sha256Hex(hostname()).slice(0, 8);
 
 /**
  * A new private directory for the embedded store's socket, named after its host and process. The
@@ -105,7 +107,7 @@ export function socketDirPrefix(pid: number = process.pid): string {
  * left alone, as are directories of another host or named another way.
  */
 function socketDirectory(log: Logger): string {
-  const [, host] = /^dotpad-db-([0-9a-f]{8})-/.exec(socketDirPrefix())!;
+  const host = hostTag();
   const uid = process.getuid?.();
   let names: string[] = [];
   try {

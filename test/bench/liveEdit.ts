@@ -158,38 +158,43 @@ export async function liveEdit(server: ServerProcess, options: { edits: number; 
     if (edit.seenAt <= edit.replied) a.seenBeforeReply++;
   });
 
+  /**
+   * One bare edit of the first paragraph to `text`, asked by `ask` (which settles once it is
+   * acknowledged), timed until `watcher` shows it, and until it is shown and acknowledged.
+   */
+  const timedBare = async (watcher: Y.Doc, text: string, ask: () => Promise<void>) => {
+    const seen = whenText(watcher, null, text);
+    const t0 = performance.now();
+    const acked = ask().then(() => performance.now());
+    const [seenAt, ackedAt] = await Promise.all([seen, acked]);
+    return { shown: seenAt - t0, durable: Math.max(seenAt, ackedAt) - t0 };
+  };
+
   // 2. Bare Hocuspocus with a commit per edit: asked over HTTP by the same socket client as the
   // first agent, and over IPC.
   const bareStep: Step = async (i, measured) => {
-    const bareText = `bare ${i}`;
-    const bareSeen = whenText(bareClient.doc, null, bareText);
-    const b0 = performance.now();
-    const reply = await barePoster.post({ padId: bare.padId, text: bareText, commit: true });
-    const bareAckedAt = performance.now();
-    if (reply.status !== 200) throw new Error(`the bare endpoint answered ${reply.status} ${reply.body}`);
-    const bareAt = await bareSeen;
+    const text = `bare ${i}`;
+    const edit = await timedBare(bareClient.doc, text, async () => {
+      const reply = await barePoster.post({ padId: bare.padId, text, commit: true });
+      if (reply.status !== 200) throw new Error(`the bare endpoint answered ${reply.status} ${reply.body}`);
+    });
     if (!measured) return;
-    samples.bare.push(bareAt - b0);
-    samples.bareDurable.push(Math.max(bareAt, bareAckedAt) - b0);
+    samples.bare.push(edit.shown);
+    samples.bareDurable.push(edit.durable);
   };
   const bareIpcStep: Step = async (i, measured) => {
-    const bareText = `bare ${i}`;
-    const bareSeen = whenText(bareIpcClient.doc, null, bareText);
-    const b0 = performance.now();
-    const bareAcked = server.baseline(bareIpc.padId, bareText, true).then(() => performance.now());
-    const [bareAt, bareAckedAt] = await Promise.all([bareSeen, bareAcked]);
+    const text = `bare ${i}`;
+    const edit = await timedBare(bareIpcClient.doc, text, () => server.baseline(bareIpc.padId, text, true));
     if (!measured) return;
-    samples.bareIpc.push(bareAt - b0);
-    samples.bareIpcDurable.push(Math.max(bareAt, bareAckedAt) - b0);
+    samples.bareIpc.push(edit.shown);
+    samples.bareIpcDurable.push(edit.durable);
   };
 
   // 3. The relay alone.
   const relayStep: Step = async (i, measured) => {
-    const relayText = `relay ${i}`;
-    const relaySeen = whenText(relayClient.doc, null, relayText);
-    const r0 = performance.now();
-    const [relayAt] = await Promise.all([relaySeen, server.baseline(relay.padId, relayText, false)]);
-    if (measured) samples.relay.push(relayAt - r0);
+    const text = `relay ${i}`;
+    const edit = await timedBare(relayClient.doc, text, () => server.baseline(relay.padId, text, false));
+    if (measured) samples.relay.push(edit.shown);
   };
 
   // 4. edit_pad while someone types in the first paragraph of the same pad: their keystroke has
