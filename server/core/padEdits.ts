@@ -263,7 +263,18 @@ function describeConflicts(conflicts: readonly Conflict[]): TextPart[] {
   return parts;
 }
 
-export async function editPad(core: Core, actor: Actor, input: EditPadInput): Promise<Result> {
+/**
+ * Called once, inside the database transaction that records the new version, with the Result the
+ * call will answer; never when nothing changed. Throwing rolls the version back, takes the change
+ * back out of the live document, and the error reaches the caller unchanged.
+ */
+export type Seal = (tx: DatabaseTransactionConnection, result: Result) => Promise<void>;
+
+/**
+ * edit_pad. With `seal` (the tool pipeline, which replays and stores idempotent results itself) no
+ * idempotency handling happens here; without it an `idempotency_key` is honoured as before.
+ */
+export async function editPad(core: Core, actor: Actor, input: EditPadInput, seal?: Seal): Promise<Result> {
   const { pad } = await editablePad(core, input.pad_id, actor);
   const whole = input.text !== undefined;
   if (whole && (input.edits?.length || input.inserts?.length)) {
@@ -273,7 +284,7 @@ export async function editPad(core: Core, actor: Actor, input: EditPadInput): Pr
     throw invalid('Send text (the whole new pad), or edits and inserts.', { issues: [{ path: 'edits', message: 'Nothing to change.' }] });
   }
   if (whole && input.text!.length > PAD_MAX_CHARS) throw new AppError('too_large', `A pad holds at most ${PAD_MAX_CHARS} characters.`);
-  const key = input.idempotency_key === undefined ? null : idempotencyKey(core, actor, 'edit_pad', input.idempotency_key, input);
+  const key = seal || input.idempotency_key === undefined ? null : idempotencyKey(core, actor, 'edit_pad', input.idempotency_key, input);
   const earlier = await key?.earlier();
   if (earlier) return earlier;
   const conn = core.db.pool;
@@ -310,7 +321,11 @@ export async function editPad(core: Core, actor: Actor, input: EditPadInput): Pr
               (await changedByOthersSince(conn, pad.id, input.base_version, actor.id)));
         const guard: Guard = { touchedByOthers, latest: new Map(latest.blocks.map((b) => [b.id, b.text])) };
         const result = (outcome: Outcome): Result => editResult(pad.id, current, outcome);
-        const store = key ? (tx: DatabaseTransactionConnection, outcome: Outcome) => key.store(tx, result(outcome)) : undefined;
+        const store = seal
+          ? (tx: DatabaseTransactionConnection, outcome: Outcome) => seal(tx, result(outcome))
+          : key
+            ? (tx: DatabaseTransactionConnection, outcome: Outcome) => key.store(tx, result(outcome))
+            : undefined;
         const outcome = ops.length ? await commitOps(core, actor, pad.id, 'edit', ops, guard, latest, store) : { version: null, editId: null, conflicts: [], changed: [] };
         return result(outcome);
       }),
@@ -354,7 +369,7 @@ const asRead = (text: string) => {
  * Takes one edit back as a new version: blocks nobody changed since get their text from before the
  * edit; the others are reported as conflicts. Members undo their own edits, owners and helpers anyone's.
  */
-export async function undoEdit(core: Core, actor: Actor, input: { edit_id: string }): Promise<Result> {
+export async function undoEdit(core: Core, actor: Actor, input: { edit_id: string }, seal?: Seal): Promise<Result> {
   const conn = core.db.pool;
   const edit = await findEdit(conn, input.edit_id);
   if (!edit) throw notFound('No such edit.');
@@ -388,22 +403,25 @@ export async function undoEdit(core: Core, actor: Actor, input: { edit_id: strin
       }
     }
     const guard: Guard = { touchedByOthers: new Set(), latest: new Map(latest.blocks.map((b) => [b.id, b.text])) };
-    const outcome = ops.length ? await commitOps(core, actor, pad.id, 'undo', ops, guard, latest) : { version: null, editId: null, conflicts: [], changed: [] };
-    const all = [...conflicts, ...outcome.conflicts];
-    const version = outcome.version ?? (await conn.oneFirst(sqlVersion(pad.id)));
-    return {
-      parts: [
-        line(outcome.version === null ? `Nothing of ${input.edit_id} could be undone.` : `Undid ${input.edit_id} in ${pad.id}: version ${outcome.version}.`),
-        ...describeConflicts(all),
-      ],
-      data: {
-        pad_id: pad.id,
-        version,
-        ...(outcome.editId ? { edit_id: outcome.editId } : {}),
-        undone: input.edit_id,
-        changed: outcome.changed,
-        conflicts: all.map((c) => ({ block_id: c.block_id, reason: c.reason })),
-      },
+    const answer = (outcome: Outcome, version: number): Result => {
+      const all = [...conflicts, ...outcome.conflicts];
+      return {
+        parts: [
+          line(outcome.version === null ? `Nothing of ${input.edit_id} could be undone.` : `Undid ${input.edit_id} in ${pad.id}: version ${outcome.version}.`),
+          ...describeConflicts(all),
+        ],
+        data: {
+          pad_id: pad.id,
+          version,
+          ...(outcome.editId ? { edit_id: outcome.editId } : {}),
+          undone: input.edit_id,
+          changed: outcome.changed,
+          conflicts: all.map((c) => ({ block_id: c.block_id, reason: c.reason })),
+        },
+      };
     };
+    const sealUndo = seal && ((tx: DatabaseTransactionConnection, outcome: Outcome) => seal(tx, answer(outcome, outcome.version!)));
+    const outcome = ops.length ? await commitOps(core, actor, pad.id, 'undo', ops, guard, latest, sealUndo) : { version: null, editId: null, conflicts: [], changed: [] };
+    return answer(outcome, outcome.version ?? (await conn.oneFirst(sqlVersion(pad.id))));
   }));
 }
