@@ -1,7 +1,9 @@
 import type { Context, Middleware } from 'koa';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { z } from 'zod';
 import type { Actor } from '../server/core/actor.ts';
 import type { Core } from '../server/core/context.ts';
@@ -9,7 +11,6 @@ import { AppError, toAppError } from '../server/core/errors.ts';
 import { authenticateBearer } from '../server/core/identity.ts';
 import { BODY_LIMITS, readText } from './http/body.ts';
 import { bearerToken, challenge } from './http/auth.ts';
-import { ExchangeTransport, readMessages, rpcError, type McpReply } from './http/mcpExchange.ts';
 import { openCors } from './http/middleware.ts';
 import { invoke } from './tools/invoke.ts';
 import { modelTools } from './tools/registry.ts';
@@ -28,13 +29,63 @@ const listing = modelTools.map((tool) => ({
   annotations: tool.annotations,
 }));
 
+/**
+ * Built once: the SDK checks elicitation answers with it, which this server never asks for; left to
+ * itself each server builds its own Ajv, formats and all.
+ */
+const jsonSchemaValidator = new AjvJsonSchemaValidator();
+
 const mcpCors = openCors({
   methods: 'GET, POST, DELETE, OPTIONS',
   allowHeaders: 'Authorization, Content-Type, Accept, Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID',
   exposeHeaders: 'WWW-Authenticate, Mcp-Session-Id, MCP-Protocol-Version',
 });
 
-/** The caller, as the exchange hands it to the SDK server with each request. */
+const PARAMS_SHAPE = 'params must be an object: {"name": <tool>, "arguments": {...}}';
+
+/** `tools/call` params as MCP defines them. */
+const CallParams = z.object(
+  {
+    name: z.string({ error: 'name must be the name of a tool, a string' }),
+    arguments: z.record(z.string(), z.unknown(), { error: "arguments must be an object of the tool's arguments" }).optional(),
+  },
+  { error: PARAMS_SHAPE },
+);
+
+const invalidParams = (detail: string) => new McpError(ErrorCode.InvalidParams, `Invalid params: ${detail}`);
+
+/**
+ * The request the `tools/call` handler is registered with. With the SDK's `CallToolRequestSchema`
+ * there, params that did not fit failed the SDK's parse ahead of its own check, and came back as an
+ * internal error (-32603) holding zod's issues. Here our schema checks them and throws the SDK's own
+ * error, which leaves the parse as it is and is answered with its code: Invalid params (-32602).
+ */
+const CallRequest = z.object({
+  method: z.literal('tools/call'),
+  params: z.unknown().transform((params) => {
+    const parsed = CallParams.safeParse(params);
+    if (!parsed.success) throw invalidParams(parsed.error.issues.map((issue) => issue.message).join('; '));
+    return parsed.data;
+  }),
+});
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * A `tools/call` whose params is no object at all (a string, an array) is no JSON-RPC request to the
+ * SDK's transport, which refuses the whole POST as unreadable (400, -32700). It is answered here as
+ * the handler answers params that are an object but not `{name, arguments}`; inside a batch the
+ * transport's refusal stands, as for any message it cannot read.
+ */
+function paramsNotAnObject(payload: unknown): object | undefined {
+  if (!isObject(payload) || payload.jsonrpc !== '2.0' || payload.method !== 'tools/call') return undefined;
+  const { id, params } = payload;
+  if ((typeof id !== 'string' && typeof id !== 'number') || params === undefined || isObject(params)) return undefined;
+  const { code, message } = invalidParams(PARAMS_SHAPE);
+  return { jsonrpc: '2.0', id, error: { code, message } };
+}
+
+/** The caller, handed to the SDK with the request as its auth info. */
 const callerInfo = (actor: Actor): AuthInfo => ({ token: '', clientId: actor.id, scopes: [...actor.scopes], extra: { actor } });
 
 function callerOf(extra: { authInfo?: AuthInfo }): Actor {
@@ -44,26 +95,27 @@ function callerOf(extra: { authInfo?: AuthInfo }): Actor {
 }
 
 /**
- * The one SDK server of this instance: every request carries its caller (`extra.authInfo`), and
- * the server keeps nothing between requests. `initialize` is answered alike for every client.
+ * One SDK server per request: a server shared by concurrent stateless requests mixes up their
+ * answers (DESIGN.md), and with the listing and the validator built once a server costs only its
+ * handlers. `initialize` is answered alike for every client.
  */
 function mcpServer(core: Core): Server {
   const server = new Server(
     { name: 'svc', title: 'Dotpad', version: SERVER_VERSION, websiteUrl: core.config.baseUrl },
-    { capabilities: { tools: {} } },
+    { capabilities: { tools: {} }, jsonSchemaValidator },
   );
-  // What the SDK cannot hand back as an answer (a message it cannot send or read) is logged here.
-  server.onerror = (error) => core.log.warn('mcp protocol error', { message: error.message });
+  // What the transport refused has been answered already (400, 406, 415); what is left here is a
+  // message the server could not send or read, which no client will see.
+  server.onerror = (error) => core.log.debug('mcp protocol error', { message: error.message });
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listing }));
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-    const actor = callerOf(extra);
+  server.setRequestHandler(CallRequest, async ({ params }, extra) => {
     try {
-      const { result } = await invoke(core, actor, request.params.name, request.params.arguments ?? {}, 'model');
+      const { result } = await invoke(core, callerOf(extra), params.name, params.arguments ?? {}, 'model');
       return mcpResult(result);
     } catch (error) {
       // Our own errors become isError results with the same code REST gives, before the SDK flattens them.
       const appError = toAppError(error);
-      if (appError.code === 'internal') core.log.error('tool failed', { tool: request.params.name, error });
+      if (appError.code === 'internal') core.log.error('tool failed', { tool: params.name, error });
       return mcpError(appError);
     }
   });
@@ -78,22 +130,38 @@ streamable HTTP MCP server, with an agent key as the Bearer token.</p>
 <p>Agents without MCP can use the REST mirror: <a href="${base}/openapi.json">${base}/openapi.json</a>.</p>
 </body></html>`;
 
-function answer(ctx: Context, reply: McpReply) {
-  ctx.status = reply.status;
-  // Koa would send the status text as the body of a bodiless 202.
-  ctx.body = reply.body ?? '';
+/**
+ * The POST as the SDK's transport reads it: the headers it looks at, and the body unless it was
+ * parsed here. Any Accept is answered, `application/json` alone too: one JSON body is all this
+ * server sends, but the transport refuses a client that does not list `text/event-stream` as well.
+ * The key stays out: the caller goes with the request as its auth info.
+ */
+function sdkRequest(ctx: Context, body: string | undefined): Request {
+  const headers = new Headers({ accept: 'application/json, text/event-stream' });
+  for (const name of ['content-type', 'mcp-protocol-version']) {
+    const value = ctx.get(name);
+    if (value) headers.set(name, value);
+  }
+  return new Request(ctx.href, { method: 'POST', headers, body });
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }
 
 /**
- * The MCP endpoint, `/mcp`. One path needs no router: a plain middleware, mounted
- * before the routers, spares every agent call their matching.
+ * The MCP endpoint, `/mcp` (SPEC part 4 "MCP endpoint"): the SDK's streamable HTTP transport,
+ * stateless and answering in JSON, with a server of its own per request. The transport is the
+ * web-standard one that the SDK's Node transport wraps: the wrapper writes the Node response itself,
+ * past Koa's headers, log and error handling, and reads the Accept header from the raw request. One
+ * path needs no router: a plain middleware, mounted before the routers, spares every agent call their
+ * matching.
  */
 export function mcpEndpoint(core: Core): Middleware {
-  const server = mcpServer(core);
-  const exchange = new ExchangeTransport();
-  // Connecting only attaches the transport's handlers (its start does nothing): settled at once.
-  const connected = server.connect(exchange);
-
   const handle = async (ctx: Context) => {
     if (ctx.method === 'GET' && ctx.accepts('html', 'text/event-stream', 'json') === 'html') {
       ctx.type = 'html';
@@ -114,25 +182,35 @@ export function mcpEndpoint(core: Core): Middleware {
       return;
     }
     if (ctx.method !== 'POST') {
-      // Stateless: there is no held-open stream to GET and no session to DELETE.
+      // Stateless: there is no held-open stream to GET (the transport would open one) and no session to DELETE.
       ctx.set('Allow', 'POST, OPTIONS');
-      return answer(ctx, rpcError(405, -32000, 'Method not allowed: this server is stateless; POST JSON-RPC requests.'));
+      ctx.status = 405;
+      ctx.body = { jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this server is stateless; POST JSON-RPC requests.' }, id: null };
+      return;
     }
-    if (!ctx.is('application/json')) {
-      return answer(ctx, rpcError(415, -32000, 'Unsupported Media Type: send JSON-RPC as application/json.'));
-    }
+    // Read here rather than by the transport, so an oversized body is refused as on every other route.
     const text = await readText(ctx, BODY_LIMITS.mcp);
-    let payload: unknown;
-    try {
-      payload = JSON.parse(text);
-    } catch {
-      return answer(ctx, rpcError(400, -32700, 'Parse error: the body is not JSON.'));
+    // Unparsed, the text goes to the transport, which answers it as it would (415 or -32700).
+    const payload = parseJson(text);
+    const refused = paramsNotAnObject(payload);
+    if (refused) {
+      ctx.body = refused;
+      return;
     }
-    // Any Accept is answered, `application/json` alone too: one JSON body is all this server sends.
-    const read = readMessages(payload, ctx.get('mcp-protocol-version') || undefined);
-    if (!('messages' in read)) return answer(ctx, read);
-    await connected;
-    answer(ctx, await exchange.exchange(read.messages, callerInfo(actor)));
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    // Connecting only wires the handlers; the transport's start does nothing.
+    await mcpServer(core).connect(transport);
+    const response = await transport.handleRequest(sdkRequest(ctx, payload === undefined ? text : undefined), {
+      authInfo: callerInfo(actor),
+      parsedBody: payload,
+    });
+    // The server and its transport are left to the collector: every request of the POST has been
+    // answered and they hold no timers; closing them would abort each finished handler's
+    // bookkeeping, an error built per request.
+    ctx.status = response.status;
+    response.headers.forEach((value, name) => ctx.set(name, value));
+    // The bodiless 202 becomes '' rather than null, which Koa would answer with 204.
+    ctx.body = await response.text();
   };
 
   // As the router matched it: any case, with or without a trailing slash.
