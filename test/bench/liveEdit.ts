@@ -1,251 +1,169 @@
-import { fork, type ChildProcess } from 'node:child_process';
-import type * as Y from 'yjs';
-import { fileURLToPath } from 'node:url';
 import { readBlocks } from '../../sync/blocks.ts';
-import { mcpClient, registerAgent, typeInto, type Reachable } from '../support/server.ts';
-import { connectProvider, httpMcpClient, makePad, restOk, socketMcpClient, socketPoster, whenText, type ToolResult } from './setup.ts';
-import type { BaselineReply, BaselineRequest } from './serverProcess.ts';
-import { progress, prng, summarize, type Summary } from './stats.ts';
+import { mcpClient, registerAgent } from '../support/server.ts';
+import { perStore, type Benchmark, type Measured } from './benchmark.ts';
+import { connectProvider, freshDatabase, makePad, restOk, startServerProcess, whenText, type ServerProcess, type ToolResult } from './setup.ts';
+import type { BareEdit } from './serverProcess.ts';
+import { ms, progress, prng, summarize, table, verdict, type Summary } from './stats.ts';
 
-/** One agent's edit_pad calls over MCP. */
-export type AgentFigures = {
-  agent: AgentName;
-  /** edit_pad -> the provider shows the text. */
+export type LiveEditFigures = {
+  /** edit_pad -> the editor shows the text. */
   shown: Summary;
-  /** edit_pad -> the provider shows the text and the call has answered (after its commit). */
-  durable: Summary;
-  /** The MCP call's own round trip (returns after the commit). */
-  call: Summary;
-  /** How often the provider had the text before the MCP call returned. */
-  seenBeforeReply: number;
-};
-
-/** The agents, each with its own client: the first is the one the targets are taken on. */
-export const AGENTS = ['socket', 'node:http', 'SDK'] as const;
-export type AgentName = (typeof AGENTS)[number];
-
-export type LiveEditResult = {
-  edits: number;
-  warmup: number;
-  /** In the order of AGENTS. */
-  agents: AgentFigures[];
-  /** Bare Hocuspocus with a commit per edit: direct-connection transact, its update appended in one committed INSERT; asked over HTTP. */
+  /** edit_pad -> the editor shows the text and the call has answered, which it does after the commit. */
+  answered: Summary;
+  /** The bare edit -> the editor shows the text. */
   bare: Summary;
-  bareDurable: Summary;
-  /** The same bare edit asked over IPC, which the server reads more cheaply than any HTTP request. */
-  bareIpc: Summary;
-  bareIpcDurable: Summary;
-  /** The relay alone, nothing written: the floor. */
-  relay: Summary;
-  /** edit_pad -> shown, on a pad someone is typing in. */
-  whileTyping: Summary;
+  /** The bare edit -> shown and acknowledged, after its commit. */
+  bareAcknowledged: Summary;
 };
 
-/** The server in its own process; `baseline` runs one bare Hocuspocus edit inside it. */
-export type ServerProcess = Reachable & {
-  baseline(padId: string, text: string, commit: boolean): Promise<void>;
-  /** The server process's bare HTTP endpoint for the same baseline edit. */
-  bareUrl: string;
-  close(): Promise<void>;
-};
-
-const serverScript = fileURLToPath(new URL('./serverProcess.ts', import.meta.url));
-
-export async function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
-  const child: ChildProcess = fork(serverScript, [], {
-    env: { ...process.env, PORT: '0', LOG_LEVEL: 'silent', SVC_GUEST_AGENTS: '1', ...env },
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  const pending = new Map<number, { resolve: () => void; reject: (error: Error) => void }>();
-  let nextId = 1;
-  const { url, bareUrl } = await new Promise<{ url: string; bareUrl: string }>((resolve, reject) => {
-    child.once('exit', (code) => reject(new Error(`the server process exited with ${code} before it was ready`)));
-    child.on('message', (message: { ready?: string; bareUrl?: string } & Partial<BaselineReply>) => {
-      if (message.ready) return resolve({ url: message.ready, bareUrl: message.bareUrl! });
-      const waiting = pending.get(message.id!);
-      pending.delete(message.id!);
-      if ('error' in message) waiting?.reject(new Error(message.error));
-      else waiting?.resolve();
-    });
-  });
-  return {
-    url,
-    bareUrl,
-    baseline(padId, text, commit) {
-      const id = nextId++;
-      return new Promise<void>((resolve, reject) => {
-        pending.set(id, { resolve, reject });
-        child.send({ id, padId, text, commit } satisfies BaselineRequest);
-      });
-    },
-    async close() {
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.send('stop');
-      await exited;
-    },
-  };
-}
+type Options = { edits: number; warmup: number; targetP99: number };
 
 const PAD_TEXT = Array.from({ length: 8 }, (_, i) => `Paragraph ${i + 1} of the benchmark pad, a sentence of ordinary length.`).join('\n\n');
 
 /**
- * Measurements 1 and 2, interleaved so all see the same state of the machine: an MCP `edit_pad` of
- * one paragraph against the current version, timed until a connected provider's document shows it;
- * then on a second pad a bare Hocuspocus direct-connection transaction whose update is committed to
- * the pad log, timed the same way; then on a third pad the relay alone, with nothing written.
+ * An agent's `edit_pad` over MCP until a live editor shows it, beside a bare Hocuspocus relay that
+ * commits every edit, on a server in its own process and a fresh database per store.
  */
-export async function liveEdit(server: ServerProcess, options: { edits: number; warmup: number }): Promise<LiveEditResult> {
+export function liveEdit(options: Options): Benchmark {
+  return perStore(
+    'edit_pad -> live editor',
+    async ({ store, label }) => {
+      const database = await freshDatabase(store);
+      try {
+        const server = await startServerProcess(database.env);
+        try {
+          progress(`${label}: edit_pad -> live editor, and the bare relay (${options.warmup} warm-up + ${options.edits} measured each)`);
+          const figures = await measure(server, options);
+          progress(`${label}: edit_pad shown p99 ${ms(figures.shown.p99)} (and answered ${ms(figures.answered.p99)}), bare relay shown p99 ${ms(figures.bare.p99)}`);
+          return figures;
+        } finally {
+          await server.close();
+        }
+      } finally {
+        await database.drop();
+      }
+    },
+    (results) => report(results, options),
+  );
+}
+
+async function measure(server: ServerProcess, options: Options): Promise<LiveEditFigures> {
   const agent = await registerAgent(server, 'Bench agent');
   const hub = await restOk(server, agent.key, 'create_hub', { name: 'Bench hub' });
-  const clients = { socket: socketMcpClient, 'node:http': httpMcpClient, SDK: mcpClient } satisfies Record<AgentName, unknown>;
-  // Each agent edits a pad of its own, watched by a provider of its own.
-  const agents = [];
-  for (const name of AGENTS) {
-    const pad = await makePad(server, agent.key, hub.slug, `Edited over MCP by the ${name} client`, PAD_TEXT);
-    const watcher = await connectProvider(server, agent.key, pad.padId);
-    const blocks = readBlocks(watcher.doc.getXmlFragment('default'));
-    if (blocks.length !== 8) throw new Error(`expected 8 blocks in the provider's copy, saw ${blocks.length}`);
-    // The paragraph edited each time: the middle of the pad, as an agent would.
-    const blockId = blocks[3]!.id;
-    const client = await clients[name](server, agent.key);
-    agents.push({ name, pad, watcher, blockId, client, version: pad.version, shown: [] as number[], durable: [] as number[], call: [] as number[], seenBeforeReply: 0 });
-  }
-  const client = agents[0]!.client;
+  const pad = await makePad(server, agent.key, hub.slug, 'Edited over MCP', PAD_TEXT);
+  const editor = await connectProvider(server, agent.key, pad.padId);
+  const blocks = readBlocks(editor.doc.getXmlFragment('default'));
+  if (blocks.length !== 8) throw new Error(`expected 8 blocks in the editor's copy, saw ${blocks.length}`);
+  // The paragraph edited each time: the middle of the pad, as an agent would.
+  const blockId = blocks[3]!.id;
+  const client = await mcpClient(server, agent.key);
   const bare = await makePad(server, agent.key, hub.slug, 'Bare relay baseline', PAD_TEXT);
-  const relay = await makePad(server, agent.key, hub.slug, 'Relay alone', PAD_TEXT);
-  const bareClient = await connectProvider(server, agent.key, bare.padId);
-  const bareIpc = await makePad(server, agent.key, hub.slug, 'Bare relay baseline, asked over IPC', PAD_TEXT);
-  const bareIpcClient = await connectProvider(server, agent.key, bareIpc.padId);
-  const barePoster = await socketPoster(server.bareUrl);
-  const relayClient = await connectProvider(server, agent.key, relay.padId);
+  const bareEditor = await connectProvider(server, agent.key, bare.padId);
+  let version = pad.version;
+  const samples = { shown: [] as number[], answered: [] as number[], bare: [] as number[], bareAcknowledged: [] as number[] };
 
-  const typed = await makePad(server, agent.key, hub.slug, 'Typed in while edited', PAD_TEXT);
-  const typist = await connectProvider(server, agent.key, typed.padId);
-  const typedClient = await connectProvider(server, agent.key, typed.padId);
-  const typedBlocks = readBlocks(typist.doc.getXmlFragment('default'));
-  const typedFirst = typedBlocks[0]!.id;
-  const typedBlockId = typedBlocks[3]!.id;
-  let typedVersion = typed.version;
-
-  /** One MCP edit_pad of one block, timed until `watcher` shows it and until the call answers. */
-  const timedEdit = async (agentClient: { callTool(request: { name: string; arguments: Record<string, unknown> }): Promise<unknown> }, padId: string, watcher: Y.Doc, block: string, text: string, base: number, i: number) => {
-    const seen = whenText(watcher, block, text);
+  /** One edit of one paragraph against the current version, timed until the editor shows it and until the call answers. */
+  const agentStep = async (i: number, measured: boolean) => {
+    const text = `edit ${i}`;
+    const seen = whenText(editor.doc, blockId, text);
     const t0 = performance.now();
-    const reply = (await agentClient.callTool({
+    const reply = (await client.callTool({
       name: 'edit_pad',
-      arguments: { pad_id: padId, base_version: base, edits: [{ block_id: block, text }] },
+      arguments: { pad_id: pad.padId, base_version: version, edits: [{ block_id: blockId, text }] },
     })) as ToolResult;
     const replied = performance.now();
     if (reply.isError) throw new Error(`edit_pad failed at edit ${i}: ${reply.content[0]?.text}`);
-    const version = reply.structuredContent?.version;
-    if (typeof version !== 'number' || version <= base) throw new Error(`edit_pad at edit ${i} did not raise the version (${base} -> ${version})`);
+    const next = reply.structuredContent?.version;
+    if (typeof next !== 'number' || next <= version) throw new Error(`edit_pad at edit ${i} did not raise the version (${version} -> ${next})`);
     if (reply.structuredContent?.conflicts?.length) throw new Error(`edit_pad at edit ${i} reported conflicts`);
-    return { t0, replied, seenAt: await seen, version };
+    version = next;
+    const seenAt = await seen;
+    if (!measured) return;
+    samples.shown.push(seenAt - t0);
+    samples.answered.push(Math.max(seenAt, replied) - t0);
   };
 
-  const samples = { bare: [] as number[], bareDurable: [] as number[], bareIpc: [] as number[], bareIpcDurable: [] as number[], relay: [] as number[], whileTyping: [] as number[] };
-  type Step = (i: number, measured: boolean) => Promise<void>;
-
-  // 1. edit_pad over MCP, one step per agent.
-  const agentSteps = agents.map((a): Step => async (i, measured) => {
-    const text = `edit ${i}`;
-    const edit = await timedEdit(a.client, a.pad.padId, a.watcher.doc, a.blockId, text, a.version, i);
-    a.version = edit.version;
-    if (!measured) return;
-    a.shown.push(edit.seenAt - edit.t0);
-    a.durable.push(Math.max(edit.seenAt, edit.replied) - edit.t0);
-    a.call.push(edit.replied - edit.t0);
-    if (edit.seenAt <= edit.replied) a.seenBeforeReply++;
-  });
-
-  /**
-   * One bare edit of the first paragraph to `text`, asked by `ask` (which settles once it is
-   * acknowledged), timed until `watcher` shows it, and until it is shown and acknowledged.
-   */
-  const timedBare = async (watcher: Y.Doc, text: string, ask: () => Promise<void>) => {
-    const seen = whenText(watcher, null, text);
+  /** One bare edit of the first paragraph, asked with `fetch` as the SDK client asks, timed the same way. */
+  const bareStep = async (i: number, measured: boolean) => {
+    const text = `bare ${i}`;
+    const seen = whenText(bareEditor.doc, null, text);
     const t0 = performance.now();
-    const acked = ask().then(() => performance.now());
-    const [seenAt, ackedAt] = await Promise.all([seen, acked]);
-    return { shown: seenAt - t0, durable: Math.max(seenAt, ackedAt) - t0 };
-  };
-
-  // 2. Bare Hocuspocus with a commit per edit: asked over HTTP by the same socket client as the
-  // first agent, and over IPC.
-  const bareStep: Step = async (i, measured) => {
-    const text = `bare ${i}`;
-    const edit = await timedBare(bareClient.doc, text, async () => {
-      const reply = await barePoster.post({ padId: bare.padId, text, commit: true });
-      if (reply.status !== 200) throw new Error(`the bare endpoint answered ${reply.status} ${reply.body}`);
-    });
+    const reply = await fetch(server.bareUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ padId: bare.padId, text } satisfies BareEdit) });
+    const body = await reply.text();
+    const acknowledged = performance.now();
+    if (reply.status !== 200) throw new Error(`the bare endpoint answered ${reply.status} ${body}`);
+    const seenAt = await seen;
     if (!measured) return;
-    samples.bare.push(edit.shown);
-    samples.bareDurable.push(edit.durable);
-  };
-  const bareIpcStep: Step = async (i, measured) => {
-    const text = `bare ${i}`;
-    const edit = await timedBare(bareIpcClient.doc, text, () => server.baseline(bareIpc.padId, text, true));
-    if (!measured) return;
-    samples.bareIpc.push(edit.shown);
-    samples.bareIpcDurable.push(edit.durable);
+    samples.bare.push(seenAt - t0);
+    samples.bareAcknowledged.push(Math.max(seenAt, acknowledged) - t0);
   };
 
-  // 3. The relay alone.
-  const relayStep: Step = async (i, measured) => {
-    const text = `relay ${i}`;
-    const edit = await timedBare(relayClient.doc, text, () => server.baseline(relay.padId, text, false));
-    if (measured) samples.relay.push(edit.shown);
-  };
-
-  // 4. edit_pad while someone types in the first paragraph of the same pad: their keystroke has
-  // just been sent, the edit's base is the agent's last version (older than the live typing), and
-  // a second person's editor is watched.
-  const typedStep: Step = async (i, measured) => {
-    typeInto(typist.doc, typist.doc.getXmlFragment('default'), typedFirst, 'end', 'x');
-    const typedEdit = await timedEdit(client, typed.padId, typedClient.doc, typedBlockId, `edit ${i}`, typedVersion, i);
-    typedVersion = typedEdit.version;
-    if (measured) samples.whileTyping.push(typedEdit.seenAt - typedEdit.t0);
-  };
-
-  // Each round runs every step once, in an order shuffled afresh (from a fixed seed, so every run
-  // takes the same orders): every measurement comes first, last and after each of the others about
-  // equally often, so none inherits more than its share of what the step before it leaves running
-  // (a version being written, typing being flushed). A fixed order, even rotated, keeps each
-  // step's neighbour.
-  const steps = [...agentSteps, bareStep, bareIpcStep, relayStep, typedStep];
+  // Each round makes both edits, in an order drawn afresh (from a fixed seed, so every run takes the
+  // same orders): each comes first about half the time, so neither inherits more than its share of
+  // what the other leaves running (a version being written, a provider decoding).
   const random = prng(20261122);
   const total = options.warmup + options.edits;
   try {
     for (let i = 0; i < total; i++) {
       const measured = i >= options.warmup;
-      for (let k = steps.length - 1; k > 0; k--) {
-        const j = Math.floor(random() * (k + 1));
-        [steps[k], steps[j]] = [steps[j]!, steps[k]!];
-      }
+      const steps = random() < 0.5 ? [agentStep, bareStep] : [bareStep, agentStep];
       for (const step of steps) await step(i, measured);
-      if ((i + 1) % 50 === 0) progress(`  live edits ${i + 1}/${total}`);
+      if ((i + 1) % 500 === 0) progress(`  round ${i + 1}/${total}`);
     }
   } finally {
-    for (const a of agents) {
-      await a.client.close();
-      a.watcher.close();
-    }
-    bareClient.close();
-    bareIpcClient.close();
-    barePoster.close();
-    relayClient.close();
-    typist.close();
-    typedClient.close();
+    await client.close();
+    editor.close();
+    bareEditor.close();
   }
   return {
-    edits: options.edits,
-    warmup: options.warmup,
-    agents: agents.map((a) => ({ agent: a.name, shown: summarize(a.shown), durable: summarize(a.durable), call: summarize(a.call), seenBeforeReply: a.seenBeforeReply })),
+    shown: summarize(samples.shown),
+    answered: summarize(samples.answered),
     bare: summarize(samples.bare),
-    bareDurable: summarize(samples.bareDurable),
-    bareIpc: summarize(samples.bareIpc),
-    bareIpcDurable: summarize(samples.bareIpcDurable),
-    relay: summarize(samples.relay),
-    whileTyping: summarize(samples.whileTyping),
+    bareAcknowledged: summarize(samples.bareAcknowledged),
   };
+}
+
+function report(results: Measured<LiveEditFigures>[], options: Options): string {
+  const target = `<= ${options.targetP99} ms`;
+  const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}x`;
+  return [
+    '## 1. MCP `edit_pad` -> live editor',
+    '',
+    `The server runs in a process of its own, as in production; the agent and the editors run in the benchmark's process. The agent is the MCP SDK's own \`Client\` over its \`StreamableHTTPClientTransport\` (\`fetch\`, after the \`initialize\` handshake), with an agent key. Each \`tools/call edit_pad\` replaces one paragraph of an 8-paragraph pad against the current version; the time runs from just before the call until a Node \`HocuspocusProvider\` connected to the pad over WebSocket shows the new text (checked with \`readBlocks\` on every document update). Every edit is committed to the database (its update in the pad log and its version, in one statement) before \`edit_pad\` answers, so "shown and answered", which runs until the editor shows the text and the agent has the answer, holds the commit. ${options.warmup} warm-up edits, then ${options.edits} measured.`,
+    '',
+    table(
+      ['Store', 'Edits', 'Shown p50', 'Shown p99', 'Shown max', 'Shown and answered p50', 'p99', 'Target (p99)', 'Result'],
+      results.map(({ target: store, figures: f }) => [
+        store.label,
+        String(f.shown.n),
+        ms(f.shown.p50),
+        ms(f.shown.p99),
+        ms(f.shown.max),
+        ms(f.answered.p50),
+        ms(f.answered.p99),
+        target,
+        `${verdict(f.shown.p99, options.targetP99)} (shown); ${verdict(f.answered.p99, options.targetP99)} (shown and answered)`,
+      ]),
+    ),
+    '',
+    "Beside it, for reference and no longer a target: a bare Hocuspocus relay that commits every edit, in the same rounds, on another pad of the same server. A direct connection (`openDirectConnection` on the server's own Hocuspocus instance) and one `transact` replace the first paragraph's text through the Y types, and the update is committed to the pad log in one INSERT before it is acknowledged. The agent asks for it with `fetch`, as the SDK client asks, at an endpoint of the server process on `node:http` alone, with no routing, authentication or validation (`test/bench/serverProcess.ts`); a second provider is watched. The ratio is what Dotpad does beyond a bare relay: Koa, authentication, MCP and its SDK client, validation, Markdown, the version. The relay leaves Hocuspocus to send the update at the end of the event-loop turn, its default; `edit_pad` sends it right after its transaction.",
+    '',
+    table(
+      ['Store', 'Edits', 'Relay shown p50', 'p99', 'Shown and acknowledged p50', 'p99', 'Ratio shown (p50)', '(p99)', 'Ratio answered / acknowledged (p99)'],
+      results.map(({ target: store, figures: f }) => [
+        store.label,
+        String(f.bare.n),
+        ms(f.bare.p50),
+        ms(f.bare.p99),
+        ms(f.bareAcknowledged.p50),
+        ms(f.bareAcknowledged.p99),
+        ratio(f.shown.p50, f.bare.p50),
+        ratio(f.shown.p99, f.bare.p99),
+        ratio(f.answered.p99, f.bareAcknowledged.p99),
+      ]),
+    ),
+    '',
+    'Each round makes one edit of each kind, in an order drawn afresh every round from a fixed seed, so each comes after the other about equally often. Times are `performance.now()` in the benchmark\'s process: the agent\'s and the editors\' own work (the SDK client, the provider decoding the update, `readBlocks` after every update) is inside every figure, the relay\'s alike.',
+    '',
+  ].join('\n');
 }
