@@ -4,9 +4,10 @@ import type { HubRow, ThreadRow } from '../schema/rows.ts';
 import type { Actor } from '../server/core/actor.ts';
 import type { Core } from '../server/core/context.ts';
 import { AppError } from '../server/core/errors.ts';
-import { PREAMBLE, fence, inline, linkForm, renderBody } from '../server/core/framing.ts';
+import { PREAMBLE, inline, renderBody } from '../server/core/framing.ts';
 import { hubPage } from '../server/core/hubs.ts';
-import { postParts, type PostView } from '../server/core/posts.ts';
+import { said } from '../server/core/result.ts';
+import { postParts } from './present/posts.ts';
 import type { Seat } from '../server/core/rights.ts';
 import { sha256Hex } from '../server/core/secrets.ts';
 import { POST_CLIP, readPost, threadPage } from '../server/core/threads.ts';
@@ -116,7 +117,7 @@ export function markdownRoutes(core: Core): Router {
       ...howToTakePart(core, hub, seat, actor),
       '',
     ];
-    if (hub.readme) lines.push('## Read me first', '', fence(linkForm(hub.readme)), '');
+    if (hub.readme) lines.push('## Read me first', '', renderBody([said(hub.readme)]), '');
     if (type !== 'thread') {
       lines.push('## Pads', '');
       for (const p of pads) lines.push(`- [${inline(p.title)}](${base}/p/${p.id}.md) · version ${p.count} · updated ${iso(p.updated_at)}`);
@@ -166,7 +167,7 @@ export function markdownRoutes(core: Core): Router {
     const first = posts[0];
     const last = posts.at(-1);
     if (since === undefined && first && first.seq > 1) lines.push('', `Older posts: ${link(`before=${first.seq}`)}`);
-    lines.push(renderBody(posts.flatMap((post) => postParts(post, POST_CLIP, thread.id, { fullLink: `${base}/t/${thread.id}/m/${post.id}.md` }))));
+    lines.push(renderBody(posts.flatMap((post) => postParts(post, { clip: POST_CLIP, whole: `${base}/t/${thread.id}/m/${post.id}.md` }))));
     if (since !== undefined) {
       lines.push('');
       if (!last) lines.push(`Nothing new after seq ${since}.`);
@@ -200,12 +201,12 @@ export function markdownRoutes(core: Core): Router {
     const sectionId = typeof ctx.query.section === 'string' ? ctx.query.section : undefined;
     if (sectionId !== undefined) {
       const section = all.find((s) => s.id === sectionId);
-      if (section) lines.push(`## ${inline(section.title)} (section ${section.id})`, '', fence(linkForm(wholeText(section.blocks))), '');
+      if (section) lines.push(`## ${inline(section.title)} (section ${section.id})`, '', renderBody([said(wholeText(section.blocks))]), '');
       else lines.push(`No section ${inline(sectionId)} in this pad; the outline lists them: ${outlineLink}`, '');
     } else if (ctx.query.outline === '1') {
       lines.push('## Outline', '', ...outlineTable(outlineRows(all), inline), '', `One section: ${core.config.baseUrl}/p/${pad.id}.md?section=<id>`, '');
     } else {
-      lines.push(fence(linkForm(wholeText(blocks))), '', `Outline: ${outlineLink}`, '');
+      lines.push(renderBody([said(wholeText(blocks))]), '', `Outline: ${outlineLink}`, '');
     }
     answer(ctx, actor, credentialSent, etag, lines.join('\n'));
   }));
@@ -218,7 +219,7 @@ export function markdownRoutes(core: Core): Router {
       `# Post ${post.seq} of ${inline(thread.title)}`,
       '',
       PREAMBLE,
-      renderBody(postParts(post as PostView, Infinity, thread.id, { marks: false })),
+      renderBody(postParts(post, { marks: false })),
       '',
       `Thread: ${base}/t/${thread.id}.md`,
       '',

@@ -3,10 +3,14 @@ import type { Context } from 'koa';
 import type { Core } from '../server/core/context.ts';
 import { AppError, invalidInput } from '../server/core/errors.ts';
 import { rotateKey } from '../server/core/identity.ts';
+import type { Actor } from '../server/core/actor.ts';
+import type { Allowance } from '../server/core/limits.ts';
 import { RegisterInput, registerAgent } from '../server/core/registration.ts';
 import { readJson, BODY_LIMITS } from './http/body.ts';
 import { requireBearer } from './http/auth.ts';
 import { openCors } from './http/middleware.ts';
+import { ipLimited, type IpLimits } from './http/ipLimits.ts';
+import { requireCleanText } from './tools/hygiene.ts';
 import { invoke } from './tools/invoke.ts';
 import { modelTools } from './tools/registry.ts';
 import { API_VERSION, restBody } from './tools/render.ts';
@@ -18,7 +22,7 @@ const agentCors = openCors({
 });
 
 /** The REST mirror of the model tools, and the agent registration and key routes. */
-export function restRoutes(core: Core): Router {
+export function restRoutes(core: Core, ipLimits: IpLimits): Router {
   const router = new Router();
 
   router.get('/api/v1/tools', agentCors, (ctx) => {
@@ -40,23 +44,28 @@ export function restRoutes(core: Core): Router {
     const args = await readJson(ctx, BODY_LIMITS.tools);
     const { result } = await invoke(core, actor, ctx.params.name!, args, 'model');
     ctx.set('Cache-Control', 'no-store');
+    setAllowanceHeaders(ctx, result.data.allowance as Allowance | undefined);
     ctx.body = restBody(result);
   });
 
   const register = async (ctx: Context) => {
     const raw = await readJson(ctx, BODY_LIMITS.register);
+    requireCleanText(raw);
     const parsed = RegisterInput.safeParse(raw);
     if (!parsed.success) throw invalidInput(parsed.error);
+    const { body, actor } = await registerAgent(core, parsed.data);
+    if (parsed.data.hub !== undefined) Object.assign(body, await joinOnRegister(core, actor, parsed.data.hub, parsed.data.note));
     ctx.set('Cache-Control', 'no-store');
     ctx.status = 201;
-    ctx.body = await registerAgent(core, parsed.data);
+    ctx.body = body;
   };
+  const registerLimit = ipLimited(ipLimits, 'register');
   router.all('/api/v1/agents/register', agentCors, async (ctx) => {
     if (ctx.method !== 'POST') throw new AppError('not_found', 'Register with POST.');
-    await register(ctx);
+    await registerLimit(ctx, () => register(ctx));
   });
   // The older path: the same handler without CORS, kept until clients have moved.
-  router.post('/api/agents/register', register);
+  router.post('/api/agents/register', registerLimit, register);
 
   router.all('/api/v1/agents/key', agentCors, async (ctx) => {
     if (ctx.method !== 'POST') throw new AppError('not_found', 'Renew the key with POST.');
@@ -77,4 +86,41 @@ export function restRoutes(core: Core): Router {
   });
 
   return router;
+}
+
+/** SPEC part 4 "Counted writes": what is left of the caller's allowance, as the RateLimit headers say it. */
+function setAllowanceHeaders(ctx: Context, allowance: Allowance | undefined) {
+  if (!allowance) return;
+  const seconds = Math.max(0, Math.ceil((Date.parse(allowance.resets_at) - Date.now()) / 1000));
+  ctx.set('RateLimit', `"posts";r=${allowance.remaining};t=${seconds}`);
+  ctx.set('RateLimit-Limit', String(allowance.limit));
+  ctx.set('RateLimit-Remaining', String(allowance.remaining));
+  ctx.set('RateLimit-Reset', String(seconds));
+}
+
+/**
+ * Registering with `hub` joins it in the same call, through the tool pipeline as the new agent; a
+ * failed join still hands back the key, with the error and the call to retry.
+ */
+async function joinOnRegister(core: Core, actor: Actor, hub: string, note: string | undefined): Promise<Record<string, unknown>> {
+  const base = core.config.baseUrl;
+  try {
+    const { result } = await invoke(core, actor, 'join_hub', { hub, ...(note !== undefined ? { note } : {}) }, 'model');
+    const { status, hub_id: id, slug } = result.data as { status: string; hub_id: string; slug: string };
+    const joined = status === 'joined' || status === 'member';
+    return {
+      joined,
+      requested: status === 'requested',
+      hub: { id, slug },
+      next: joined
+        ? [
+            { call: 'open_hub', url: `${base}/api/v1/tools/open_hub`, body: { hub: slug } },
+            { call: 'start_thread', url: `${base}/api/v1/tools/start_thread`, body: { hub: slug, title: '…', body: '…' } },
+          ]
+        : [],
+    };
+  } catch (error) {
+    if (!(error instanceof AppError)) throw error;
+    return { joined: false, join_error: error.toBody(), next: [{ call: 'join_hub', url: `${base}/api/v1/tools/join_hub`, body: { hub } }] };
+  }
 }

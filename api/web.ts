@@ -3,11 +3,17 @@ import type { Context, Next } from 'koa';
 import { z } from 'zod';
 import type { Core } from '../server/core/context.ts';
 import { AppError, invalidInput } from '../server/core/errors.ts';
-import { authenticateSession, signInDev, signOut, SESSION_TTL } from '../server/core/identity.ts';
+import { authenticateSession, createAgent, signInDev, signOut, SESSION_TTL } from '../server/core/identity.ts';
 import { BODY_LIMITS, readJson } from './http/body.ts';
 import { SESSION_COOKIE, sessionToken } from './http/auth.ts';
+import { requireCleanText } from './tools/hygiene.ts';
 import { invoke } from './tools/invoke.ts';
 import { API_VERSION, resultText } from './tools/render.ts';
+
+const NewAgentInput = z.object({
+  name: z.string().trim().min(1).max(80),
+  runs_on: z.string().trim().min(1).max(80).optional(),
+});
 
 const SignIn = z.object({
   name: z.string().trim().min(1).max(80),
@@ -93,6 +99,27 @@ export function webRoutes(core: Core, hosts: () => Set<string>): Router {
     const args = await readJson(ctx, BODY_LIMITS.tools);
     const { result } = await invoke(core, actor, ctx.params.name!, args, 'app');
     ctx.body = { text: resultText(result), data: result.data, view: result.view ?? null, api: API_VERSION };
+  });
+
+  // Settings, "Your agents": an agent linked to the person who adds it, with a key shown once.
+  router.post('/api/settings/create-agent', guard, async (ctx) => {
+    const actor = await requireSession(ctx);
+    const raw = await readJson(ctx, BODY_LIMITS.settings);
+    requireCleanText(raw);
+    const parsed = NewAgentInput.safeParse(raw);
+    if (!parsed.success) throw invalidInput(parsed.error);
+    const created = await createAgent(core, { name: parsed.data.name, runsOn: parsed.data.runs_on, human: actor.id });
+    const base = core.config.baseUrl;
+    ctx.set('Cache-Control', 'no-store');
+    ctx.status = 201;
+    ctx.body = {
+      agent: created.agent,
+      agent_key: created.agentKey,
+      key_expires_at: new Date(created.keyExpiresAt).toISOString(),
+      note: 'Hand agent_key to your agent: it is shown only now. The agent is linked to you, so it has no daily limit.',
+      mcp: `${base}/mcp`,
+      rest: `${base}/api/v1/tools`,
+    };
   });
 
   return router;

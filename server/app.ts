@@ -9,6 +9,7 @@ import { markdownRoutes } from '../api/markdown.ts';
 import { mcpEndpoint } from '../api/mcp.ts';
 import { openApiRoutes } from '../api/openapi.ts';
 import { restRoutes } from '../api/rest.ts';
+import { createIpLimits } from '../api/http/ipLimits.ts';
 import { webRoutes } from '../api/web.ts';
 import type { Config } from './config.ts';
 import type { Core } from './core/context.ts';
@@ -54,6 +55,7 @@ export async function startServer(config: Config, options: { log?: Logger; host?
   });
   core.sync.attach(server);
 
+  const ipLimits = createIpLimits(config.redisUrl);
   const app = new Koa();
   app.proxy = config.production;
   app.silent = true;
@@ -62,7 +64,7 @@ export async function startServer(config: Config, options: { log?: Logger; host?
   app.use(hostCheck(hosts));
   // The busiest way in first: each router matches every request that reaches it.
   app.use(mcpEndpoint(core));
-  for (const router of [healthRoutes(core), restRoutes(core), openApiRoutes(core), markdownRoutes(core), webRoutes(core, hosts)]) {
+  for (const router of [healthRoutes(core), restRoutes(core, ipLimits), openApiRoutes(core), markdownRoutes(core), webRoutes(core, hosts)]) {
     // No allowedMethods(): a path one router knows for POST (say /signin) may be another's page for GET.
     app.use(router.routes());
   }
@@ -94,6 +96,7 @@ export async function startServer(config: Config, options: { log?: Logger; host?
         await core.sync.close();
         server.closeAllConnections();
         await closed;
+        await ipLimits.close();
         await db.close();
       })()),
   };

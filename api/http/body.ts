@@ -27,13 +27,15 @@ export async function readText(ctx: Context, limit: number): Promise<string> {
 
 /**
  * A JSON object body. JSON and `text/plain` bodies that hold JSON are read alike; an empty body is `{}`.
- * Form bodies are read when `forms` is set (the sign-in form).
+ * Form bodies are read when `forms` is set (the sign-in form); any other content type is `415`.
  */
 export async function readJson(ctx: Context, limit: number, options: { forms?: boolean } = {}): Promise<Record<string, unknown>> {
-  const text = await readText(ctx, limit);
-  if (options.forms && ctx.is('application/x-www-form-urlencoded')) {
-    return Object.fromEntries(new URLSearchParams(text));
+  const form = options.forms === true && ctx.is('application/x-www-form-urlencoded') !== false;
+  if (!form && ctx.get('content-type') && !ctx.is('application/json', 'text/plain', '+json')) {
+    throw new AppError('unsupported_media_type', `Send the body as application/json (or JSON as text/plain), not ${ctx.get('content-type').split(';')[0]}.`);
   }
+  const text = await readText(ctx, limit);
+  if (form) return Object.fromEntries(new URLSearchParams(text));
   if (text.trim() === '') return {};
   let value: unknown;
   try {

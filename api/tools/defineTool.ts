@@ -1,7 +1,11 @@
+import type { CommonQueryMethods, DatabaseTransactionConnection } from 'slonik';
 import type { z } from 'zod';
 import type { Actor } from '../../server/core/actor.ts';
 import type { Core } from '../../server/core/context.ts';
+import type { Limit } from '../../server/core/limits.ts';
+import type { Policy } from '../../server/core/policies.ts';
 import type { Result } from '../../server/core/result.ts';
+import { idempotencyKey } from './fields.ts';
 
 /** MCP tool annotations (SPEC part 4 "Annotations"). */
 export type Annotations = {
@@ -12,8 +16,20 @@ export type Annotations = {
   idempotentHint?: boolean;
 };
 
-export type ToolContext = { core: Core; actor: Actor };
+export type ReadContext = { core: Core; actor: Actor; conn: CommonQueryMethods };
+/** A write runs inside the one transaction the pipeline opened; its own writes go through `tx`. */
+export type WriteContext = { core: Core; actor: Actor; tx: DatabaseTransactionConnection };
+/**
+ * A write to a live pad opens its transaction itself, once the change is in the live document, and
+ * calls `seal` inside it with what it will answer: the pipeline counts the write and stores the
+ * idempotency record there. Not calling `seal` means nothing was written.
+ */
+export type LiveContext<O> = { core: Core; actor: Actor; seal: (tx: DatabaseTransactionConnection, out: O) => Promise<void> };
 
+/**
+ * A tool is data: the pipeline (`invoke.ts`) parses its input, checks the scope, runs its policy,
+ * passes its limit, replays or stores its idempotency key, runs it, and presents what it returned.
+ */
 export type Tool = {
   name: string;
   title: string;
@@ -24,52 +40,82 @@ export type Tool = {
   readOnly: boolean;
   /** `model`: MCP, REST and the web app; `app`: the web app only. */
   audience: 'model' | 'app';
-  run(context: ToolContext, args: Record<string, unknown>): Promise<Result>;
+  /** `read`: no transaction; `write`: one transaction opened by the pipeline; `live`: sealed by the pad layer. */
+  commit: 'read' | 'write' | 'live';
+  /** The limit a counted write passes; reads have none. */
+  limit: Limit | null;
+  /** Takes `idempotency_key`: a repeat with the same key and arguments replays the first result. */
+  keyed: boolean;
+  policy(input: Record<string, unknown>): Policy<unknown>;
+  run(context: unknown, input: Record<string, unknown>, target: unknown): Promise<unknown>;
+  present(out: unknown, input: Record<string, unknown>): Result;
 };
 
-type Definition<I extends z.ZodObject> = {
+type Common<I extends z.ZodObject, T, O> = {
   name: string;
   title: string;
   description: string;
   input: I;
   audience?: 'model' | 'app';
-  run(context: ToolContext, args: z.output<I>): Promise<Result>;
+  /** Who may: loads the call's target once and refuses, the same on every door. */
+  policy(input: z.output<I>): Policy<T>;
+  /** The text parts and structured content, from what `run` returned; the Markdown views share them. */
+  present(out: O, input: z.output<I>): Result;
+};
+
+type WriteOptions = {
+  destructive?: boolean;
+  /** Calling twice has the effect of calling once (MCP `idempotentHint`). */
+  idempotent?: boolean;
+  /** Counted against the caller's pools (SPEC part 8 "Posting allowance"). */
+  limit?: Limit;
+  /** Takes `idempotency_key`, added to the input here so every keyed tool describes it alike. */
+  keyed?: boolean;
 };
 
 /**
  * Reads and writes come through different doors, so a tool cannot claim the wrong annotations:
  * a read is never destructive or open world; every write is open world.
  */
-export function readTool<I extends z.ZodObject>(definition: Definition<I>): Tool {
-  return finish(definition, {
-    title: definition.title,
-    readOnlyHint: true,
-    destructiveHint: false,
-    openWorldHint: false,
-  });
+export function readTool<I extends z.ZodObject, T, O>(definition: Common<I, T, O> & { run(context: ReadContext, input: z.output<I>, target: T): Promise<O> }): Tool {
+  return finish(definition, 'read', {}, { title: definition.title, readOnlyHint: true, destructiveHint: false, openWorldHint: false });
 }
 
-export function writeTool<I extends z.ZodObject>(
-  definition: Definition<I> & { destructive?: boolean; idempotent?: boolean },
+export function writeTool<I extends z.ZodObject, T, O>(
+  definition: Common<I, T, O> & WriteOptions & { run(context: WriteContext, input: z.output<I>, target: T): Promise<O> },
 ): Tool {
-  return finish(definition, {
-    title: definition.title,
-    readOnlyHint: false,
-    destructiveHint: definition.destructive ?? false,
-    openWorldHint: true,
-    ...(definition.idempotent ? { idempotentHint: true } : {}),
-  });
+  return finish(definition, 'write', definition, writeAnnotations(definition));
 }
 
-function finish<I extends z.ZodObject>(definition: Definition<I>, annotations: Annotations): Tool {
+export function liveWriteTool<I extends z.ZodObject, T, O>(
+  definition: Common<I, T, O> & WriteOptions & { run(context: LiveContext<O>, input: z.output<I>, target: T): Promise<O> },
+): Tool {
+  return finish(definition, 'live', definition, writeAnnotations(definition));
+}
+
+const writeAnnotations = (definition: { title: string } & WriteOptions): Annotations => ({
+  title: definition.title,
+  readOnlyHint: false,
+  destructiveHint: definition.destructive ?? false,
+  openWorldHint: true,
+  ...(definition.idempotent ? { idempotentHint: true } : {}),
+});
+
+function finish<I extends z.ZodObject, T, O>(definition: Common<I, T, O> & { run: unknown }, commit: Tool['commit'], options: WriteOptions, annotations: Annotations): Tool {
+  const keyed = options.keyed ?? false;
   return {
     name: definition.name,
     title: definition.title,
     description: definition.description,
-    input: definition.input,
+    input: keyed ? definition.input.extend({ idempotency_key: idempotencyKey }) : definition.input,
     annotations,
     readOnly: annotations.readOnlyHint,
     audience: definition.audience ?? 'model',
+    commit,
+    limit: options.limit ?? null,
+    keyed,
+    policy: definition.policy as Tool['policy'],
     run: definition.run as Tool['run'],
+    present: definition.present as Tool['present'],
   };
 }

@@ -1,7 +1,9 @@
 import { z } from 'zod';
-import { createHub, joinHub, myHubs, openHub } from '../../server/core/hubs.ts';
+import { createHub, hubReading, joinHub, myHubs } from '../../server/core/hubs.ts';
+import { anyone, joinHub as mayJoin, readHub } from '../../server/core/policies.ts';
+import { presentCreatedHub, presentHub, presentJoin, presentMyHubs } from '../present/hubs.ts';
 import { readTool, writeTool } from './defineTool.ts';
-import { hubRef, idempotencyKey, title } from './fields.ts';
+import { hubRef, title } from './fields.ts';
 
 export const createHubTool = writeTool({
   name: 'create_hub',
@@ -17,9 +19,11 @@ export const createHubTool = writeTool({
       .max(40)
       .optional()
       .describe('Optional address (3-40 of a-z, 0-9, -) used in /h/<slug>; made from the name when left out.'),
-    idempotency_key: idempotencyKey,
   }),
-  run: ({ core, actor }, args) => createHub(core, actor, args),
+  keyed: true,
+  policy: () => anyone,
+  run: ({ actor, tx }, input) => createHub(tx, actor, input),
+  present: presentCreatedHub,
 });
 
 export const openHubTool = readTool({
@@ -31,7 +35,9 @@ export const openHubTool = readTool({
     hub: hubRef,
     cursor: z.string().max(500).optional().describe('next_cursor from the previous page, to read on.'),
   }),
-  run: ({ core, actor }, args) => openHub(core, actor, args),
+  policy: (input) => readHub(input.hub),
+  run: ({ conn }, input, target) => hubReading(conn, target, input),
+  present: presentHub,
 });
 
 export const joinHubTool = writeTool({
@@ -44,7 +50,9 @@ export const joinHubTool = writeTool({
     hub: hubRef,
     note: z.string().trim().max(500).optional().describe('Optional line for the owners when the hub asks first, at most 500 characters.'),
   }),
-  run: ({ core, actor }, args) => joinHub(core, actor, args),
+  policy: (input) => mayJoin(input.hub),
+  run: ({ core, actor, tx }, input, target) => joinHub(core, tx, actor, target, input.note),
+  present: presentJoin,
 });
 
 /** The web app's home list. */
@@ -54,5 +62,7 @@ export const myHubsTool = readTool({
   audience: 'app',
   description: 'The hubs you have a seat in, with your role.',
   input: z.object({}),
-  run: ({ core, actor }) => myHubs(core, actor),
+  policy: () => anyone,
+  run: ({ actor, conn }) => myHubs(conn, actor),
+  present: presentMyHubs,
 });

@@ -2,9 +2,14 @@ import type { z } from 'zod';
 import type { Actor } from '../../server/core/actor.ts';
 import type { Core } from '../../server/core/context.ts';
 import { AppError } from '../../server/core/errors.ts';
+import { idempotencyKey } from '../../server/core/idempotency.ts';
+import { admit, check, LimitReached, type Allowance } from '../../server/core/limits.ts';
 import { line, type Result } from '../../server/core/result.ts';
 import type { Tool } from './defineTool.ts';
+import { requireCleanText } from './hygiene.ts';
+import { limitReply } from './limitReply.ts';
 import { findTool } from './registry.ts';
+import { validationError } from './validationError.ts';
 
 /** Older argument names still accepted (SPEC part 4 "Common inputs"). */
 const ALIASES: Record<string, string> = { page_id: 'pad_id', board: 'hub' };
@@ -14,33 +19,27 @@ const KEY_WARNING_MS = 14 * 24 * 3_600_000;
 export type Invocation = { tool: Tool; result: Result };
 
 /**
- * The one door every tool call goes through, from MCP, REST or the web app: look the tool up, map
- * old argument names, validate, check scope, run the core, and note ignored arguments.
+ * The one pipeline every door runs (MCP, REST, the web app), in this order: parse (aliases, input
+ * hygiene, zod) -> scope -> policy -> idempotency replay -> limits -> run -> present -> store. A write
+ * does all of it in one transaction, so a refused call changes nothing; a tool only declares each step.
  */
 export async function invoke(core: Core, actor: Actor, name: string, raw: unknown, surface: 'model' | 'app'): Promise<Invocation> {
   const tool = findTool(name, surface);
   if (!tool) throw new AppError('not_found', 'Unknown tool.');
-  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
-    throw new AppError('invalid', 'Input validation error: the arguments must be a JSON object.', { issues: [{ path: '', message: 'Expected an object.' }] });
-  }
-  const shape = tool.input.shape as Record<string, z.ZodType>;
-  const args: Record<string, unknown> = { ...(raw as Record<string, unknown>) };
-  for (const [old, current] of Object.entries(ALIASES)) {
-    if (old in args && current in shape && !(current in args)) {
-      args[current] = args[old];
-      delete args[old];
-    }
-  }
-  const ignored = Object.keys(args).filter((key) => !(key in shape));
-  const parsed = tool.input.safeParse(args);
-  if (!parsed.success) throw validationError(tool, parsed.error, ignored);
+  const { input, ignored } = parse(tool, raw);
 
   const needed = tool.readOnly ? 'svc:read' : 'svc:write';
   if (!actor.scopes.includes(needed)) {
     throw new AppError('forbidden', `This connection lacks the ${needed} scope that ${tool.name} needs.`);
   }
 
-  const result = await tool.run({ core, actor }, parsed.data as Record<string, unknown>);
+  let result: Result;
+  try {
+    result = await execute(core, actor, tool, input);
+  } catch (error) {
+    if (!(error instanceof LimitReached)) throw error;
+    result = await limitReply(core, actor, error.allowance);
+  }
   const parts = [...result.parts];
   const data: Record<string, unknown> = { ...result.data };
   if (actor.via === 'agent_key' && actor.expiresAt - Date.now() < KEY_WARNING_MS) {
@@ -51,42 +50,72 @@ export async function invoke(core: Core, actor: Actor, name: string, raw: unknow
   return { tool, result: { ...result, parts, data } };
 }
 
-const squash = (key: string) => key.toLowerCase().replace(/[^a-z0-9]/g, '');
-
-/** Whether `given` looks like a misspelling or near-name of `expected` (thread vs thread_id, hubid vs hub). */
-function resembles(given: string, expected: string): boolean {
-  const a = squash(given);
-  const b = squash(expected);
-  if (!a || !b) return false;
-  if (a === b || a.startsWith(b) || b.startsWith(a)) return true;
-  return editDistance(a, b) <= 2;
-}
-
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    }
-    previous = current;
+function parse(tool: Tool, raw: unknown): { input: Record<string, unknown>; ignored: string[] } {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+    throw new AppError('invalid', 'Input validation error: the arguments must be a JSON object.', { issues: [{ path: '', message: 'Expected an object.' }] });
   }
-  return previous[b.length]!;
+  requireCleanText(raw);
+  const shape = tool.input.shape as Record<string, z.ZodType>;
+  const args: Record<string, unknown> = { ...(raw as Record<string, unknown>) };
+  for (const [old, current] of Object.entries(ALIASES)) {
+    if (Object.hasOwn(args, old) && current in shape && !Object.hasOwn(args, current)) {
+      args[current] = args[old];
+      delete args[old];
+    }
+  }
+  const ignored = Object.keys(args).filter((key) => !Object.hasOwn(shape, key));
+  const parsed = tool.input.safeParse(args);
+  if (!parsed.success) throw validationError(tool, parsed.error, ignored);
+  return { input: parsed.data as Record<string, unknown>, ignored };
 }
 
-/** `invalid` with `issues: [{path, message}]`; a wrongly named field is named beside the one the tool takes. */
-function validationError(tool: Tool, error: z.ZodError, ignored: string[]): AppError {
-  const issues = error.issues.map((issue) => {
-    const path = issue.path.map(String).join('.');
-    const field = String(issue.path[0] ?? '');
-    const lookalike = issue.code === 'invalid_type' && issue.input === undefined ? ignored.find((key) => resembles(key, field)) : undefined;
-    const message = lookalike
-      ? `Required. You sent "${lookalike}", which ${tool.name} does not take; it takes "${field}".`
-      : issue.input === undefined && issue.code === 'invalid_type'
-        ? 'Required.'
-        : issue.message;
-    return { path, message };
-  });
-  const summary = issues.map((issue) => (issue.path ? `${issue.path}: ${issue.message}` : issue.message)).join(' ');
-  return new AppError('invalid', `Input validation error: ${summary}`, { issues });
+async function execute(core: Core, actor: Actor, tool: Tool, input: Record<string, unknown>): Promise<Result> {
+  const policy = tool.policy(input);
+  if (tool.commit === 'read') {
+    const conn = core.db.pool;
+    const target = await policy({ core, conn, actor });
+    return tool.present(await tool.run({ core, actor, conn }, input, target), input);
+  }
+  const key = tool.keyed && typeof input.idempotency_key === 'string' ? idempotencyKey(core, actor, tool.name, input.idempotency_key, input) : null;
+  const finished = (out: unknown, allowance: Allowance | null) => withAllowance(tool.present(out, input), allowance);
+  try {
+    if (tool.commit === 'write') {
+      return await core.db.write(async (tx) => {
+        const target = await policy({ core, conn: tx, actor });
+        // A replay is the first call's answer: it is not counted again.
+        const earlier = await key?.earlier(tx);
+        if (earlier) return earlier;
+        const allowance = await admit(tx, actor, tool.limit, tool.name);
+        const result = finished(await tool.run({ core, actor, tx }, input, target), allowance);
+        await key?.store(tx, result);
+        return result;
+      });
+    }
+    // A live write: the target and the limit are looked at first (a full pool is refused before the
+    // change goes live), and decided for certain in the transaction the pad layer seals.
+    const conn = core.db.pool;
+    const target = await policy({ core, conn, actor });
+    const earlier = await key?.earlier(conn);
+    if (earlier) return earlier;
+    await check(conn, actor, tool.limit);
+    let allowance: Allowance | null = null;
+    const seal = async (tx: Parameters<typeof admit>[0], out: unknown) => {
+      allowance = await admit(tx, actor, tool.limit, tool.name);
+      await key?.store(tx, finished(out, allowance));
+    };
+    return finished(await tool.run({ core, actor, seal }, input, target), allowance);
+  } catch (error) {
+    if (key) return key.winner(error);
+    throw error;
+  }
+}
+
+/** A counted write reports what is left of the caller's allowance. */
+function withAllowance(result: Result, allowance: Allowance | null): Result {
+  if (!allowance) return result;
+  return {
+    ...result,
+    parts: [...result.parts, line(`${allowance.remaining} of your ${allowance.limit} writes a day are left; linking you to your human lifts the limit.`)],
+    data: { ...result.data, allowance },
+  };
 }

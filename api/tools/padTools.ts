@@ -1,15 +1,19 @@
 import { z } from 'zod';
 import { createPad, openPad } from '../../server/core/pads.ts';
 import { editPad, undoEdit } from '../../server/core/padEdits.ts';
+import { anyone, readPad, watch } from '../../server/core/policies.ts';
+import type { Result } from '../../server/core/result.ts';
 import { waitForChanges, WAIT_DEFAULT_S, WAIT_MAX_S } from '../../server/core/waits.ts';
-import { readTool, writeTool } from './defineTool.ts';
+import { presentWait } from '../present/pads.ts';
+import { liveWriteTool, readTool } from './defineTool.ts';
 import { hubRef, idempotencyKey, seqNumber, threadId, title } from './fields.ts';
 
 const padId = z.string().trim().min(1).max(100).describe('The pad id (pad_…), as returned by create_pad or open_hub.');
 const blockId = z.string().trim().min(1).max(20).describe('A block id, as listed by open_pad.');
 const version = seqNumber;
+const asIs = (result: Result) => result;
 
-export const createPadTool = writeTool({
+export const createPadTool = liveWriteTool({
   name: 'create_pad',
   title: 'Create a pad',
   description:
@@ -21,7 +25,10 @@ export const createPadTool = writeTool({
     text: z.string().max(60_000).optional().describe('Optional first text, in Markdown; headings start sections. At most 60,000 characters.'),
     idempotency_key: idempotencyKey,
   }),
-  run: ({ core, actor }, args) => createPad(core, actor, args),
+  limit: 'write',
+  policy: () => anyone,
+  run: ({ core, actor }, input) => createPad(core, actor, input),
+  present: asIs,
 });
 
 export const openPadTool = readTool({
@@ -35,12 +42,14 @@ export const openPadTool = readTool({
     sections: z.array(blockId).max(100).optional().describe('With mode "sections": the section ids (from the outline) to read.'),
     since: version.optional().describe('With mode "changes": the version you have.'),
   }),
-  run: ({ core, actor }, args) => openPad(core, actor, args),
+  policy: (input) => readPad(input.pad_id),
+  run: ({ core, actor }, input) => openPad(core, actor, input),
+  present: asIs,
 });
 
 const blockText = z.string().max(60_000);
 
-export const editPadTool = writeTool({
+export const editPadTool = liveWriteTool({
   name: 'edit_pad',
   title: 'Edit a pad',
   destructive: true,
@@ -62,17 +71,23 @@ export const editPadTool = writeTool({
       .optional()
       .describe('New blocks to insert, at most 200.'),
   }),
-  run: ({ core, actor }, args) => editPad(core, actor, args),
+  limit: 'write',
+  policy: () => anyone,
+  run: ({ core, actor }, input) => editPad(core, actor, input),
+  present: asIs,
 });
 
-export const undoEditTool = writeTool({
+export const undoEditTool = liveWriteTool({
   name: 'undo_edit',
   title: 'Undo a pad edit',
   destructive: true,
   description:
     'Undo one edit_pad edit as a new version. Blocks nobody changed since get their earlier text back; the others are reported as conflicts. Members undo their own edits; owners and helpers anyone’s.',
   input: z.object({ edit_id: z.string().trim().min(1).max(100).describe('The edit_id that edit_pad returned (edt_…).') }),
-  run: ({ core, actor }, args) => undoEdit(core, actor, args),
+  limit: 'write',
+  policy: () => anyone,
+  run: ({ core, actor }, input) => undoEdit(core, actor, input),
+  present: asIs,
 });
 
 export const waitForChangesTool = readTool({
@@ -85,5 +100,7 @@ export const waitForChangesTool = readTool({
     version: z.union([version, z.string().regex(/^\d+$/)]).describe('The version you have (a pad version number, or a thread version).'),
     timeout_seconds: z.number().int().min(1).max(WAIT_MAX_S).optional().describe(`How long to wait at most, in seconds (default ${WAIT_DEFAULT_S}, max ${WAIT_MAX_S}).`),
   }),
-  run: ({ core, actor }, args) => waitForChanges(core, actor, args),
+  policy: (input) => watch(input),
+  run: ({ core, actor }, input, target) => waitForChanges(core, actor, target, input),
+  present: presentWait,
 });

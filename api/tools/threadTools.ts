@@ -1,8 +1,10 @@
 import { z } from 'zod';
+import { markAnswerOf, postInThread, reactToPost, readThread, writeInHub } from '../../server/core/policies.ts';
 import { REACTIONS, type Reaction } from '../../server/core/posts.ts';
-import { markAnswer, openThread, postReply, react, startThread } from '../../server/core/threads.ts';
+import { markAnswer, postReply, react, startThread, threadReading } from '../../server/core/threads.ts';
+import { presentAnswerMark, presentReaction, presentReply, presentStartedThread, presentThread } from '../present/threads.ts';
 import { readTool, writeTool } from './defineTool.ts';
-import { body, hubRef, idempotencyKey, postId, seqNumber, threadId, title } from './fields.ts';
+import { body, hubRef, postId, seqNumber, threadId, title } from './fields.ts';
 
 export const startThreadTool = writeTool({
   name: 'start_thread',
@@ -14,9 +16,12 @@ export const startThreadTool = writeTool({
     title: title.describe("The thread's title, at most 200 characters."),
     body: body.describe('The first post, in Markdown; at most 20,000 characters.'),
     kind: z.string().max(50).optional().describe('Ignored: threads have no kinds.'),
-    idempotency_key: idempotencyKey,
   }),
-  run: ({ core, actor }, args) => startThread(core, actor, args),
+  keyed: true,
+  limit: 'write',
+  policy: (input) => writeInHub(input.hub),
+  run: ({ actor, tx }, input, { hub }) => startThread(tx, actor, hub, input),
+  present: presentStartedThread,
 });
 
 export const postReplyTool = writeTool({
@@ -28,9 +33,12 @@ export const postReplyTool = writeTool({
     thread_id: threadId,
     body: body.describe('Your post, in Markdown; at most 20,000 characters.'),
     reply_to: postId.optional().describe('Optional: the post (msg_…) you answer; a reply to a reply joins its parent.'),
-    idempotency_key: idempotencyKey,
   }),
-  run: ({ core, actor }, args) => postReply(core, actor, args),
+  keyed: true,
+  limit: 'write',
+  policy: (input) => postInThread(input.thread_id),
+  run: ({ actor, tx }, input, target) => postReply(tx, actor, target, input),
+  present: presentReply,
 });
 
 export const openThreadTool = readTool({
@@ -44,7 +52,9 @@ export const openThreadTool = readTool({
     after_seq: seqNumber.optional().describe('Only posts after this seq, oldest first, up to 100.'),
     post_id: postId.optional().describe('Return this one post in full, unclipped.'),
   }),
-  run: ({ core, actor }, args) => openThread(core, actor, args),
+  policy: (input) => readThread(input.thread_id),
+  run: ({ conn }, input, target) => threadReading(conn, target, input),
+  present: presentThread,
 });
 
 export const markAnswerTool = writeTool({
@@ -56,7 +66,9 @@ export const markAnswerTool = writeTool({
     post_id: postId.describe('The post (msg_…) that answers the thread.'),
     unmark: z.boolean().optional().describe('True to remove the mark from this post; the thread opens again.'),
   }),
-  run: ({ core, actor }, args) => markAnswer(core, actor, args),
+  policy: (input) => markAnswerOf(input.post_id),
+  run: ({ tx }, input, target) => markAnswer(tx, target, input.unmark === true),
+  present: presentAnswerMark,
 });
 
 const reactionNames = Object.keys(REACTIONS) as [Reaction, ...Reaction[]];
@@ -71,5 +83,7 @@ export const reactTool = writeTool({
     reaction: z.enum(reactionNames).describe(`One of: ${reactionNames.map((name) => `${name} (${REACTIONS[name]})`).join(', ')}.`),
     remove: z.boolean().optional().describe('True to take your reaction back.'),
   }),
-  run: ({ core, actor }, args) => react(core, actor, args),
+  policy: (input) => reactToPost(input.post_id),
+  run: ({ actor, tx }, input, target) => react(tx, actor, target, input),
+  present: (out, input) => presentReaction(out, input.remove === true),
 });

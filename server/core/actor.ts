@@ -7,6 +7,11 @@ export type Scope = 'svc:read' | 'svc:write';
 export type Actor = {
   id: string;
   kind: 'human' | 'agent';
+  /**
+   * The human behind the caller: a person is their own; an agent's is the human it is linked to, or
+   * null for an agent nobody linked (which then has a daily allowance).
+   */
+  human: string | null;
   name: string;
   handle: string;
   /** The credential that authenticated the call. */

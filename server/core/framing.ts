@@ -34,9 +34,25 @@ export function clip(text: string, limit: number): { text: string; clipped: bool
 export const TEXT_BACKSTOP = 40_000;
 export const RESULT_BUDGET = 110_000;
 
-/** The service's lines and fenced participant text, in order. */
+/**
+ * The service's lines and participant text, in order. Participant text is framed here and nowhere
+ * else: its links take the form its author's reach allows, then it is clipped (with a note naming
+ * its full length and where to read it whole), then fenced.
+ */
 export function renderBody(parts: readonly TextPart[]): string {
-  return parts.map((part) => ('fenced' in part ? fence(part.fenced) : part.line)).join('\n');
+  const out: string[] = [];
+  for (const part of parts) {
+    if ('line' in part) {
+      out.push(part.line);
+      continue;
+    }
+    const text = part.reach === 'verified' ? part.said : linkForm(part.said);
+    const { text: shown, clipped } = part.clip === undefined ? { text, clipped: false } : clip(text, part.clip);
+    out.push(fence(shown));
+    const noun = part.noun ?? 'text';
+    if (clipped) out.push(`(clipped: this ${noun} has ${text.length} characters${part.whole ? `; the whole ${noun}: ${part.whole}` : ''})`);
+  }
+  return out.join('\n');
 }
 
 /** The preamble first, then the body. */

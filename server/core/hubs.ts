@@ -4,12 +4,9 @@ import { HubRow, IdRow, Role } from '../../schema/rows.ts';
 import type { Actor } from './actor.ts';
 import type { Core } from './context.ts';
 import { AppError, invalid, notFound } from './errors.ts';
-import { inline, linkForm } from './framing.ts';
-import { line, fenced, type Result } from './result.ts';
 import type { Seat } from './rights.ts';
 import { newId } from './secrets.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
-import { once } from './idempotency.ts';
 
 const RoleRow = z.object({ role: Role });
 const HubSeatRow = HubRow.pick({ id: true, slug: true, name: true }).extend({ role: Role });
@@ -58,8 +55,10 @@ export function slugify(text: string): string {
 
 export const SLUG_PATTERN = /^[a-z0-9](?:[a-z0-9-]{1,38}[a-z0-9])$/;
 
-/** A private hub owned by its creator. A chosen slug that is taken is refused; a derived one is numbered. */
-export async function createHub(core: Core, actor: Actor, input: { name: string; slug?: string | undefined; idempotency_key?: string | undefined }): Promise<Result> {
+export type CreatedHub = { hub_id: string; slug: string; name: string };
+
+/** A chosen slug must be well formed; a derived one is made from the name. */
+export function hubSlugBase(input: { name: string; slug?: string | undefined }): { base: string; chosen: boolean } {
   const chosen = input.slug !== undefined;
   let base = chosen ? input.slug!.toLowerCase() : slugify(input.name);
   if (chosen && !SLUG_PATTERN.test(base)) {
@@ -68,27 +67,25 @@ export async function createHub(core: Core, actor: Actor, input: { name: string;
     });
   }
   if (base.length < 3) base = base ? `${base}-hub` : 'hub';
-  return once(core, actor, 'create_hub', input.idempotency_key, input, async (tx) => {
-    const id = newId('hub_');
-    let slug = base;
-    for (let n = 2; ; n++) {
-      const inserted = await tx.maybeOneFirst(sql.type(IdRow)`
-        INSERT INTO hubs (id, slug, name, owner_id) VALUES (${id}, ${slug}, ${input.name}, ${actor.id})
-        ON CONFLICT (slug) DO NOTHING RETURNING id`);
-      if (inserted) break;
-      if (chosen) throw new AppError('conflict', `The slug "${slug}" is taken; choose another.`);
-      slug = `${base.slice(0, 36)}-${n}`;
-    }
-    await tx.query(sql.unsafe`
-      INSERT INTO hub_members (hub_id, participant_id, role) VALUES (${id}, ${actor.id}, 'owner')`);
-    return {
-      parts: [
-        line(`Created the private hub ${inline(input.name)} (id ${id}, slug ${slug}). You own it.`),
-        line(`Next: start_thread with hub "${slug}" to begin a conversation; open_hub to see it.`),
-      ],
-      data: { hub_id: id, slug, audience: 'private', mode: 'open', role: 'owner' },
-    };
-  });
+  return { base, chosen };
+}
+
+/** A private hub owned by its creator. A chosen slug that is taken is refused; a derived one is numbered. */
+export async function createHub(tx: CommonQueryMethods, actor: Actor, input: { name: string; slug?: string | undefined }): Promise<CreatedHub> {
+  const { base, chosen } = hubSlugBase(input);
+  const id = newId('hub_');
+  let slug = base;
+  for (let n = 2; ; n++) {
+    const inserted = await tx.maybeOneFirst(sql.type(IdRow)`
+      INSERT INTO hubs (id, slug, name, owner_id) VALUES (${id}, ${slug}, ${input.name}, ${actor.id})
+      ON CONFLICT (slug) DO NOTHING RETURNING id`);
+    if (inserted) break;
+    if (chosen) throw new AppError('conflict', `The slug "${slug}" is taken; choose another.`);
+    slug = `${base.slice(0, 36)}-${n}`;
+  }
+  await tx.query(sql.unsafe`
+    INSERT INTO hub_members (hub_id, participant_id, role) VALUES (${id}, ${actor.id}, 'owner')`);
+  return { hub_id: id, slug, name: input.name };
 }
 
 const ItemRow = z.object({
@@ -103,14 +100,15 @@ const ItemRow = z.object({
 
 const CursorShape = z.object({ t: z.number(), id: z.string() });
 
-/** A page of a hub's threads and pads, newest first, as the reader may see it. */
-export async function hubPage(
-  core: Core,
-  reader: Actor | null,
-  input: { hub: string; cursor?: string | undefined; type?: 'thread' | 'pad' | undefined },
-) {
-  const conn = core.db.pool;
-  const { hub, seat } = await readableHub(core, conn, input.hub, reader);
+export type HubItem = z.infer<typeof ItemRow>;
+export type HubReading = { hub: HubRow; seat: Seat; threads: HubItem[]; pads: HubItem[]; nextCursor: string | undefined };
+
+/** A page of a hub's threads and pads, newest first, for a reader the policy let in. */
+export async function hubReading(
+  conn: CommonQueryMethods,
+  { hub, seat }: { hub: HubRow; seat: Seat },
+  input: { cursor?: string | undefined; type?: 'thread' | 'pad' | undefined },
+): Promise<HubReading> {
   const after = input.cursor === undefined ? null : decodeCursor(input.cursor, CursorShape);
   const items = await conn.any(sql.type(ItemRow)`
     SELECT * FROM (
@@ -136,87 +134,33 @@ export async function hubPage(
   };
 }
 
-/** Read me first, mode, the reader's seat, then threads and pads, newest first, 30 a page. */
-export async function openHub(core: Core, actor: Actor | null, input: { hub: string; cursor?: string | undefined }): Promise<Result> {
-  const { hub, seat, threads, pads, nextCursor } = await hubPage(core, actor, input);
-  const iso = (t: number) => new Date(t).toISOString();
-
-  const parts = [
-    line(`# Hub ${inline(hub.name)}`),
-    line(`id ${hub.id} · slug ${hub.slug} · ${hub.audience} · mode ${hub.mode === 'open' ? 'Open' : 'Checked'} · your seat: ${seat ?? 'none (not a member)'}`),
-  ];
-  if (hub.readme) parts.push(line('## Read me first'), fenced(linkForm(hub.readme)));
-  parts.push(line(`## Threads (${threads.length}${nextCursor ? ' on this page' : ''})`));
-  for (const t of threads) parts.push(line(`- ${inline(t.title)} · ${t.id} · ${t.status} · ${t.count} posts · updated ${iso(t.updated_at)}`));
-  if (!threads.length) parts.push(line('No threads yet.'));
-  parts.push(line(`## Pads (${pads.length})`));
-  for (const p of pads) parts.push(line(`- ${inline(p.title)} · ${p.id} · version ${p.count} · updated ${iso(p.updated_at)}`));
-  if (!pads.length) parts.push(line('No pads yet.'));
-  if (nextCursor) parts.push(line(`More: call open_hub with cursor "${nextCursor}".`));
-  if (seat === null) parts.push(line('You are not a member: join_hub to take part.'));
-  else parts.push(line('Take part: start_thread to begin a conversation, open_thread to read one, post_reply to answer.'));
-
-  return {
-    parts,
-    data: {
-      hub_id: hub.id,
-      slug: hub.slug,
-      audience: hub.audience,
-      mode: hub.mode,
-      ...(seat ? { seat: { role: seat } } : {}),
-      threads: threads.map((t) => ({ id: t.id, status: t.status, posts: t.count, updated: iso(t.updated_at) })),
-      pads: pads.map((p) => ({ id: p.id, version: p.count, updated: iso(p.updated_at) })),
-      ...(nextCursor ? { next_cursor: nextCursor } : {}),
-    },
-    view: {
-      hub: { id: hub.id, slug: hub.slug, name: hub.name, readme: hub.readme, mode: hub.mode, audience: hub.audience },
-      seat: seat ? { role: seat } : null,
-      threads: threads.map((t) => ({ id: t.id, title: t.title, status: t.status, posts: t.count, updated: iso(t.updated_at) })),
-      pads: pads.map((p) => ({ id: p.id, title: p.title, version: p.count, updated: iso(p.updated_at) })),
-      ...(nextCursor ? { next_cursor: nextCursor } : {}),
-    },
-  };
+/** The hub page of the Markdown views, readable as the hub is. */
+export async function hubPage(core: Core, reader: Actor | null, input: { hub: string; cursor?: string | undefined; type?: 'thread' | 'pad' | undefined }) {
+  return hubReading(core.db.pool, await readableHub(core, core.db.pool, input.hub, reader), input);
 }
+
+export type JoinOutcome = { hub: HubRow; status: 'member' | 'joined' | 'requested'; role: Role | null };
 
 /** Public hub: join at once. Private: ask its owner and helpers. Calling again changes nothing. */
-export async function joinHub(core: Core, actor: Actor, input: { hub: string; note?: string | undefined }): Promise<Result> {
-  return core.db.write(async (tx) => {
-    const hub = await findHub(tx, input.hub);
-    if (!hub) throw notFound('No such hub.');
-    const seat = await seatIn(tx, hub.id, actor.id);
-    const data = (status: 'member' | 'joined' | 'requested') => ({ hub_id: hub.id, slug: hub.slug, status, ...(seat ? { role: seat } : {}) });
-    if (seat) {
-      return { parts: [line(`You are already in ${inline(hub.name)} as ${seat}.`)], data: data('member') };
-    }
-    if (readsPublic(core, hub)) {
-      await tx.query(sql.unsafe`
-        INSERT INTO hub_members (hub_id, participant_id, role) VALUES (${hub.id}, ${actor.id}, 'member')
-        ON CONFLICT DO NOTHING`);
-      return {
-        parts: [line(`You joined ${inline(hub.name)} as a member. open_hub "${hub.slug}" to see its threads and pads.`)],
-        data: { ...data('joined'), role: 'member' },
-      };
-    }
+export async function joinHub(core: Core, tx: CommonQueryMethods, actor: Actor, { hub, seat }: { hub: HubRow; seat: Seat }, note: string | undefined): Promise<JoinOutcome> {
+  if (seat) return { hub, status: 'member', role: seat };
+  if (readsPublic(core, hub)) {
     await tx.query(sql.unsafe`
-      INSERT INTO join_requests (hub_id, participant_id, note) VALUES (${hub.id}, ${actor.id}, ${input.note ?? ''})
-      ON CONFLICT (hub_id, participant_id) DO NOTHING`);
-    return {
-      parts: [line(`${inline(hub.name)} is private: your request to join is with its owner and helpers.`)],
-      data: data('requested'),
-    };
-  });
+      INSERT INTO hub_members (hub_id, participant_id, role) VALUES (${hub.id}, ${actor.id}, 'member')
+      ON CONFLICT DO NOTHING`);
+    return { hub, status: 'joined', role: 'member' };
+  }
+  await tx.query(sql.unsafe`
+    INSERT INTO join_requests (hub_id, participant_id, note) VALUES (${hub.id}, ${actor.id}, ${note ?? ''})
+    ON CONFLICT (hub_id, participant_id) DO NOTHING`);
+  return { hub, status: 'requested', role: null };
 }
 
+export type MyHub = z.infer<typeof HubSeatRow>;
+
 /** The web app's hub list: every hub the caller has a seat in. */
-export async function myHubs(core: Core, actor: Actor): Promise<Result> {
-  const rows = await core.db.pool.any(sql.type(HubSeatRow)`
+export async function myHubs(conn: CommonQueryMethods, actor: Actor): Promise<readonly MyHub[]> {
+  return conn.any(sql.type(HubSeatRow)`
     SELECT h.id, h.slug, h.name, m.role FROM hub_members m JOIN hubs h ON h.id = m.hub_id
     WHERE m.participant_id = ${actor.id} ORDER BY h.updated_at DESC, h.id`);
-  return {
-    parts: rows.length
-      ? rows.map((h) => line(`- ${inline(h.name)} · ${h.slug} · ${h.role}`))
-      : [line('You are in no hubs yet: create_hub makes one.')],
-    data: { hubs: rows.map((h) => ({ id: h.id, slug: h.slug, role: h.role })) },
-    view: { hubs: rows.map((h) => ({ id: h.id, slug: h.slug, name: h.name, role: h.role })) },
-  };
 }

@@ -1,4 +1,4 @@
-import { sql, type DatabaseTransactionConnection } from 'slonik';
+import { sql, type CommonQueryMethods, type DatabaseTransactionConnection } from 'slonik';
 import { IdempotencyRow } from '../../schema/rows.ts';
 import type { Actor } from './actor.ts';
 import type { Core } from './context.ts';
@@ -30,16 +30,19 @@ function replay(stored: Result): Result {
   };
 }
 
+export type IdempotencyGuard = ReturnType<typeof idempotencyKey>;
+
 /**
- * One idempotency key of one participant's call: `earlier()` finds a first result to replay (or
+ * One idempotency key of one participant's call: `earlier(conn)` finds a first result to replay (or
  * refuses the key with other arguments), `store(tx, result)` records the result in the write's own
- * transaction, and `winner()` answers with the result of a concurrent call that stored it first.
+ * transaction, and `winner(error)` answers with the result of a concurrent call that stored it first.
+ * The tool pipeline is the one user: every keyed tool gets the same behaviour.
  */
 export function idempotencyKey(core: Core, actor: Actor, tool: string, key: string, args: Record<string, unknown>) {
   const { idempotency_key: _, ...rest } = args;
   const argsHash = sha256Hex(stableJson(rest));
-  const earlier = async () => {
-    const row = await core.db.pool.maybeOne(sql.type(IdempotencyRow)`
+  const earlier = async (conn: CommonQueryMethods = core.db.pool) => {
+    const row = await conn.maybeOne(sql.type(IdempotencyRow)`
       SELECT args_hash, result FROM idempotency_keys
       WHERE participant_id = ${actor.id} AND tool = ${tool} AND key = ${key}`);
     if (!row) return null;
@@ -66,31 +69,4 @@ export function idempotencyKey(core: Core, actor: Actor, tool: string, key: stri
       return first;
     },
   };
-}
-
-/**
- * Runs a write once per (participant, tool, key): the first result is stored in the same transaction
- * as the write and every repeat replays it. The same key with other arguments is refused.
- */
-export async function once(
-  core: Core,
-  actor: Actor,
-  tool: string,
-  key: string | undefined,
-  args: Record<string, unknown>,
-  write: (tx: DatabaseTransactionConnection) => Promise<Result>,
-): Promise<Result> {
-  if (key === undefined) return core.db.write(write);
-  const guard = idempotencyKey(core, actor, tool, key, args);
-  const earlier = await guard.earlier();
-  if (earlier) return earlier;
-  try {
-    return await core.db.write(async (tx) => {
-      const result = await write(tx);
-      await guard.store(tx, result);
-      return result;
-    });
-  } catch (error) {
-    return guard.winner(error);
-  }
 }

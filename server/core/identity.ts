@@ -17,10 +17,9 @@ export const LINK_TTL = 30 * DAY;
 /** After a renewal the old key keeps working this long, so copies of an agent can catch up. */
 export const ROTATION_GRACE = HOUR;
 export const RENEWALS_PER_DAY = 5;
-export const UNLINKED_DAILY_WRITES = 20;
 
 type Kind = CredentialRow['kind'];
-type Origin = 'register' | 'rotate' | 'signin';
+type Origin = 'register' | 'rotate' | 'signin' | 'fresh';
 
 const handleBase = (name: string) =>
   name
@@ -60,14 +59,17 @@ export type NewAgent = {
   linkSecret: string;
 };
 
-/** A new unlinked agent with its first key and a link for its human, in one transaction. */
-export async function createAgent(core: Core, input: { name: string; runsOn?: string | undefined }): Promise<NewAgent> {
+/**
+ * A new agent with its first key, in one transaction: unlinked with a link for its human (it registered
+ * itself), or linked to the human who added it under Settings (no daily allowance, SPEC part 5).
+ */
+export async function createAgent(core: Core, input: { name: string; runsOn?: string | undefined; human?: string | undefined }): Promise<NewAgent> {
   return core.db.write(async (tx) => {
     const id = newId('agt_');
     const handle = await uniqueHandle(tx, input.name);
     await tx.query(sql.unsafe`
-      INSERT INTO participants (id, kind, name, handle, runs_on)
-      VALUES (${id}, 'agent', ${input.name}, ${handle}, ${input.runsOn ?? null})`);
+      INSERT INTO participants (id, kind, name, handle, runs_on, linked_human)
+      VALUES (${id}, 'agent', ${input.name}, ${handle}, ${input.runsOn ?? null}, ${input.human ?? null})`);
     const key = await issueCredential(tx, id, 'agent_key', 'register', AGENT_KEY_TTL);
     const link = await issueCredential(tx, id, 'link', 'register', LINK_TTL);
     return {
@@ -124,6 +126,7 @@ const CredentialWithParticipant = z.object({
   revoked_at: z.number().nullable(),
   participant_id: z.string(),
   participant_kind: z.enum(['human', 'agent']),
+  linked_human: z.string().nullable(),
   name: z.string(),
   handle: z.string(),
 });
@@ -152,7 +155,7 @@ async function findCredential(core: Core, secret: string) {
 async function lookupCredential(core: Core, hash: string) {
   return core.db.pool.maybeOne(sql.type(CredentialWithParticipant)`
     SELECT c.id AS credential_id, c.kind, c.expires_at, c.revoked_at,
-           p.id AS participant_id, p.kind AS participant_kind, p.name, p.handle
+           p.id AS participant_id, p.kind AS participant_kind, p.linked_human, p.name, p.handle
     FROM credentials c JOIN participants p ON p.id = c.participant_id
     WHERE c.secret_hash = ${hash}`);
 }
@@ -169,6 +172,7 @@ function toActor(row: z.infer<typeof CredentialWithParticipant>, via: Actor['via
   return {
     id: row.participant_id,
     kind: row.participant_kind,
+    human: row.participant_kind === 'human' ? row.participant_id : row.linked_human,
     name: row.name,
     handle: row.handle,
     credentialId: row.credential_id,
@@ -258,5 +262,23 @@ export async function rotateKey(core: Core, actor: Actor) {
       WHERE id = ${actor.credentialId}`);
     credentialCache.clear();
     return { agentKey: fresh.secret, keyExpiresAt: fresh.expiresAt, previousKeyExpiresAt: previousExpiresAt };
+  });
+}
+
+export const FRESH_LINKS_PER_DAY = 10;
+
+/**
+ * A new link for an agent's human (`/link#svcc_…`, 30 days), or null past the day's 10 fresh links.
+ * Only link hashes are kept, so a link handed out earlier cannot be shown again: a fresh one is made.
+ */
+export async function freshLink(core: Core, agentId: string): Promise<string | null> {
+  return core.db.write(async (tx) => {
+    await tx.query(sql.unsafe`SELECT id FROM participants WHERE id = ${agentId} FOR UPDATE`);
+    const made = await tx.oneFirst(sql.type(CountRow)`
+      SELECT count(*) AS n FROM credentials
+      WHERE participant_id = ${agentId} AND kind = 'link' AND created_at > now() - interval '1 day'`);
+    if (made >= FRESH_LINKS_PER_DAY) return null;
+    const link = await issueCredential(tx, agentId, 'link', 'fresh', LINK_TTL);
+    return `${core.config.baseUrl}/link#${link.secret}`;
   });
 }

@@ -1,8 +1,6 @@
 import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import type { ThreadRow } from '../../schema/rows.ts';
-import { clip, inline, linkForm } from './framing.ts';
-import { fenced, line, type TextPart } from './result.ts';
 
 const PostIdReactionNRow = z.object({ post_id: z.string(), reaction: z.string(), n: z.number() });
 
@@ -75,27 +73,3 @@ export async function loadPosts(conn: CommonQueryMethods, thread: Pick<ThreadRow
 /** The five fixed reactions; they notify nobody. */
 export const REACTIONS = { thumbs_up: '👍', heart: '❤️', laugh: '😄', eyes: '👀', check: '✅' } as const;
 export type Reaction = keyof typeof REACTIONS;
-const EMOJI: Record<string, string> = REACTIONS;
-
-/** A post's author line, marks and fenced body (SPEC part 2 "Post rendering"). */
-export function postParts(
-  post: PostView,
-  clipAt: number,
-  threadId: string,
-  options: { marks?: boolean; fullLink?: string } = {},
-): TextPart[] {
-  const marks = options.marks ?? true;
-  const author = `${inline(post.author.name)}${post.author.kind === 'agent' ? ' (agent)' : ''}`;
-  const parts: TextPart[] = [line(''), line(`**${author}** · ${new Date(post.created_at).toISOString()} · ${post.id} · seq ${post.seq}`)];
-  if (post.reply_to) parts.push(line(`reply to ${post.reply_to}`));
-  if (marks && post.is_answer) parts.push(line('**marked as the answer**'));
-  const reactions = Object.entries(post.reactions);
-  if (marks && reactions.length) parts.push(line(reactions.map(([name, n]) => `${EMOJI[name] ?? name} ${n}`).join(' ')));
-  const { text, clipped } = clip(linkForm(post.body), clipAt);
-  parts.push(fenced(text));
-  if (clipped) {
-    const where = options.fullLink ?? `open_thread with thread_id "${threadId}" and post_id "${post.id}"`;
-    parts.push(line(`(clipped: this post has ${post.body.length} characters; the whole post: ${where})`));
-  }
-  return parts;
-}

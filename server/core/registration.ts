@@ -2,8 +2,9 @@ import { z } from 'zod';
 import type { Actor } from './actor.ts';
 import type { Core } from './context.ts';
 import { AppError, invalid } from './errors.ts';
-import { createAgent, UNLINKED_DAILY_WRITES } from './identity.ts';
-import { joinHub } from './hubs.ts';
+import { createAgent } from './identity.ts';
+import { DAILY_WRITES } from './limits.ts';
+import type { NewAgent } from './identity.ts';
 
 export const RegisterInput = z.object({
   name: z.string().trim().min(1).max(80).default('Agent').describe('Display name, at most 80 characters.'),
@@ -16,7 +17,7 @@ export type RegisterInput = z.infer<typeof RegisterInput>;
 
 /**
  * POST /api/v1/agents/register: an agent id, a 90-day key shown once, and a link for its human.
- * Open only with SVC_GUEST_AGENTS=1. With `hub`, joins it too; a failed join still returns the key.
+ * Open only with SVC_GUEST_AGENTS=1. The caller joins `hub` through the tool pipeline, as the agent.
  */
 export async function registerAgent(core: Core, input: RegisterInput) {
   const base = core.config.baseUrl;
@@ -41,39 +42,25 @@ export async function registerAgent(core: Core, input: RegisterInput) {
     key_expires_at: new Date(created.keyExpiresAt).toISOString(),
     link_url: linkUrl,
     claim_url: linkUrl,
-    allowance: { limit: UNLINKED_DAILY_WRITES, remaining: UNLINKED_DAILY_WRITES, per: 'day' },
-    note: `Keep agent_key secret: it is shown only now. Give link_url to your human: once they open it signed in and link you, the ${UNLINKED_DAILY_WRITES}-writes-a-day allowance is lifted.`,
+    allowance: { limit: DAILY_WRITES, remaining: DAILY_WRITES, per: 'day' },
+    note: `Keep agent_key secret: it is shown only now. Give link_url to your human: once they open it signed in and link you, the ${DAILY_WRITES}-writes-a-day allowance is lifted.`,
     mcp: `${base}/mcp`,
     rest: `${base}/api/v1/tools`,
   };
-  if (input.hub !== undefined) {
-    const actor: Actor = {
-      id: created.agent.id,
-      kind: 'agent',
-      name: created.agent.displayName,
-      handle: created.agent.handle,
-      credentialId: created.keyCredentialId,
-      via: 'agent_key',
-      scopes: ['svc:read', 'svc:write'],
-      expiresAt: created.keyExpiresAt,
-    };
-    const hubNext = (slug: string) => [
-      { call: 'open_hub', url: `${base}/api/v1/tools/open_hub`, body: { hub: slug } },
-      { call: 'start_thread', url: `${base}/api/v1/tools/start_thread`, body: { hub: slug, title: '…', body: '…' } },
-    ];
-    try {
-      const joined = await joinHub(core, actor, { hub: input.hub, note: input.note });
-      const status = joined.data.status;
-      body.joined = status === 'joined' || status === 'member';
-      body.requested = status === 'requested';
-      body.hub = { id: joined.data.hub_id, slug: joined.data.slug };
-      body.next = body.joined ? hubNext(String(joined.data.slug)) : [];
-    } catch (error) {
-      if (!(error instanceof AppError)) throw error;
-      body.joined = false;
-      body.join_error = error.toBody();
-      body.next = [{ call: 'join_hub', url: `${base}/api/v1/tools/join_hub`, body: { hub: input.hub } }];
-    }
-  }
-  return body;
+  return { body, actor: agentActor(created) };
+}
+
+/** The new agent as the caller of its first calls (joining a hub in the same request). */
+function agentActor(created: NewAgent): Actor {
+  return {
+    id: created.agent.id,
+    kind: 'agent',
+    human: null,
+    name: created.agent.displayName,
+    handle: created.agent.handle,
+    credentialId: created.keyCredentialId,
+    via: 'agent_key',
+    scopes: ['svc:read', 'svc:write'],
+    expiresAt: created.keyExpiresAt,
+  };
 }

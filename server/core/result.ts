@@ -1,10 +1,25 @@
 /**
- * What a core call answers, before any shell renders it. `parts` become the text an agent reads:
- * the service's own lines, and participant text that is always fenced as untrusted data. `data` is
- * the structured content (ids, cursors, stamps, statuses; never participant text). `view` is the
- * model the web app renders, and may carry participant text.
+ * What a tool answers, before any shell renders it. `parts` become the text an agent reads: the
+ * service's own lines, and participant text, which is its own part type so that the renderer (and
+ * only the renderer) frames it: links rewritten by the author's reach, clipped, fenced as untrusted
+ * data. `data` is the structured content (ids, cursors, stamps, statuses; never participant text).
+ * `view` is the model the web app renders, and may carry participant text.
  */
-export type TextPart = { line: string } | { fenced: string };
+export type Reach = 'verified' | 'unverified';
+
+export type SaidPart = {
+  said: string;
+  /** Whose reach decides the links: unverified authors' links read as `[link to <host>]`. */
+  reach: Reach;
+  /** Clip the (link-formed) text at this many characters, with a note saying where the whole is. */
+  clip?: number;
+  /** Where the whole text can be read, named in the clip note. */
+  whole?: string;
+  /** What the text is, for the clip note: "post", "pad". */
+  noun?: string;
+};
+
+export type TextPart = { line: string } | SaidPart;
 
 export type Result<D extends Record<string, unknown> = Record<string, unknown>> = {
   parts: TextPart[];
@@ -13,4 +28,16 @@ export type Result<D extends Record<string, unknown> = Record<string, unknown>> 
 };
 
 export const line = (text: string): TextPart => ({ line: text });
-export const fenced = (text: string): TextPart => ({ fenced: text });
+
+/**
+ * Text a participant wrote (or sent), framed by the renderer. Nobody reads as verified yet (reach
+ * arrives with identity), so the default is the safe one.
+ */
+export const said = (text: string, options: Omit<SaidPart, 'said' | 'reach'> & { reach?: Reach } = {}): SaidPart => ({
+  ...options,
+  said: text,
+  reach: options.reach ?? 'unverified',
+});
+
+/** The older name of `said`, for participant text with no clipping. */
+export const fenced = (text: string): TextPart => said(text);

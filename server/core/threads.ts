@@ -1,22 +1,18 @@
 import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
-import { CountRow, ThreadRow } from '../../schema/rows.ts';
+import { CountRow, ThreadRow, type HubRow } from '../../schema/rows.ts';
 import type { Actor } from './actor.ts';
 import type { Core } from './context.ts';
-import { AppError, forbidden, invalid, notFound } from './errors.ts';
-import { clip, inline } from './framing.ts';
+import { AppError, invalid, notFound } from './errors.ts';
 import { readableHub } from './hubs.ts';
-import { once } from './idempotency.ts';
-import { line, type Result, type TextPart } from './result.ts';
-import { allows, requireWriter } from './rights.ts';
+import type { PostTarget, ThreadTarget } from './policies.ts';
 import { newId } from './secrets.ts';
-import { loadPosts, postParts, REACTIONS, type PostView, type PostSelector, type Reaction } from './posts.ts';
+import { loadPosts, type PostView, type PostSelector, type Reaction } from './posts.ts';
 
 const PostCountRow = z.object({ post_count: z.number() });
 const IdReplyToRow = z.object({ id: z.string(), reply_to: z.string().nullable() });
 const IdTitleVersionRow = z.object({ id: z.string(), title: z.string(), version: z.number() });
 const IdNameKindRoleRow = z.object({ id: z.string(), name: z.string(), kind: z.enum(['human', 'agent']), role: z.string().nullable() });
-const IdThreadIdRow = z.object({ id: z.string(), thread_id: z.string() });
 const ThreadStateRow = ThreadRow.pick({ status: true, version: true, answer_post_id: true });
 
 export const POST_CLIP = 3_000;
@@ -27,7 +23,7 @@ export const AROUND_CURSOR = 100;
 const threadColumns = sql.fragment`id, hub_id, title, status, answer_post_id, started_by, accepts_guests, version, post_count, created_at, updated_at`;
 
 /** The thread, its hub and the reader's seat; private and missing answer the same `not_found`. */
-export async function readableThread(core: Core, conn: CommonQueryMethods, threadId: string, reader: Actor | null) {
+export async function readableThread(core: Core, conn: CommonQueryMethods, threadId: string, reader: Actor | null): Promise<ThreadTarget> {
   const thread = await conn.maybeOne(sql.type(ThreadRow)`SELECT ${threadColumns} FROM threads WHERE id = ${threadId}`);
   if (!thread) throw notFound('No such thread, or it is private.');
   try {
@@ -51,56 +47,36 @@ async function appendPost(tx: CommonQueryMethods, threadId: string, author: stri
   return { id, seq };
 }
 
-export async function startThread(
-  core: Core,
-  actor: Actor,
-  input: { hub: string; title: string; body: string; idempotency_key?: string | undefined },
-): Promise<Result> {
-  return once(core, actor, 'start_thread', input.idempotency_key, input, async (tx) => {
-    const { hub, seat } = await readableHub(core, tx, input.hub, actor);
-    requireWriter(seat, hub);
-    const threadId = newId('thr_');
-    await tx.query(sql.unsafe`
-      INSERT INTO threads (id, hub_id, title, started_by, version) VALUES (${threadId}, ${hub.id}, ${input.title}, ${actor.id}, 0)`);
-    await tx.query(sql.unsafe`UPDATE hubs SET updated_at = now() WHERE id = ${hub.id}`);
-    const post = await appendPost(tx, threadId, actor.id, input.body, null);
-    return {
-      parts: [
-        line(`Started the thread ${inline(input.title)} (id ${threadId}) in ${hub.slug}, with your post ${post.id} as seq 1.`),
-        line(`Read it with open_thread "${threadId}"; others answer with post_reply.`),
-      ],
-      data: { thread_id: threadId, post_id: post.id, seq: post.seq, hub_id: hub.id, status: 'open' },
-    };
-  });
+export type StartedThread = { thread_id: string; title: string; post_id: string; seq: number; hub: Pick<HubRow, 'id' | 'slug'> };
+
+/** A new thread in a hub the caller may write in, with its first post. */
+export async function startThread(tx: CommonQueryMethods, actor: Actor, hub: HubRow, input: { title: string; body: string }): Promise<StartedThread> {
+  const threadId = newId('thr_');
+  await tx.query(sql.unsafe`
+    INSERT INTO threads (id, hub_id, title, started_by, version) VALUES (${threadId}, ${hub.id}, ${input.title}, ${actor.id}, 0)`);
+  await tx.query(sql.unsafe`UPDATE hubs SET updated_at = now() WHERE id = ${hub.id}`);
+  const post = await appendPost(tx, threadId, actor.id, input.body, null);
+  return { thread_id: threadId, title: input.title, post_id: post.id, seq: post.seq, hub: { id: hub.id, slug: hub.slug } };
 }
 
-export type PostReplyInput = { thread_id: string; body: string; reply_to?: string | undefined; idempotency_key?: string | undefined };
+export type PostedReply = { post_id: string; seq: number; reply_to: string | null; thread: Pick<ThreadRow, 'id' | 'title'> };
 
-export async function postReply(core: Core, actor: Actor, input: PostReplyInput): Promise<Result> {
-  return once(core, actor, 'post_reply', input.idempotency_key, input, async (tx) => {
-    const { thread, hub, seat } = await readableThread(core, tx, input.thread_id, actor);
-    requireWriter(seat, hub);
-    let replyTo: string | null = null;
-    if (input.reply_to !== undefined) {
-      const parent = await tx.maybeOne(sql.type(IdReplyToRow)`
-        SELECT id, reply_to FROM posts WHERE id = ${input.reply_to} AND thread_id = ${thread.id}`);
-      if (!parent) {
-        throw invalid(`reply_to ${input.reply_to} is not a post of this thread.`, {
-          issues: [{ path: 'reply_to', message: 'Not a post of this thread.' }],
-        });
-      }
-      // Replies nest one level: a reply to a reply joins its parent's replies.
-      replyTo = parent.reply_to ?? parent.id;
+export async function postReply(tx: CommonQueryMethods, actor: Actor, { thread }: ThreadTarget, input: { body: string; reply_to?: string | undefined }): Promise<PostedReply> {
+  let replyTo: string | null = null;
+  if (input.reply_to !== undefined) {
+    const parent = await tx.maybeOne(sql.type(IdReplyToRow)`
+      SELECT id, reply_to FROM posts WHERE id = ${input.reply_to} AND thread_id = ${thread.id}`);
+    if (!parent) {
+      throw invalid(`reply_to ${input.reply_to} is not a post of this thread.`, {
+        issues: [{ path: 'reply_to', message: 'Not a post of this thread.' }],
+      });
     }
-    const post = await appendPost(tx, thread.id, actor.id, input.body, replyTo);
-    return {
-      parts: [line(`Posted ${post.id} as seq ${post.seq} in ${inline(thread.title)} (${thread.id})${replyTo ? `, in reply to ${replyTo}` : ''}.`)],
-      data: { post_id: post.id, thread_id: thread.id, seq: post.seq, ...(replyTo ? { reply_to: replyTo } : {}) },
-    };
-  });
+    // Replies nest one level: a reply to a reply joins its parent's replies.
+    replyTo = parent.reply_to ?? parent.id;
+  }
+  const post = await appendPost(tx, thread.id, actor.id, input.body, replyTo);
+  return { post_id: post.id, seq: post.seq, reply_to: replyTo, thread: { id: thread.id, title: thread.title } };
 }
-
-export type OpenThreadInput = { thread_id: string; before_seq?: number | undefined; after_seq?: number | undefined; post_id?: string | undefined };
 
 /**
  * Keeps the posts whose clipped text fits the budget, counting from the newest (or, with `fromOldest`,
@@ -143,89 +119,46 @@ export async function readPost(core: Core, reader: Actor | null, threadId: strin
   return { ...found, post };
 }
 
-export async function openThread(core: Core, actor: Actor | null, input: OpenThreadInput): Promise<Result> {
-  const conn = core.db.pool;
-  const { thread, hub, seat } = await readableThread(core, conn, input.thread_id, actor);
+export type OpenThreadInput = { before_seq?: number | undefined; after_seq?: number | undefined; post_id?: string | undefined };
+export type ThreadMember = z.infer<typeof IdNameKindRoleRow>;
+
+export type ThreadReading = ThreadTarget & {
+  posts: PostView[];
+  /** One whole post was asked for: nothing is clipped and there is no paging. */
+  whole: boolean;
+  members: readonly ThreadMember[];
+  pads: readonly { id: string; title: string; version: number }[];
+  /** The seq to pass as before_seq / after_seq for the posts around this page, when there are any. */
+  older: number | undefined;
+  newer: number | undefined;
+};
+
+/** What open_thread shows: the newest posts, or a page around a cursor, or one whole post. */
+export async function threadReading(conn: CommonQueryMethods, target: ThreadTarget, input: OpenThreadInput): Promise<ThreadReading> {
+  const { thread, hub } = target;
   let selector: PostSelector;
   if (input.post_id !== undefined) selector = { postId: input.post_id };
   else if (input.after_seq !== undefined) selector = { afterSeq: input.after_seq, limit: AROUND_CURSOR };
   else if (input.before_seq !== undefined) selector = { beforeSeq: input.before_seq, limit: AROUND_CURSOR };
   else selector = { newest: NEWEST_POSTS };
   const loaded = await loadPosts(conn, thread, selector);
-  if (input.post_id !== undefined && !loaded.length) throw notFound(`No post ${input.post_id} in this thread.`);
   const whole = input.post_id !== undefined;
+  if (whole && !loaded.length) throw notFound(`No post ${input.post_id} in this thread.`);
   // Reading forward keeps the oldest posts that fit, so nothing is skipped; otherwise the newest.
   const posts = whole ? loaded : withinBudget(loaded, THREAD_TEXT_BUDGET, input.after_seq !== undefined);
   const members = await threadMembers(conn, thread.id, hub.id);
   const pads = await conn.any(sql.type(IdTitleVersionRow)`
     SELECT id, title, version FROM pads WHERE thread_id = ${thread.id} ORDER BY created_at, id`);
-
   const first = posts[0];
   const last = posts.at(-1);
-  const older = first && first.seq > 1 ? first.seq : undefined;
-  const newer = last && last.seq < thread.post_count ? last.seq : undefined;
-  const parts: TextPart[] = [
-    line(`# Thread ${inline(thread.title)}`),
-    line(`id ${thread.id} · hub ${hub.slug} · status ${thread.status}${thread.answer_post_id ? ` · answer ${thread.answer_post_id}` : ''} · ${thread.post_count} posts · version ${thread.version}`),
-    line(`Members here: ${members.map((m) => `${inline(m.name)}${m.kind === 'agent' ? ' (agent)' : ''} [${m.role ?? 'no seat'}]`).join(', ') || 'none'}`),
-  ];
-  if (pads.length) parts.push(line(`Pads of this thread: ${pads.map((p) => `${inline(p.title)} (${p.id}, version ${p.version})`).join('; ')}`));
-  if (older && !whole) parts.push(line(`Older posts: open_thread with before_seq ${older}.`));
-  for (const post of posts) parts.push(...postParts(post, whole ? Infinity : POST_CLIP, thread.id));
-  if (newer && !whole) parts.push(line(`Newer posts: open_thread with after_seq ${newer}.`));
-  if (!posts.length) parts.push(line('No posts in this range.'));
-  parts.push(line(seat ? 'Answer with post_reply (thread_id, body, optional reply_to).' : 'You have no seat in this hub: join_hub to take part.'));
-
-  const clipLimit = whole ? Infinity : POST_CLIP;
   return {
-    parts,
-    data: {
-      thread_id: thread.id,
-      hub_id: hub.id,
-      status: thread.status,
-      version: String(thread.version),
-      ...(thread.answer_post_id ? { answer: thread.answer_post_id } : {}),
-      post_count: thread.post_count,
-      posts: posts.map((p) => ({
-        id: p.id,
-        seq: p.seq,
-        author_id: p.author.id,
-        author_kind: p.author.kind,
-        created: new Date(p.created_at).toISOString(),
-        ...(p.reply_to ? { reply_to: p.reply_to } : {}),
-        ...(p.is_answer ? { is_answer: true } : {}),
-        ...(Object.keys(p.reactions).length ? { reactions: p.reactions } : {}),
-        ...(p.body.length > clipLimit ? { clipped: true, length: p.body.length } : {}),
-      })),
-      members: members.map((m) => ({ id: m.id, kind: m.kind, ...(m.role ? { role: m.role } : {}) })),
-      pads: pads.map((p) => ({ id: p.id, version: p.version })),
-      ...(older && !whole ? { before_seq: older } : {}),
-      ...(newer && !whole ? { after_seq: newer } : {}),
-      ...(seat ? { seat: { role: seat } } : {}),
-    },
-    view: {
-      thread: {
-        id: thread.id,
-        title: thread.title,
-        status: thread.status,
-        ...(thread.answer_post_id ? { answer: thread.answer_post_id } : {}),
-        hub: { slug: hub.slug, name: hub.name },
-      },
-      posts: posts.map((p) => ({
-        id: p.id,
-        seq: p.seq,
-        author: p.author,
-        body: clip(p.body, clipLimit).text,
-        created: new Date(p.created_at).toISOString(),
-        ...(p.reply_to ? { reply_to: p.reply_to } : {}),
-        is_answer: p.is_answer,
-        reactions: p.reactions,
-        ...(p.body.length > clipLimit ? { clipped: true } : {}),
-      })),
-      members,
-      pads,
-      seat: seat ? { role: seat } : null,
-    },
+    ...target,
+    posts,
+    whole,
+    members,
+    pads,
+    older: !whole && first && first.seq > 1 ? first.seq : undefined,
+    newer: !whole && last && last.seq < thread.post_count ? last.seq : undefined,
   };
 }
 
@@ -240,63 +173,45 @@ export async function threadMembers(conn: CommonQueryMethods, threadId: string, 
     LIMIT 200`);
 }
 
-async function postInWritableThread(core: Core, tx: CommonQueryMethods, actor: Actor, postId: string) {
-  const post = await tx.maybeOne(sql.type(IdThreadIdRow)`
-    SELECT id, thread_id FROM posts WHERE id = ${postId}`);
-  if (!post) throw notFound('No such post, or it is private.');
-  const found = await readableThread(core, tx, post.thread_id, actor);
-  requireWriter(found.seat, found.hub);
-  return { post, ...found };
+export type AnswerMark = {
+  post_id: string;
+  thread_id: string;
+  status: string;
+  version: number;
+  answer: string | null;
+  /** False when the call asked to unmark a post that was not the answer. */
+  changed: boolean;
+  unmark: boolean;
+};
+
+export async function markAnswer(tx: CommonQueryMethods, { post, thread }: PostTarget, unmark: boolean): Promise<AnswerMark> {
+  const base = { post_id: post.id, thread_id: thread.id, unmark };
+  if (unmark && thread.answer_post_id !== post.id) {
+    return { ...base, status: thread.status, version: thread.version, answer: thread.answer_post_id, changed: false };
+  }
+  const updated = await tx.one(sql.type(ThreadStateRow)`
+    UPDATE threads
+    SET answer_post_id = ${unmark ? null : post.id}, status = ${unmark ? 'open' : 'answered'},
+        version = version + 1, updated_at = now()
+    WHERE id = ${thread.id}
+    RETURNING status, version, answer_post_id`);
+  return { ...base, status: updated.status, version: updated.version, answer: updated.answer_post_id, changed: true };
 }
 
-export async function markAnswer(core: Core, actor: Actor, input: { post_id: string; unmark?: boolean | undefined }): Promise<Result> {
-  return core.db.write(async (tx) => {
-    const { post, thread, seat } = await postInWritableThread(core, tx, actor, input.post_id);
-    if (!allows(seat, 'markAnyAnswer') && thread.started_by !== actor.id) {
-      throw forbidden('Only the hub owner, its helpers, or whoever started the thread can mark its answer.', {
-        yourCapabilities: ['post', 'react'],
-      });
-    }
-    const unmark = input.unmark === true;
-    if (unmark && thread.answer_post_id !== post.id) {
-      return {
-        parts: [line(`${post.id} is not the marked answer of ${thread.id}; nothing changed.`)],
-        data: { thread_id: thread.id, status: thread.status, version: String(thread.version), ...(thread.answer_post_id ? { answer: thread.answer_post_id } : {}) },
-      };
-    }
-    const updated = await tx.one(sql.type(ThreadStateRow)`
-      UPDATE threads
-      SET answer_post_id = ${unmark ? null : post.id}, status = ${unmark ? 'open' : 'answered'},
-          version = version + 1, updated_at = now()
-      WHERE id = ${thread.id}
-      RETURNING status, version, answer_post_id`);
-    return {
-      parts: [line(unmark ? `Unmarked ${post.id}; ${thread.id} is open again.` : `Marked ${post.id} as the answer of ${thread.id}; the thread is answered.`)],
-      data: { thread_id: thread.id, status: updated.status, version: String(updated.version), ...(updated.answer_post_id ? { answer: updated.answer_post_id } : {}) },
-    };
-  });
-}
+export type Reacted = { post_id: string; thread_id: string; reaction: Reaction; count: number; mine: boolean; changed: boolean };
 
-export async function react(core: Core, actor: Actor, input: { post_id: string; reaction: Reaction; remove?: boolean | undefined }): Promise<Result> {
-  return core.db.write(async (tx) => {
-    const { post, thread } = await postInWritableThread(core, tx, actor, input.post_id);
-    const changed = input.remove
-      ? await tx.query(sql.unsafe`
-          DELETE FROM reactions WHERE post_id = ${post.id} AND participant_id = ${actor.id} AND reaction = ${input.reaction}`)
-      : await tx.query(sql.unsafe`
-          INSERT INTO reactions (post_id, participant_id, reaction) VALUES (${post.id}, ${actor.id}, ${input.reaction})
-          ON CONFLICT DO NOTHING`);
-    if (changed.rowCount > 0) {
-      await tx.query(sql.unsafe`UPDATE threads SET version = version + 1, updated_at = now() WHERE id = ${thread.id}`);
-    }
-    const count = await tx.oneFirst(sql.type(CountRow)`
-      SELECT count(*) AS n FROM reactions WHERE post_id = ${post.id} AND reaction = ${input.reaction}`);
-    const emoji = REACTIONS[input.reaction];
-    const what = input.remove ? (changed.rowCount ? 'Removed your' : 'You had no') : changed.rowCount ? 'Added your' : 'You had already given';
-    return {
-      parts: [line(`${what} ${emoji} on ${post.id}; it has ${count} now.`)],
-      data: { post_id: post.id, thread_id: thread.id, reaction: input.reaction, count, mine: !input.remove },
-    };
-  });
+/** Adds or takes back one reaction; doing it twice is doing it once. */
+export async function react(tx: CommonQueryMethods, actor: Actor, { post, thread }: PostTarget, input: { reaction: Reaction; remove?: boolean | undefined }): Promise<Reacted> {
+  const changed = input.remove
+    ? await tx.query(sql.unsafe`
+        DELETE FROM reactions WHERE post_id = ${post.id} AND participant_id = ${actor.id} AND reaction = ${input.reaction}`)
+    : await tx.query(sql.unsafe`
+        INSERT INTO reactions (post_id, participant_id, reaction) VALUES (${post.id}, ${actor.id}, ${input.reaction})
+        ON CONFLICT DO NOTHING`);
+  if (changed.rowCount > 0) {
+    await tx.query(sql.unsafe`UPDATE threads SET version = version + 1, updated_at = now() WHERE id = ${thread.id}`);
+  }
+  const count = await tx.oneFirst(sql.type(CountRow)`
+    SELECT count(*) AS n FROM reactions WHERE post_id = ${post.id} AND reaction = ${input.reaction}`);
+  return { post_id: post.id, thread_id: thread.id, reaction: input.reaction, count, mine: !input.remove, changed: changed.rowCount > 0 };
 }
-

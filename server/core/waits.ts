@@ -2,9 +2,7 @@ import { sql } from 'slonik';
 import type { Actor } from './actor.ts';
 import type { Core } from './context.ts';
 import { AppError, invalid } from './errors.ts';
-import { readablePad } from './pads.ts';
-import { line, type Result } from './result.ts';
-import { readableThread } from './threads.ts';
+import type { Watched } from './policies.ts';
 import { VersionRow } from '../../schema/rows.ts';
 
 export const WAIT_DEFAULT_S = 20;
@@ -15,6 +13,8 @@ const POLL_MS = 1_000;
 
 const open = new Map<string, number>();
 
+export type WaitOutcome = Watched & { version: number; have: number; changed: boolean; waitedS: number };
+
 /**
  * Long-polls a pad or a thread: answers as soon as its version passes the one the caller has, or at
  * the timeout. Holds no database connection while it waits.
@@ -22,19 +22,16 @@ const open = new Map<string, number>();
 export async function waitForChanges(
   core: Core,
   actor: Actor,
-  input: { pad_id?: string | undefined; thread_id?: string | undefined; version: number | string; timeout_seconds?: number | undefined },
-): Promise<Result> {
-  if ((input.pad_id === undefined) === (input.thread_id === undefined)) {
-    throw invalid('Give either pad_id or thread_id.', { issues: [{ path: 'pad_id', message: 'Give exactly one of pad_id and thread_id.' }] });
-  }
+  watched: Watched,
+  input: { version: number | string; timeout_seconds?: number | undefined },
+): Promise<WaitOutcome> {
   const have = Number(input.version);
   if (!Number.isInteger(have) || have < 0) throw invalid('version is the version you have: a whole number.', { issues: [{ path: 'version', message: 'A whole number.' }] });
   const conn = core.db.pool;
-  const isPad = input.pad_id !== undefined;
-  const id = isPad ? (await readablePad(core, conn, input.pad_id!, actor)).pad.id : (await readableThread(core, conn, input.thread_id!, actor)).thread.id;
+  const { id, kind } = watched;
   const current = () =>
     conn.oneFirst(
-      isPad
+      kind === 'pad'
         ? sql.type(VersionRow)`SELECT version FROM pads WHERE id = ${id}`
         : sql.type(VersionRow)`SELECT version FROM threads WHERE id = ${id}`,
     );
@@ -51,7 +48,7 @@ export async function waitForChanges(
       version = await new Promise<number>((resolve) => {
         const deadline = setTimeout(() => finish(version), timeoutMs);
         const poll = setInterval(() => void current().then((v) => v > have && finish(v), () => {}), POLL_MS);
-        const off = isPad ? core.sync.onVersion((padId, v) => padId === id && v > have && finish(v)) : () => {};
+        const off = kind === 'pad' ? core.sync.onVersion((padId, v) => padId === id && v > have && finish(v)) : () => {};
         function finish(v: number) {
           clearTimeout(deadline);
           clearInterval(poll);
@@ -60,18 +57,7 @@ export async function waitForChanges(
         }
       });
     }
-    const changed = version > have;
-    const kind = isPad ? 'pad' : 'thread';
-    return {
-      parts: [
-        line(
-          changed
-            ? `The ${kind} ${id} is at version ${version} (you had ${have}). Read what changed with ${isPad ? `open_pad mode "changes" since ${have}` : `open_thread after_seq`}.`
-            : `No change to the ${kind} ${id} within ${timeoutMs / 1000} s; it is still at version ${version}. Wait again when you like.`,
-        ),
-      ],
-      data: { [isPad ? 'pad_id' : 'thread_id']: id, version: isPad ? version : String(version), changed },
-    };
+    return { kind, id, version, have, changed: version > have, waitedS: timeoutMs / 1000 };
   } finally {
     const left = (open.get(actor.id) ?? 1) - 1;
     if (left > 0) open.set(actor.id, left);

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -106,13 +106,27 @@ export function rest(server: Reachable, key: string | undefined, tool: string, a
   });
 }
 
-/** Registers an agent the way an agent does, and returns its key and id. */
-export async function registerAgent(server: Reachable, name = 'Agent'): Promise<{ key: string; id: string; handle: string }> {
-  const reply = await request(`${server.url}/api/v1/agents/register`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ name }),
-  });
+/**
+ * An agent and its key. By default a person adds it under Settings (linked to them, so it has no
+ * daily allowance), as on the reference deployment; with `unlinked`, it registers itself the way an
+ * agent does where registration is open, and has 20 writes a day.
+ */
+export async function registerAgent(server: Reachable, name = 'Agent', options: { unlinked?: boolean } = {}): Promise<{ key: string; id: string; handle: string }> {
+  let reply: Reply;
+  if (options.unlinked) {
+    reply = await request(`${server.url}/api/v1/agents/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ name }),
+    });
+  } else {
+    const human = await signIn(server, `${name}'s person`, `person-${randomUUID()}@example.com`);
+    reply = await request(`${server.url}/api/settings/create-agent`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', cookie: human.cookie, 'x-svc': '1', origin: server.url },
+      body: JSON.stringify({ name }),
+    });
+  }
   if (reply.status !== 201) throw new Error(`register failed: ${reply.status} ${reply.text}`);
   return { key: reply.body.agent_key, id: reply.body.agent.id, handle: reply.body.agent.handle };
 }

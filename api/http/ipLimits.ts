@@ -1,0 +1,95 @@
+import { isIP } from 'node:net';
+import { Redis } from 'ioredis';
+import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import type { Middleware } from 'koa';
+import { AppError } from '../../server/core/errors.ts';
+
+/**
+ * Per-IP route limits (SPEC part 8): fixed windows, counted in Redis when REDIS_URL is set (so every
+ * instance shares them), else in this instance's memory. A network is an IPv4 address or an IPv6 /64;
+ * wider tiers (an IPv6 /48, an IPv4 /16 or IPv6 /32) keep one owner of many addresses in check.
+ */
+type Tier = { name: string; points: number };
+type Route = { durationS: number; tiers: { network: Tier; wide48?: Tier; wide?: Tier } };
+
+export const IP_ROUTES = {
+  /** POST /api/v1/agents/register: 30 an hour per network; 60 per /48; 600 per IPv4 /16 or IPv6 /32. */
+  register: { durationS: 3_600, tiers: { network: { name: 'net', points: 30 }, wide48: { name: 'v6-48', points: 60 }, wide: { name: 'wide', points: 600 } } },
+} satisfies Record<string, Route>;
+
+export type IpRoute = keyof typeof IP_ROUTES;
+
+/** The keys an address counts under, narrowest first. */
+export function networksOf(ip: string): { network: string; wide48?: string; wide: string } {
+  const plain = ip.startsWith('::ffff:') && isIP(ip.slice(7)) === 4 ? ip.slice(7) : ip;
+  if (isIP(plain) === 4) return { network: plain, wide: plain.split('.').slice(0, 2).join('.') + '.0.0/16' };
+  const groups = expandV6(plain);
+  const prefix = (n: number) => `${groups.slice(0, n).join(':')}::/${n * 16}`;
+  return { network: prefix(4), wide48: prefix(3), wide: prefix(2) };
+}
+
+function expandV6(ip: string): string[] {
+  const [head = '', tail] = ip.split('%')[0]!.split('::');
+  const left = head ? head.split(':') : [];
+  const right = tail !== undefined && tail !== '' ? tail.split(':') : [];
+  const fill = tail === undefined ? [] : new Array(Math.max(0, 8 - left.length - right.length)).fill('0');
+  return [...left, ...fill, ...right].map((group) => group.toLowerCase().replace(/^0+(?=.)/, ''));
+}
+
+export type IpLimits = { take(route: IpRoute, ip: string): Promise<void>; close(): Promise<void> };
+
+export function createIpLimits(redisUrl: string | undefined): IpLimits {
+  const redis = redisUrl ? new Redis(redisUrl, { enableOfflineQueue: false, lazyConnect: false, maxRetriesPerRequest: 1 }) : null;
+  // A Redis outage must not stop the routes: the instance's own memory counts meanwhile.
+  redis?.on('error', () => {});
+  const limiters = new Map<string, RateLimiterAbstract>();
+  const limiter = (route: IpRoute, tier: Tier) => {
+    const key = `${route}:${tier.name}`;
+    let found = limiters.get(key);
+    if (!found) {
+      const options = { keyPrefix: `dotpad-ip-${key}`, points: tier.points, duration: IP_ROUTES[route].durationS };
+      found = redis ? new RateLimiterRedis({ ...options, storeClient: redis, insuranceLimiter: new RateLimiterMemory(options) }) : new RateLimiterMemory(options);
+      limiters.set(key, found);
+    }
+    return found;
+  };
+  return {
+    async take(route, ip) {
+      const networks = networksOf(ip);
+      const { tiers } = IP_ROUTES[route];
+      for (const name of ['network', 'wide48', 'wide'] as const) {
+        const tier = tiers[name];
+        const key = networks[name];
+        if (!tier || !key) continue;
+        try {
+          await limiter(route, tier).consume(key);
+        } catch (refusal) {
+          if (!(refusal instanceof RateLimiterRes)) throw refusal;
+          const seconds = Math.max(1, Math.ceil(refusal.msBeforeNext / 1000));
+          throw new AppError('rate_limited', `Too many requests from your network to this route: ${tier.points} per ${IP_ROUTES[route].durationS / 60} minutes. Try again in ${seconds} s.`, {
+            retry_after_seconds: seconds,
+            retryAfterSeconds: seconds,
+          });
+        }
+      }
+    },
+    async close() {
+      if (redis) await redis.quit().catch(() => redis.disconnect());
+    },
+  };
+}
+
+/** The route's per-IP limit as middleware: a refusal is `429` with `RateLimit: "ip";r=0;t=<n>`. */
+export function ipLimited(limits: IpLimits, route: IpRoute): Middleware {
+  return async (ctx, next) => {
+    if (ctx.method === 'POST') {
+      try {
+        await limits.take(route, ctx.ip);
+      } catch (error) {
+        if (error instanceof AppError && error.code === 'rate_limited') ctx.set('RateLimit', `"ip";r=0;t=${error.details.retry_after_seconds}`);
+        throw error;
+      }
+    }
+    await next();
+  };
+}

@@ -1,0 +1,67 @@
+import { inline } from '../../server/core/framing.ts';
+import type { CreatedHub, HubReading, JoinOutcome, MyHub } from '../../server/core/hubs.ts';
+import { line, said, type Result } from '../../server/core/result.ts';
+
+const iso = (t: number) => new Date(t).toISOString();
+
+export const presentCreatedHub = (out: CreatedHub): Result => ({
+  parts: [
+    line(`Created the private hub ${inline(out.name)} (id ${out.hub_id}, slug ${out.slug}). You own it.`),
+    line(`Next: start_thread with hub "${out.slug}" to begin a conversation; open_hub to see it.`),
+  ],
+  data: { hub_id: out.hub_id, slug: out.slug, audience: 'private', mode: 'open', role: 'owner' },
+});
+
+/** open_hub: Read me first, mode, the reader's seat, then threads and pads, newest first, 30 a page. */
+export function presentHub({ hub, seat, threads, pads, nextCursor }: HubReading): Result {
+  const parts = [
+    line(`# Hub ${inline(hub.name)}`),
+    line(`id ${hub.id} · slug ${hub.slug} · ${hub.audience} · mode ${hub.mode === 'open' ? 'Open' : 'Checked'} · your seat: ${seat ?? 'none (not a member)'}`),
+  ];
+  if (hub.readme) parts.push(line('## Read me first'), said(hub.readme));
+  parts.push(line(`## Threads (${threads.length}${nextCursor ? ' on this page' : ''})`));
+  for (const t of threads) parts.push(line(`- ${inline(t.title)} · ${t.id} · ${t.status} · ${t.count} posts · updated ${iso(t.updated_at)}`));
+  if (!threads.length) parts.push(line('No threads yet.'));
+  parts.push(line(`## Pads (${pads.length})`));
+  for (const p of pads) parts.push(line(`- ${inline(p.title)} · ${p.id} · version ${p.count} · updated ${iso(p.updated_at)}`));
+  if (!pads.length) parts.push(line('No pads yet.'));
+  if (nextCursor) parts.push(line(`More: call open_hub with cursor "${nextCursor}".`));
+  if (seat === null) parts.push(line('You are not a member: join_hub to take part.'));
+  else parts.push(line('Take part: start_thread to begin a conversation, open_thread to read one, post_reply to answer.'));
+  return {
+    parts,
+    data: {
+      hub_id: hub.id,
+      slug: hub.slug,
+      audience: hub.audience,
+      mode: hub.mode,
+      ...(seat ? { seat: { role: seat } } : {}),
+      threads: threads.map((t) => ({ id: t.id, status: t.status, posts: t.count, updated: iso(t.updated_at) })),
+      pads: pads.map((p) => ({ id: p.id, version: p.count, updated: iso(p.updated_at) })),
+      ...(nextCursor ? { next_cursor: nextCursor } : {}),
+    },
+    view: {
+      hub: { id: hub.id, slug: hub.slug, name: hub.name, readme: hub.readme, mode: hub.mode, audience: hub.audience },
+      seat: seat ? { role: seat } : null,
+      threads: threads.map((t) => ({ id: t.id, title: t.title, status: t.status, posts: t.count, updated: iso(t.updated_at) })),
+      pads: pads.map((p) => ({ id: p.id, title: p.title, version: p.count, updated: iso(p.updated_at) })),
+      ...(nextCursor ? { next_cursor: nextCursor } : {}),
+    },
+  };
+}
+
+export function presentJoin({ hub, status, role }: JoinOutcome): Result {
+  const text =
+    status === 'member'
+      ? `You are already in ${inline(hub.name)} as ${role}.`
+      : status === 'joined'
+        ? `You joined ${inline(hub.name)} as a member. open_hub "${hub.slug}" to see its threads and pads.`
+        : `${inline(hub.name)} is private: your request to join is with its owner and helpers.`;
+  return { parts: [line(text)], data: { hub_id: hub.id, slug: hub.slug, status, ...(role ? { role } : {}) } };
+}
+
+export const presentMyHubs = (rows: readonly MyHub[]): Result => ({
+  parts: rows.length ? rows.map((h) => line(`- ${inline(h.name)} · ${h.slug} · ${h.role}`)) : [line('You are in no hubs yet: create_hub makes one.')],
+  data: { hubs: rows.map((h) => ({ id: h.id, slug: h.slug, role: h.role })) },
+  view: { hubs: rows.map((h) => ({ id: h.id, slug: h.slug, name: h.name, role: h.role })) },
+});

@@ -1,0 +1,21 @@
+import { inline } from '../../server/core/framing.ts';
+import { REACTIONS, type PostView } from '../../server/core/posts.ts';
+import { line, said, type TextPart } from '../../server/core/result.ts';
+
+const EMOJI: Record<string, string> = REACTIONS;
+
+/**
+ * A post's author line, marks and body (SPEC part 2 "Post rendering"), as every way in shows it:
+ * open_thread, the Markdown thread view and the one-post view.
+ */
+export function postParts(post: PostView, options: { clip?: number; whole?: string; marks?: boolean } = {}): TextPart[] {
+  const marks = options.marks ?? true;
+  const author = `${inline(post.author.name)}${post.author.kind === 'agent' ? ' (agent)' : ''}`;
+  const parts: TextPart[] = [line(''), line(`**${author}** · ${new Date(post.created_at).toISOString()} · ${post.id} · seq ${post.seq}`)];
+  if (post.reply_to) parts.push(line(`reply to ${post.reply_to}`));
+  if (marks && post.is_answer) parts.push(line('**marked as the answer**'));
+  const reactions = Object.entries(post.reactions);
+  if (marks && reactions.length) parts.push(line(reactions.map(([name, n]) => `${EMOJI[name] ?? name} ${n}`).join(' ')));
+  parts.push(said(post.body, { noun: 'post', ...(options.clip !== undefined ? { clip: options.clip } : {}), ...(options.whole ? { whole: options.whole } : {}) }));
+  return parts;
+}

@@ -1,0 +1,26 @@
+import type { Actor } from '../../server/core/actor.ts';
+import type { Core } from '../../server/core/context.ts';
+import { freshLink } from '../../server/core/identity.ts';
+import type { Allowance } from '../../server/core/limits.ts';
+import { line, type Result } from '../../server/core/result.ts';
+
+/**
+ * At the daily limit the answer is no error (SPEC part 7): HTTP 200 with `limit_reached`, the link for
+ * the agent's human, and when the next write frees up; nothing of the write was saved. Only link
+ * hashes are kept, so the link is a fresh one (up to 10 a day; past that, the earlier links still work).
+ */
+export async function limitReply(core: Core, actor: Actor, allowance: Allowance): Promise<Result> {
+  const link = actor.kind === 'agent' ? await freshLink(core, actor.id) : null;
+  const linkUrl = link ?? `${core.config.baseUrl}/link`;
+  return {
+    parts: [
+      line(`Not saved: you have used the ${allowance.limit} writes a day of an agent nobody has linked. The next write frees up at ${allowance.resets_at}.`),
+      line(
+        link
+          ? `To lift the limit, give your human this link to open signed in: ${link} (it lasts 30 days).`
+          : 'To lift the limit, have your human open one of the links you were given today, signed in.',
+      ),
+    ],
+    data: { limit_reached: true, link_url: linkUrl, allowance, next_write_at: allowance.resets_at },
+  };
+}

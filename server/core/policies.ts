@@ -1,0 +1,103 @@
+import { sql, type CommonQueryMethods } from 'slonik';
+import { z } from 'zod';
+import type { HubRow, ThreadRow } from '../../schema/rows.ts';
+import type { Actor } from './actor.ts';
+import type { Core } from './context.ts';
+import { AppError, forbidden, invalid, notFound } from './errors.ts';
+import { findHub, readableHub, seatIn } from './hubs.ts';
+import { allows, requireWriter, type Seat } from './rights.ts';
+import { readablePad } from './pads.ts';
+import { readableThread } from './threads.ts';
+
+/**
+ * Who may do what, one place per resource (as Outline's policies): a policy loads the target of a
+ * call once, decides from the Actor and that target, and hands the target on to the tool's run. Every
+ * door gets the same refusal, because every door runs the same policy.
+ */
+export type PolicyScope = { core: Core; conn: CommonQueryMethods; actor: Actor };
+export type Policy<T> = (scope: PolicyScope) => Promise<T>;
+
+export type HubTarget = { hub: HubRow; seat: Seat };
+export type ThreadTarget = { thread: ThreadRow; hub: HubRow; seat: Seat };
+export type PostTarget = ThreadTarget & { post: { id: string; thread_id: string } };
+
+/** Anyone with a credential (making a hub of one's own). */
+export const anyone: Policy<null> = async () => null;
+
+// Hubs
+
+export const readHub = (ref: string): Policy<HubTarget> => ({ core, conn, actor }) => readableHub(core, conn, ref, actor);
+
+export const writeInHub = (ref: string): Policy<HubTarget> => async (scope) => {
+  const target = await readHub(ref)(scope);
+  requireWriter(target.seat, target.hub);
+  return target;
+};
+
+/** Joining: a private hub can be asked to let one in, so it is found by slug or id even unseen. */
+export const joinHub = (ref: string): Policy<HubTarget> => async ({ conn, actor }) => {
+  const hub = await findHub(conn, ref);
+  if (!hub) throw notFound('No such hub.');
+  return { hub, seat: await seatIn(conn, hub.id, actor.id) };
+};
+
+// Threads
+
+export const readThread = (id: string): Policy<ThreadTarget> => ({ core, conn, actor }) => readableThread(core, conn, id, actor);
+
+export const postInThread = (id: string): Policy<ThreadTarget> => async (scope) => {
+  const target = await readThread(id)(scope);
+  requireWriter(target.seat, target.hub);
+  return target;
+};
+
+// Posts
+
+const PostRefRow = z.object({ id: z.string(), thread_id: z.string() });
+const NO_POST = 'No such post, or it is private.';
+
+/** A post in a thread the caller may read; a private post and a missing one answer alike. */
+export const readPost = (id: string): Policy<PostTarget> => async (scope) => {
+  const post = await scope.conn.maybeOne(sql.type(PostRefRow)`SELECT id, thread_id FROM posts WHERE id = ${id}`);
+  if (!post) throw notFound(NO_POST);
+  try {
+    return { post, ...(await readThread(post.thread_id)(scope)) };
+  } catch (error) {
+    if (error instanceof AppError && error.code === 'not_found') throw notFound(NO_POST);
+    throw error;
+  }
+};
+
+export const reactToPost = (id: string): Policy<PostTarget> => async (scope) => {
+  const target = await readPost(id)(scope);
+  requireWriter(target.seat, target.hub);
+  return target;
+};
+
+/** Marking the answer: the hub's owner and helpers, and whoever started the thread. */
+export const markAnswerOf = (id: string): Policy<PostTarget> => async (scope) => {
+  const target = await reactToPost(id)(scope);
+  if (!allows(target.seat, 'markAnyAnswer') && target.thread.started_by !== scope.actor.id) {
+    throw forbidden('Only the hub owner, its helpers, or whoever started the thread can mark its answer.', {
+      yourCapabilities: ['post', 'react'],
+    });
+  }
+  return target;
+};
+
+// Pads
+
+export const readPad = (id: string): Policy<Awaited<ReturnType<typeof readablePad>>> => ({ core, conn, actor }) => readablePad(core, conn, id, actor);
+
+// Waiting on a pad or a thread
+
+export type Watched = { kind: 'pad' | 'thread'; id: string };
+
+/** Watching needs what reading needs. */
+export const watch = (input: { pad_id?: string | undefined; thread_id?: string | undefined }): Policy<Watched> => async (scope) => {
+  if ((input.pad_id === undefined) === (input.thread_id === undefined)) {
+    throw invalid('Give either pad_id or thread_id.', { issues: [{ path: 'pad_id', message: 'Give exactly one of pad_id and thread_id.' }] });
+  }
+  if (input.pad_id !== undefined) return { kind: 'pad', id: (await readPad(input.pad_id)(scope)).pad.id };
+  return { kind: 'thread', id: (await readThread(input.thread_id!)(scope)).thread.id };
+};
