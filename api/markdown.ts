@@ -10,8 +10,8 @@ import { said } from '../server/core/result.ts';
 import { postParts } from './present/posts.ts';
 import type { Seat } from '../server/core/rights.ts';
 import { sha256Hex } from '../server/core/secrets.ts';
-import { POST_CLIP, readPost, threadPage } from '../server/core/threads.ts';
-import { padPage } from '../server/core/pads.ts';
+import { POST_CLIP, readableThread, readPost, threadPage } from '../server/core/threads.ts';
+import { mayEditPad, padContent, readablePad } from '../server/core/pads.ts';
 import { outlineRows, outlineTable, sections, wholeText } from '../server/core/sections.ts';
 import { optionalReader } from './http/auth.ts';
 
@@ -61,20 +61,35 @@ function howToTakePart(core: Core, hub: HubRow, seat: Seat, reader: Actor | null
   return lines;
 }
 
-/** Cache headers by reader, the ETag after the access check, and `304` when it matches. */
-function answer(ctx: Context, reader: Actor | null, credentialSent: boolean, etag: string, body: string) {
+/** Cache headers by reader and the ETag, set only once the access check has passed. */
+function cacheHeaders(ctx: Context, reader: Actor | null, credentialSent: boolean, etag: string) {
   ctx.set('Vary', 'Accept, Cookie, Authorization');
   ctx.set('Access-Control-Allow-Origin', '*');
   ctx.set('Cache-Control', reader ? 'private, no-store' : 'public, max-age=15');
   if (!reader && !credentialSent) ctx.set('CDN-Cache-Control', 'public, s-maxage=15, stale-while-revalidate=60');
   ctx.set('ETag', etag);
+}
+
+/**
+ * `304` when the reader has this ETag: for threads and pads it comes from the version, so this is
+ * decided before any content is loaded.
+ */
+function notModified(ctx: Context, reader: Actor | null, credentialSent: boolean, etag: string): boolean {
+  cacheHeaders(ctx, reader, credentialSent, etag);
   const wanted = ctx.get('if-none-match').split(',').map((tag) => tag.trim().replace(/^W\//, ''));
-  if (wanted.includes(etag.replace(/^W\//, ''))) {
-    ctx.status = 304;
-    return;
-  }
+  if (!wanted.includes(etag.replace(/^W\//, ''))) return false;
+  ctx.status = 304;
+  return true;
+}
+
+function send(ctx: Context, body: string) {
   ctx.type = 'text/markdown; charset=utf-8';
   ctx.body = body;
+}
+
+/** Views whose ETag is a hash of the body: the body is made first. */
+function answer(ctx: Context, reader: Actor | null, credentialSent: boolean, etag: string, body: string) {
+  if (!notModified(ctx, reader, credentialSent, etag)) send(ctx, body);
 }
 
 const bodyHash = (body: string) => sha256Hex(body).slice(0, 20);
@@ -139,8 +154,11 @@ export function markdownRoutes(core: Core): Router {
     const base = core.config.baseUrl;
     const since = seqParam(ctx.query.since);
     const before = since === undefined ? seqParam(ctx.query.before) : undefined;
-    const { thread, hub, seat, posts } = await threadPage(core, actor, stripMd(ctx.params.id!), { since, before });
+    const target = await readableThread(core, core.db.pool, stripMd(ctx.params.id!), actor);
+    const { thread, hub, seat } = target;
     const etag = `"thread:${thread.id}:${thread.version}"`;
+    if (notModified(ctx, actor, credentialSent, etag)) return;
+    const posts = await threadPage(core.db.pool, target, { since, before });
     const link = (query: string) => `${base}/t/${thread.id}.md?${query}`;
     const lines = [
       frontMatter({
@@ -179,12 +197,17 @@ export function markdownRoutes(core: Core): Router {
       lines.push('', `Newer posts: ${link(`since=${last.seq}`)}`);
     }
     lines.push('');
-    answer(ctx, actor, credentialSent, etag, lines.join('\n'));
+    send(ctx, lines.join('\n'));
   }));
 
   router.get('/p/:id', view(async (ctx, { actor, credentialSent }) => {
-    const { pad, hub, seat, blocks, version, canEdit } = await padPage(core, actor, stripMd(ctx.params.id!));
+    const { pad, hub, seat } = await readablePad(core, core.db.pool, stripMd(ctx.params.id!), actor);
+    if (notModified(ctx, actor, credentialSent, `"pad:${pad.id}:${pad.version}"`)) return;
+    const { blocks, version } = await padContent(core, pad.id);
+    const canEdit = mayEditPad(seat, hub);
     const etag = `"pad:${pad.id}:${version}"`;
+    // The text may be a version newer than the one the access check read.
+    cacheHeaders(ctx, actor, credentialSent, etag);
     const outlineLink = `${core.config.baseUrl}/p/${pad.id}.md?outline=1`;
     const lines = [
       frontMatter({ id: pad.id, type: 'pad', version, etag, updated: iso(pad.updated_at), status: 'settled', hub: hub.slug }),
@@ -208,7 +231,7 @@ export function markdownRoutes(core: Core): Router {
     } else {
       lines.push(renderBody([said(wholeText(blocks))]), '', `Outline: ${outlineLink}`, '');
     }
-    answer(ctx, actor, credentialSent, etag, lines.join('\n'));
+    send(ctx, lines.join('\n'));
   }));
 
   router.get('/t/:id/m/:msg', view(async (ctx, { actor, credentialSent }) => {

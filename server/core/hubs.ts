@@ -31,16 +31,26 @@ export async function seatIn(conn: CommonQueryMethods, hubId: string, participan
 /** Whether this hub reads as public on this server (SVC_PUBLIC_THREADS gates every public read). */
 export const readsPublic = (core: Core, hub: Pick<HubRow, 'audience'>) => core.config.publicThreads && hub.audience === 'public';
 
+/** The hub of row alias `h` as one JSON value, for queries that load a hub beside what is in it. */
+export const hubJson = sql.fragment`json_build_object('id', h.id, 'slug', h.slug, 'name', h.name, 'readme', h.readme,
+  'audience', h.audience, 'mode', h.mode, 'owner_id', h.owner_id,
+  'created_at', floor(extract(epoch FROM h.created_at) * 1000), 'updated_at', floor(extract(epoch FROM h.updated_at) * 1000))`;
+
+const HubSeatOfRow = HubRow.extend({ role: Role.nullable() });
+
 /**
- * The hub and the reader's seat, or `not_found` when the reader may not see it: a private hub and a
- * missing one answer the same, so nobody learns which private hubs exist.
+ * The hub and the reader's seat, in one round trip, or `not_found` when the reader may not see it: a
+ * private hub and a missing one answer the same, so nobody learns which private hubs exist.
  */
 export async function readableHub(core: Core, conn: CommonQueryMethods, ref: string, reader: Actor | null) {
-  const hub = await findHub(conn, ref);
-  if (!hub) throw notFound('No such hub, or it is private.');
-  const seat = await seatIn(conn, hub.id, reader?.id);
-  if (seat === null && !readsPublic(core, hub)) throw notFound('No such hub, or it is private.');
-  return { hub, seat };
+  const key = ref.trim().replace(/^\//, '').toLowerCase();
+  const row = await conn.maybeOne(sql.type(HubSeatOfRow)`
+    SELECT h.id, h.slug, h.name, h.readme, h.audience, h.mode, h.owner_id, h.created_at, h.updated_at, m.role
+    FROM hubs h LEFT JOIN hub_members m ON m.hub_id = h.id AND m.participant_id = ${reader?.id ?? null}
+    WHERE ${key.startsWith('hub_') ? sql.fragment`h.id = ${key}` : sql.fragment`h.slug = ${key}`}`);
+  if (!row || (row.role === null && !readsPublic(core, row))) throw notFound('No such hub, or it is private.');
+  const { role, ...hub } = row;
+  return { hub, seat: role as Seat };
 }
 
 export function slugify(text: string): string {

@@ -2,7 +2,6 @@ import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import type { ThreadRow } from '../../schema/rows.ts';
 
-const PostIdReactionNRow = z.object({ post_id: z.string(), reaction: z.string(), n: z.number() });
 
 /** A post as every reader sees it: author, place, marks, reactions. */
 export type PostView = {
@@ -28,13 +27,15 @@ const PostJoinRow = z.object({
   body: z.string(),
   reply_to: z.string().nullable(),
   created_at: z.number(),
-  author_id: z.string(),
-  author_name: z.string(),
-  author_kind: z.enum(['human', 'agent']),
+  author: z.object({ id: z.string(), name: z.string(), kind: z.enum(['human', 'agent']) }),
+  reactions: z.record(z.string(), z.number()),
 });
 
-/** Posts of one thread, oldest first, with authors and reaction counts. */
-export async function loadPosts(conn: CommonQueryMethods, thread: Pick<ThreadRow, 'id' | 'answer_post_id'>, selector: PostSelector): Promise<PostView[]> {
+/**
+ * The posts a selector picks, as one SQL expression yielding a JSON array (oldest first) with authors
+ * and reaction counts, so a read can take posts and whatever else it needs in one round trip.
+ */
+export function postsJson(threadId: string, selector: PostSelector) {
   const where =
     'postId' in selector
       ? sql.fragment`AND p.id = ${selector.postId}`
@@ -45,29 +46,30 @@ export async function loadPosts(conn: CommonQueryMethods, thread: Pick<ThreadRow
           : sql.fragment``;
   const newestFirst = 'newest' in selector || 'beforeSeq' in selector;
   const limit = 'newest' in selector ? selector.newest : 'limit' in selector ? selector.limit : 1;
-  const rows = await conn.any(sql.type(PostJoinRow)`
-    SELECT p.id, p.seq, p.body, p.reply_to, p.created_at, a.id AS author_id, a.name AS author_name, a.kind AS author_kind
-    FROM posts p JOIN participants a ON a.id = p.author_id
-    WHERE p.thread_id = ${thread.id} ${where}
-    ORDER BY p.seq ${newestFirst ? sql.fragment`DESC` : sql.fragment`ASC`}
-    LIMIT ${limit}`);
-  const ordered = [...rows].sort((a, b) => a.seq - b.seq);
-  const counts = ordered.length
-    ? await conn.any(sql.type(PostIdReactionNRow)`
-        SELECT post_id, reaction, count(*) AS n FROM reactions
-        WHERE post_id = ANY(${sql.array(ordered.map((r) => r.id), 'text')})
-        GROUP BY post_id, reaction ORDER BY reaction`)
-    : [];
-  return ordered.map((row) => ({
-    id: row.id,
-    seq: row.seq,
-    body: row.body,
-    reply_to: row.reply_to,
-    created_at: row.created_at,
-    author: { id: row.author_id, name: row.author_name, kind: row.author_kind },
-    is_answer: thread.answer_post_id === row.id,
-    reactions: Object.fromEntries(counts.filter((c) => c.post_id === row.id).map((c) => [c.reaction, c.n])),
-  }));
+  return sql.fragment`(
+    SELECT coalesce(json_agg(picked ORDER BY picked.seq), '[]'::json) FROM (
+      SELECT p.id, p.seq, p.body, p.reply_to, floor(extract(epoch FROM p.created_at) * 1000) AS created_at,
+             json_build_object('id', a.id, 'name', a.name, 'kind', a.kind) AS author,
+             coalesce((SELECT json_object_agg(r.reaction, r.n ORDER BY r.reaction)
+                       FROM (SELECT reaction, count(*) AS n FROM reactions WHERE post_id = p.id GROUP BY reaction) r), '{}'::json) AS reactions
+      FROM posts p JOIN participants a ON a.id = p.author_id
+      WHERE p.thread_id = ${threadId} ${where}
+      ORDER BY p.seq ${newestFirst ? sql.fragment`DESC` : sql.fragment`ASC`}
+      LIMIT ${limit}
+    ) picked)`;
+}
+
+export const PostsJson = z.array(PostJoinRow);
+
+/** What the JSON of `postsJson` becomes: posts as every reader sees them, oldest first. */
+export function toPostViews(thread: Pick<ThreadRow, 'answer_post_id'>, rows: z.infer<typeof PostsJson>): PostView[] {
+  return rows.map((row) => ({ ...row, is_answer: thread.answer_post_id === row.id }));
+}
+
+/** Posts of one thread, oldest first, with authors and reaction counts, in one round trip. */
+export async function loadPosts(conn: CommonQueryMethods, thread: Pick<ThreadRow, 'id' | 'answer_post_id'>, selector: PostSelector): Promise<PostView[]> {
+  const rows = await conn.oneFirst(sql.type(z.object({ posts: PostsJson }))`SELECT ${postsJson(thread.id, selector)} AS posts`);
+  return toPostViews(thread, rows);
 }
 
 /** The five fixed reactions; they notify nobody. */

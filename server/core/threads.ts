@@ -1,13 +1,14 @@
 import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
-import { CountRow, ThreadRow, type HubRow } from '../../schema/rows.ts';
+import { CountRow, HubRow, Role, ThreadRow } from '../../schema/rows.ts';
 import type { Actor } from './actor.ts';
 import type { Core } from './context.ts';
-import { AppError, invalid, notFound } from './errors.ts';
-import { readableHub } from './hubs.ts';
+import { invalid, notFound } from './errors.ts';
+import { hubJson, readsPublic } from './hubs.ts';
+import type { Seat } from './rights.ts';
 import type { PostTarget, ThreadTarget } from './policies.ts';
 import { newId } from './secrets.ts';
-import { loadPosts, type PostView, type PostSelector, type Reaction } from './posts.ts';
+import { loadPosts, PostsJson, postsJson, toPostViews, type PostView, type PostSelector, type Reaction } from './posts.ts';
 
 const PostCountRow = z.object({ post_count: z.number() });
 const IdReplyToRow = z.object({ id: z.string(), reply_to: z.string().nullable() });
@@ -20,19 +21,22 @@ export const THREAD_TEXT_BUDGET = 40_000;
 export const NEWEST_POSTS = 60;
 export const AROUND_CURSOR = 100;
 
-const threadColumns = sql.fragment`id, hub_id, title, status, answer_post_id, started_by, accepts_guests, version, post_count, created_at, updated_at`;
+const ThreadTargetRow = ThreadRow.extend({ hub: HubRow, role: Role.nullable() });
 
-/** The thread, its hub and the reader's seat; private and missing answer the same `not_found`. */
+/**
+ * The thread, its hub and the reader's seat, in one round trip; private and missing answer the same
+ * `not_found`.
+ */
 export async function readableThread(core: Core, conn: CommonQueryMethods, threadId: string, reader: Actor | null): Promise<ThreadTarget> {
-  const thread = await conn.maybeOne(sql.type(ThreadRow)`SELECT ${threadColumns} FROM threads WHERE id = ${threadId}`);
-  if (!thread) throw notFound('No such thread, or it is private.');
-  try {
-    const { hub, seat } = await readableHub(core, conn, thread.hub_id, reader);
-    return { thread, hub, seat };
-  } catch (error) {
-    if (error instanceof AppError && error.code === 'not_found') throw notFound('No such thread, or it is private.');
-    throw error;
-  }
+  const row = await conn.maybeOne(sql.type(ThreadTargetRow)`
+    SELECT t.id, t.hub_id, t.title, t.status, t.answer_post_id, t.started_by, t.accepts_guests, t.version, t.post_count,
+           t.created_at, t.updated_at, ${hubJson} AS hub, m.role
+    FROM threads t JOIN hubs h ON h.id = t.hub_id
+    LEFT JOIN hub_members m ON m.hub_id = t.hub_id AND m.participant_id = ${reader?.id ?? null}
+    WHERE t.id = ${threadId}`);
+  if (!row || (row.role === null && !readsPublic(core, row.hub))) throw notFound('No such thread, or it is private.');
+  const { hub, role, ...thread } = row;
+  return { thread, hub, seat: role as Seat };
 }
 
 /** Appends a post, giving it the thread's next seq; the thread row lock orders concurrent posts. */
@@ -97,17 +101,15 @@ export const MARKDOWN_PAGE = 30;
 export const MARKDOWN_BUDGET = 24_000;
 
 /** The Markdown view's page: the latest 30 posts, or 30 before a seq, or 30 after one (oldest first). */
-export async function threadPage(core: Core, reader: Actor | null, threadId: string, options: { since?: number | undefined; before?: number | undefined }) {
-  const conn = core.db.pool;
-  const found = await readableThread(core, conn, threadId, reader);
+export async function threadPage(conn: CommonQueryMethods, { thread }: ThreadTarget, options: { since?: number | undefined; before?: number | undefined }) {
   const selector: PostSelector =
     options.since !== undefined
       ? { afterSeq: options.since, limit: MARKDOWN_PAGE }
       : options.before !== undefined
         ? { beforeSeq: options.before, limit: MARKDOWN_PAGE }
         : { newest: MARKDOWN_PAGE };
-  const loaded = await loadPosts(conn, found.thread, selector);
-  return { ...found, posts: withinBudget(loaded, MARKDOWN_BUDGET, options.since !== undefined) };
+  const loaded = await loadPosts(conn, thread, selector);
+  return withinBudget(loaded, MARKDOWN_BUDGET, options.since !== undefined);
 }
 
 /** One post, readable as its thread is. */
@@ -133,7 +135,13 @@ export type ThreadReading = ThreadTarget & {
   newer: number | undefined;
 };
 
-/** What open_thread shows: the newest posts, or a page around a cursor, or one whole post. */
+const ThreadContentRow = z.object({
+  posts: PostsJson,
+  members: z.array(IdNameKindRoleRow.extend({ first_seq: z.number() })),
+  pads: z.array(IdTitleVersionRow.extend({ created_at: z.string() })),
+});
+
+/** What open_thread shows: the newest posts, or a page around a cursor, or one whole post; one round trip. */
 export async function threadReading(conn: CommonQueryMethods, target: ThreadTarget, input: OpenThreadInput): Promise<ThreadReading> {
   const { thread, hub } = target;
   let selector: PostSelector;
@@ -141,36 +149,33 @@ export async function threadReading(conn: CommonQueryMethods, target: ThreadTarg
   else if (input.after_seq !== undefined) selector = { afterSeq: input.after_seq, limit: AROUND_CURSOR };
   else if (input.before_seq !== undefined) selector = { beforeSeq: input.before_seq, limit: AROUND_CURSOR };
   else selector = { newest: NEWEST_POSTS };
-  const loaded = await loadPosts(conn, thread, selector);
+  // Members are those who posted, with their seat in the hub (at most 200).
+  const content = await conn.one(sql.type(ThreadContentRow)`
+    SELECT ${postsJson(thread.id, selector)} AS posts,
+      (SELECT coalesce(json_agg(m ORDER BY m.first_seq), '[]'::json) FROM (
+        SELECT p.id, p.name, p.kind, hm.role, a.first_seq
+        FROM (SELECT author_id, min(seq) AS first_seq FROM posts WHERE thread_id = ${thread.id} GROUP BY author_id) a
+        JOIN participants p ON p.id = a.author_id
+        LEFT JOIN hub_members hm ON hm.hub_id = ${hub.id} AND hm.participant_id = p.id
+        ORDER BY a.first_seq LIMIT 200) m) AS members,
+      (SELECT coalesce(json_agg(d ORDER BY d.created_at, d.id), '[]'::json) FROM (
+        SELECT id, title, version, created_at FROM pads WHERE thread_id = ${thread.id}) d) AS pads`);
+  const loaded = toPostViews(thread, content.posts);
   const whole = input.post_id !== undefined;
   if (whole && !loaded.length) throw notFound(`No post ${input.post_id} in this thread.`);
   // Reading forward keeps the oldest posts that fit, so nothing is skipped; otherwise the newest.
   const posts = whole ? loaded : withinBudget(loaded, THREAD_TEXT_BUDGET, input.after_seq !== undefined);
-  const members = await threadMembers(conn, thread.id, hub.id);
-  const pads = await conn.any(sql.type(IdTitleVersionRow)`
-    SELECT id, title, version FROM pads WHERE thread_id = ${thread.id} ORDER BY created_at, id`);
   const first = posts[0];
   const last = posts.at(-1);
   return {
     ...target,
     posts,
     whole,
-    members,
-    pads,
+    members: content.members.map(({ id, name, kind, role }) => ({ id, name, kind, role })),
+    pads: content.pads.map(({ id, title, version }) => ({ id, title, version })),
     older: !whole && first && first.seq > 1 ? first.seq : undefined,
     newer: !whole && last && last.seq < thread.post_count ? last.seq : undefined,
   };
-}
-
-/** Who has posted in the thread, with their seat in its hub. */
-export async function threadMembers(conn: CommonQueryMethods, threadId: string, hubId: string) {
-  return conn.any(sql.type(IdNameKindRoleRow)`
-    SELECT p.id, p.name, p.kind, m.role
-    FROM (SELECT author_id, min(seq) AS first_seq FROM posts WHERE thread_id = ${threadId} GROUP BY author_id) a
-    JOIN participants p ON p.id = a.author_id
-    LEFT JOIN hub_members m ON m.hub_id = ${hubId} AND m.participant_id = p.id
-    ORDER BY a.first_seq
-    LIMIT 200`);
 }
 
 export type AnswerMark = {
