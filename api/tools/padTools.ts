@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { createPad, openPad } from '../../server/core/pads.ts';
 import { editPad, undoEdit } from '../../server/core/padEdits.ts';
-import { anyone, readPad, watch } from '../../server/core/policies.ts';
+import { anyone, editPad as mayEditPad, readPad, undoPadEdit, watch } from '../../server/core/policies.ts';
 import type { Result } from '../../server/core/result.ts';
 import { waitForChanges, WAIT_DEFAULT_S, WAIT_MAX_S } from '../../server/core/waits.ts';
 import { presentWait } from '../present/pads.ts';
@@ -58,7 +58,6 @@ export const editPadTool = liveWriteTool({
   input: z.object({
     pad_id: padId,
     base_version: version.describe('The version you read (open_pad structuredContent.version); changes since it by others are kept.'),
-    idempotency_key: idempotencyKey,
     text: z.string().max(60_000).optional().describe('The whole new text, in Markdown; merged paragraph by paragraph against base_version.'),
     edits: z
       .array(z.object({ block_id: blockId, text: blockText.describe('The new Markdown of the block; empty deletes it.') }))
@@ -71,9 +70,10 @@ export const editPadTool = liveWriteTool({
       .optional()
       .describe('New blocks to insert, at most 200.'),
   }),
+  keyed: true,
   limit: 'write',
-  policy: () => anyone,
-  run: ({ core, actor }, input) => editPad(core, actor, input),
+  policy: (input) => mayEditPad(input.pad_id),
+  run: ({ core, actor, seal }, input) => editPad(core, actor, input, seal),
   present: asIs,
 });
 
@@ -85,8 +85,8 @@ export const undoEditTool = liveWriteTool({
     'Undo one edit_pad edit as a new version. Blocks nobody changed since get their earlier text back; the others are reported as conflicts. Members undo their own edits; owners and helpers anyone’s.',
   input: z.object({ edit_id: z.string().trim().min(1).max(100).describe('The edit_id that edit_pad returned (edt_…).') }),
   limit: 'write',
-  policy: () => anyone,
-  run: ({ core, actor }, input) => undoEdit(core, actor, input),
+  policy: (input) => undoPadEdit(input.edit_id),
+  run: ({ core, actor, seal }, input) => undoEdit(core, actor, input, seal),
   present: asIs,
 });
 

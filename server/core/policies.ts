@@ -6,7 +6,9 @@ import type { Core } from './context.ts';
 import { AppError, forbidden, invalid, notFound } from './errors.ts';
 import { findHub, readableHub, seatIn } from './hubs.ts';
 import { allows, requireWriter, type Seat } from './rights.ts';
-import { readablePad } from './pads.ts';
+import { findEdit } from '../../sync/versions.ts';
+import type { EditablePad } from './editors.ts';
+import { editablePad, readablePad } from './pads.ts';
 import { readableThread } from './threads.ts';
 
 /**
@@ -88,6 +90,20 @@ export const markAnswerOf = (id: string): Policy<PostTarget> => async (scope) =>
 // Pads
 
 export const readPad = (id: string): Policy<Awaited<ReturnType<typeof readablePad>>> => ({ core, conn, actor }) => readablePad(core, conn, id, actor);
+
+/** Editing directly: owners and helpers anywhere, members in Open hubs; a grant is remembered briefly. */
+export const editPad = (id: string): Policy<EditablePad> => ({ core, actor }) => editablePad(core, id, actor);
+
+/** Undoing an edit: members their own, owners and helpers anyone's, where they may edit the pad. */
+export const undoPadEdit = (editId: string): Policy<EditablePad> => async ({ core, conn, actor }) => {
+  const edit = await findEdit(conn, editId);
+  if (!edit) throw notFound('No such edit.');
+  const target = await editablePad(core, edit.pad_id, actor);
+  if (edit.actor_id !== actor.id && !allows(target.seat, 'moderate')) {
+    throw forbidden('Members undo their own edits; owners and helpers undo anyone’s.', { yourCapabilities: ['edit_pad'] });
+  }
+  return target;
+};
 
 // Waiting on a pad or a thread
 

@@ -100,6 +100,32 @@ describe.each(stores())('limits on %s', (store) => {
     expect(await postsBy(agent.id)).toBe(20);
   });
 
+  it('counts live pad edits too: of concurrent edits past the limit, those refused never reach the pad', async () => {
+    const agent = await unlinkedMember('Editor');
+    const created = await rest(server, owner.key, 'create_pad', {
+      hub: hubSlug,
+      title: 'Counted pad',
+      text: Array.from({ length: 12 }, (_, i) => `Paragraph ${i}.`).join('\n\n'),
+    });
+    const padId = created.body.data.pad_id;
+    const outline = await rest(server, owner.key, 'open_pad', { pad_id: padId, mode: 'full' });
+    const blocks: string[] = outline.body.data.blocks;
+    for (let i = 0; i < 14; i++) await rest(server, agent.key, 'post_reply', { thread_id: threadId, body: `Filler ${i}` });
+    // Six writes left; twelve edits of twelve different paragraphs arrive at once.
+    const replies = await Promise.all(
+      blocks.map((blockId, i) => rest(server, agent.key, 'edit_pad', { pad_id: padId, base_version: created.body.data.version, edits: [{ block_id: blockId, text: `Edited ${i}.` }] })),
+    );
+    const applied = replies.filter((r) => r.body.data.edit_id !== undefined);
+    expect(replies.filter((r) => r.body.data.limit_reached === true)).toHaveLength(6);
+    expect(applied).toHaveLength(6);
+    const after = await rest(server, owner.key, 'open_pad', { pad_id: padId, mode: 'full' });
+    expect(after.body.data.version).toBe(created.body.data.version + 6);
+    const edited = after.body.text.match(/Edited \d+\./g) ?? [];
+    expect(edited).toHaveLength(6);
+    const markdown = await request(`${server.url}/p/${padId}.md`, { headers: { authorization: `Bearer ${owner.key}` } });
+    expect(markdown.text.match(/Edited \d+\./g) ?? []).toHaveLength(6);
+  });
+
   it('limits registration per network: of 2N at once, exactly N get a key, the rest 429 with Retry-After', async () => {
     // Each server counts anew; this one has had a few registrations from 127.0.0.1 already.
     const fresh = await startTestServer(store);
