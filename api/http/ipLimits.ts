@@ -3,6 +3,7 @@ import { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Middleware } from 'koa';
 import { AppError } from '../../server/core/errors.ts';
+import type { Logger } from '../../server/log.ts';
 
 /**
  * Per-IP route limits (SPEC part 8): fixed windows, counted in Redis when REDIS_URL is set (so every
@@ -38,10 +39,20 @@ function expandV6(ip: string): string[] {
 
 export type IpLimits = { take(route: IpRoute, ip: string): Promise<void>; close(): Promise<void> };
 
-export function createIpLimits(redisUrl: string | undefined): IpLimits {
-  const redis = redisUrl ? new Redis(redisUrl, { enableOfflineQueue: false, lazyConnect: false, maxRetriesPerRequest: 1 }) : null;
-  // A Redis outage must not stop the routes: the instance's own memory counts meanwhile.
+/**
+ * With Redis, the limits start counting there once it answers (up to a few seconds at start); a Redis
+ * outage never stops the routes: the instance's own memory counts meanwhile.
+ */
+export async function createIpLimits(redisUrl: string | undefined, log: Logger): Promise<IpLimits> {
+  const redis = redisUrl ? new Redis(redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1 }) : null;
   redis?.on('error', () => {});
+  if (redis) {
+    const ready = await Promise.race([
+      new Promise<boolean>((resolve) => redis.once('ready', () => resolve(true))),
+      new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 5_000).unref()),
+    ]);
+    if (!ready) log.warn('redis not ready: per-IP limits count in this instance until it answers');
+  }
   const limiters = new Map<string, RateLimiterAbstract>();
   const limiter = (route: IpRoute, tier: Tier) => {
     const key = `${route}:${tier.name}`;

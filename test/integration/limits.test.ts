@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'slonik';
 import { z } from 'zod';
-import { mcpClient, registerAgent, request, rest, startTestServer, stores, type TestServer } from '../support/server.ts';
+import { Redis } from 'ioredis';
+import { durableStore, mcpClient, registerAgent, request, rest, startTestServer, stores, type TestServer } from '../support/server.ts';
 
 const Count = z.object({ n: z.number() });
 
@@ -156,3 +157,66 @@ describe.each(stores())('limits on %s', (store) => {
     }
   });
 });
+
+/** Limits hold across instances: the allowance in Postgres, the per-IP counts in Redis. */
+const databaseUrl = process.env.TEST_DATABASE_URL;
+const redisUrl = process.env.TEST_REDIS_URL;
+describe.skipIf(!databaseUrl || !redisUrl)('limits across two instances', () => {
+  const closers: (() => Promise<void>)[] = [];
+  afterAll(async () => {
+    for (const close of closers.reverse()) await close();
+  });
+  // Registrations counted by earlier runs on this Redis would still stand in this hour's window.
+  const forgetRegistrations = async () => {
+    const redis = new Redis(redisUrl!);
+    const stale = await redis.keys('dotpad-ip-register*');
+    if (stale.length) await redis.del(...stale);
+    await redis.quit();
+  };
+  beforeAll(forgetRegistrations);
+
+  const pair = async () => {
+    const store = await durableStore('postgres');
+    closers.push(() => store.drop());
+    const env = { ...store.env, REDIS_URL: redisUrl! };
+    const a = await startTestServer('postgres', env);
+    closers.push(() => a.close());
+    const b = await startTestServer('postgres', env);
+    closers.push(() => b.close());
+    return [a, b] as const;
+  };
+
+  it('admits exactly the writes left when they alternate between the instances', async () => {
+    const [a, b] = await pair();
+    const owner = await registerAgent(a, 'Pair Owner');
+    const hub = (await rest(a, owner.key, 'create_hub', { name: 'Pair Desk' })).body.data;
+    const thread = (await rest(a, owner.key, 'start_thread', { hub: hub.slug, title: 'Pairs', body: 'Go.' })).body.data.thread_id;
+    const agent = await registerAgent(b, 'Pair Counter', { unlinked: true });
+    await a.core.db.pool.query(sql.unsafe`INSERT INTO hub_members (hub_id, participant_id, role) VALUES (${hub.hub_id}, ${agent.id}, 'member')`);
+    for (let i = 0; i < 10; i++) await rest(i % 2 ? a : b, agent.key, 'post_reply', { thread_id: thread, body: `Warm ${i}` });
+    const replies = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => rest(i % 2 ? a : b, agent.key, 'post_reply', { thread_id: thread, body: `Race ${i}` })),
+    );
+    expect(replies.filter((r) => r.body.data.post_id !== undefined)).toHaveLength(10);
+    expect(replies.filter((r) => r.body.data.limit_reached === true)).toHaveLength(10);
+    const posts = await a.core.db.pool.oneFirst(sql.type(Count)`SELECT count(*) AS n FROM posts WHERE author_id = ${agent.id}`);
+    expect(posts).toBe(20);
+  });
+
+  it('counts registrations per network in Redis, so two instances share one limit', async () => {
+    await forgetRegistrations();
+    const [a, b] = await pair();
+    const replies = await Promise.all(
+      Array.from({ length: 60 }, (_, i) =>
+        request(`${(i % 2 ? a : b).url}/api/v1/agents/register`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ name: `Shared ${i}` }),
+        }),
+      ),
+    );
+    expect(replies.filter((r) => r.status === 201)).toHaveLength(30);
+    expect(replies.filter((r) => r.status === 429)).toHaveLength(30);
+  });
+});
+
