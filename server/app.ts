@@ -15,9 +15,9 @@ import type { Config } from './config.ts';
 import type { Core } from './core/context.ts';
 import { openDatabase } from './db/database.ts';
 import { applyMigrations } from './db/migrations.ts';
-import { syncAuthenticator } from './core/pads.ts';
+import { padAccessRecheck, syncAuthenticator } from './core/pads.ts';
+import { linkForm } from './core/framing.ts';
 import { createEditorCache } from './core/editors.ts';
-import { endedCredentials } from './core/identity.ts';
 import { createPadSync } from '../sync/padSync.ts';
 import { createLogger, type Logger } from './log.ts';
 
@@ -44,18 +44,12 @@ export async function startServer(config: Config, options: { log?: Logger; host?
   const server = createServer();
   let port = config.port;
   const hosts = servedHostsOf(config, () => port);
-  const core = { db, config, log, editors: createEditorCache() } as Core;
-  core.sync = createPadSync({
-    db,
-    log,
-    authenticate: syncAuthenticator(core),
-    hosts,
-    endedCredentials: (ids) => endedCredentials(core, ids),
-    redisUrl: config.redisUrl,
-  });
-  core.sync.attach(server);
+  // The live layer first, then the core over it, then the live layer's hooks that ask the core.
+  const sync = createPadSync({ db, log, redisUrl: config.redisUrl, readForm: linkForm });
+  const core: Core = { db, config, log, editors: createEditorCache(), sync };
+  sync.attach(server, { hosts, authenticate: syncAuthenticator(core), recheck: padAccessRecheck(core) });
 
-  const ipLimits = createIpLimits(config.redisUrl);
+  const ipLimits = await createIpLimits(config.redisUrl, log);
   const app = new Koa();
   app.proxy = config.production;
   app.silent = true;

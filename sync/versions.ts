@@ -2,48 +2,19 @@ import { hash } from 'node:crypto';
 import { sql, type CommonQueryMethods } from 'slonik';
 import * as Y from 'yjs';
 import { z } from 'zod';
-import type { Block } from './blocks.ts';
 import { VersionRow } from '../schema/rows.ts';
+import { applyDeltas, type Delta, type VersionBlock } from './blockLists.ts';
 
 /**
- * Versions of a pad: a number that rises with every committed change. Each version keeps the block
- * list after it (ids and text hashes, texts stored once by hash) and the blocks it touched, which is
- * enough to answer `changes` since a version, to undo one edit, and to know each block's last writer.
+ * Versions of a pad in the database: a number that rises with every committed change. A version row
+ * keeps the blocks it changed (`delta`, texts inline) or, now and then, the whole block list
+ * (`blocks`, a checkpoint: ids and text hashes, the texts stored once by hash). The list at a version
+ * is its nearest checkpoint at or before it with the deltas after that folded in.
  */
 export type Author = { id: string; kind: 'human' | 'agent' } | null;
 export type VersionKind = 'create' | 'edit' | 'undo' | 'live';
-export type BlockRef = [id: string, hash: string];
 
 export const hashText = (text: string) => hash('sha256', text, 'hex').slice(0, 16);
-
-const BlockRefs = z.array(z.tuple([z.string(), z.string()]));
-const VersionBlocksRow = z.object({ version: z.number(), blocks: BlockRefs });
-const BlockIdRow = z.object({ block_id: z.string() });
-
-/** Blocks whose text or presence differs between two block lists. */
-export function diffRefs(before: readonly BlockRef[], after: readonly BlockRef[]): string[] {
-  const old = new Map(before);
-  const now = new Map(after);
-  const changed = new Set<string>();
-  for (const [id, hash] of after) if (old.get(id) !== hash) changed.add(id);
-  for (const [id] of before) if (!now.has(id)) changed.add(id);
-  return [...changed];
-}
-
-/** Hashes of blocks already hashed: a block read from a live pad is the same object until it changes. */
-const hashed = new WeakMap<Pick<Block, 'text'>, string>();
-const hashOf = (block: Pick<Block, 'text'>) => {
-  let hash = hashed.get(block);
-  if (hash === undefined) hashed.set(block, (hash = hashText(block.text)));
-  return hash;
-};
-
-export const toRefs = (blocks: readonly Pick<Block, 'id' | 'text'>[]): BlockRef[] => blocks.map((block) => [block.id, hashOf(block)]);
-
-async function latestVersion(conn: CommonQueryMethods, padId: string): Promise<{ version: number; blocks: BlockRef[] } | null> {
-  return conn.maybeOne(sql.type(VersionBlocksRow)`
-    SELECT version, blocks FROM pad_versions WHERE pad_id = ${padId} ORDER BY version DESC LIMIT 1`);
-}
 
 /** The version a write was based on is no longer the pad's: someone else (another instance) wrote since. */
 export class StaleVersion extends Error {
@@ -53,105 +24,118 @@ export class StaleVersion extends Error {
   }
 }
 
-export type VersionInput = {
+export type VersionWrite = {
   padId: string;
   kind: VersionKind;
   author: Author;
-  editId?: string | undefined;
-  /** The pad's blocks after the change. */
-  blocks: readonly Block[];
-  /** The blocks the change touched; by default, those that differ from the previous version. */
-  changed?: readonly string[];
-  /** The Yjs update of the change, appended to the pad's log in the same statement. */
-  update?: Uint8Array | null;
-  /**
-   * The version the change was made on and its blocks, when the caller knows them: the write is then
-   * one statement that needs no transaction, and throws StaleVersion if the pad has moved on since.
-   * Without it, the current version is read and locked in the caller's transaction first.
-   */
-  previous?: { version: number; blocks: readonly BlockRef[] };
+  editId?: string | null | undefined;
+  /** The version this one follows: the write throws StaleVersion if the pad is no longer at it. */
+  previous: number;
+  /** The blocks the change touched. */
+  changed: readonly string[];
+  /** What the version stores: the change, or (a checkpoint) the whole list after it. */
+  body: { delta: Delta } | { checkpoint: readonly VersionBlock[] };
+  /** The Yjs update of the change, appended to the pad's log by the same statement. */
+  update?: Uint8Array | null | undefined;
 };
 
 /**
- * Records a version: the pad's number rises by one, the new block texts, the version row, the last
- * writers and the change's update in the log are written by one statement, so it commits whole or not
- * at all. Returns the new version, or null when a live batch changed nothing and needs no version.
+ * Records a version: the pad's number rises by one, the version row, the last writers and the
+ * change's update in the log are written by one statement, so it commits whole or not at all. Each
+ * part selects from the bumped pad row: when the pad is past `previous`, nothing is written.
  */
-export async function recordVersion(conn: CommonQueryMethods, input: VersionInput): Promise<{ version: number; changed: string[] } | null> {
-  const previous = input.previous ?? (await lockedLatest(conn, input.padId));
-  const refs = toRefs(input.blocks);
-  // Blocks that differ from the last version: they include live typing not yet versioned, whose
-  // texts must be stored now even when this version is an API edit of other blocks.
-  const differing = diffRefs(previous.blocks, refs);
-  const changed = input.changed ? [...new Set(input.changed)] : differing;
-  if (changed.length === 0 && input.kind === 'live') return null;
-  const needText = new Set([...changed, ...differing]);
-  const texts = input.blocks.filter((block) => needText.has(block.id)).map((block) => [hashOf(block), block.text] as const);
+export async function recordVersion(conn: CommonQueryMethods, input: VersionWrite): Promise<number> {
   const author = { id: input.author?.id ?? null, kind: input.author?.kind ?? null };
-  const update = input.update
+  const changed = sql.array([...new Set(input.changed)], 'text');
+  const logged = input.update
     ? sql.fragment`, logged AS (
         INSERT INTO pad_updates (pad_id, update, state_vector)
         SELECT ${input.padId}, ${sql.binary(Buffer.from(input.update))}, ${sql.binary(Buffer.from(Y.encodeStateVectorFromUpdate(input.update)))} FROM bumped)`
     : sql.fragment``;
-  // Each part selects from the bumped pad row: when the pad is past `previous`, nothing is written.
+  const isDelta = 'delta' in input.body;
+  let texts = sql.fragment``;
+  if (!('delta' in input.body)) {
+    // A checkpoint's texts are stored once by hash: the ones already there are skipped.
+    const byHash = new Map(input.body.checkpoint.map((block) => [hashText(block.text), block.text]));
+    texts = sql.fragment`, texts AS (
+        INSERT INTO pad_block_texts (pad_id, hash, text)
+        SELECT ${input.padId}, t.hash, t.text FROM bumped, ${sql.unnest([...byHash], ['text', 'text'])} AS t(hash, text)
+        ON CONFLICT DO NOTHING)`;
+  }
+  const blocks = 'delta' in input.body ? null : JSON.stringify(input.body.checkpoint.map((block) => [block.id, hashText(block.text)]));
+  const delta = 'delta' in input.body ? JSON.stringify(input.body.delta) : null;
   // Prepared once per connection (one name per shape of the text): the hot path of every edit skips
-  // parsing and planning its five writes.
-  const statement = sql.prepared(input.update ? 'record_version_logged' : 'record_version', VersionRow);
+  // parsing and planning its writes.
+  const statement = sql.prepared(`record_version_${isDelta ? 'delta' : 'checkpoint'}${input.update ? '_logged' : ''}`, VersionRow);
   const version = await conn.maybeOneFirst(statement`
     WITH bumped AS (
       UPDATE pads SET version = version + 1, updated_at = now()
-      WHERE id = ${input.padId} AND version = ${previous.version}
+      WHERE id = ${input.padId} AND version = ${input.previous}
       RETURNING version)
-    ${update},
-    texts AS (
-      INSERT INTO pad_block_texts (pad_id, hash, text)
-      SELECT ${input.padId}, t.hash, t.text FROM bumped, ${sql.unnest(texts, ['text', 'text'])} AS t(hash, text)
-      ON CONFLICT DO NOTHING),
+    ${logged}${texts},
     versioned AS (
-      INSERT INTO pad_versions (pad_id, version, kind, actor_id, actor_kind, edit_id, blocks, changed)
-      SELECT ${input.padId}, version, ${input.kind}, ${author.id}, ${author.kind}, ${input.editId ?? null}, ${sql.jsonb(refs)}, ${sql.array(changed, 'text')}
+      INSERT INTO pad_versions (pad_id, version, kind, actor_id, actor_kind, edit_id, changed, blocks, delta)
+      SELECT ${input.padId}, version, ${input.kind}, ${author.id}, ${author.kind}, ${input.editId ?? null}, ${changed}, ${blocks}::jsonb, ${delta}::jsonb
       FROM bumped),
     authored AS (
       INSERT INTO pad_block_authors (pad_id, block_id, actor_id, actor_kind, version)
       SELECT ${input.padId}, block_id, ${author.id}, ${author.kind}, version
-      FROM bumped, unnest(${sql.array(changed, 'text')}) AS block_id
+      FROM bumped, unnest(${changed}) AS block_id
       ON CONFLICT (pad_id, block_id) DO UPDATE SET actor_id = excluded.actor_id, actor_kind = excluded.actor_kind, version = excluded.version)
     SELECT version FROM bumped`);
-  if (version === null) throw new StaleVersion(input.padId, previous.version);
-  return { version, changed };
+  if (version === null) throw new StaleVersion(input.padId, input.previous);
+  return version;
 }
 
-/** The pad's current version, locked for the caller's transaction, and that version's blocks. */
-async function lockedLatest(conn: CommonQueryMethods, padId: string): Promise<{ version: number; blocks: BlockRef[] }> {
-  const version = await conn.oneFirst(sql.type(VersionRow)`
-    SELECT version FROM pads WHERE id = ${padId} FOR UPDATE`);
-  const latest = await latestVersion(conn, padId);
-  return { version, blocks: latest?.blocks ?? [] };
-}
+const Blocks = z.array(z.tuple([z.string(), z.string()]));
+const ListAtRow = z.object({
+  version: z.number().nullable(),
+  checkpoint: z.number().nullable(),
+  blocks: Blocks.nullable(),
+  deltas: z.array(z.array(z.array(z.string().nullable()))),
+});
 
-const BlockAtRow = z.object({ version: z.number(), id: z.string().nullable(), hash: z.string().nullable(), text: z.string().nullable() });
+export type ListAt = { version: number; blocks: VersionBlock[]; /** Delta entries since the checkpoint it was read from. */ sinceCheckpoint: number };
 
 /**
- * The pad's blocks at `version` (or at its latest version), with their texts, in one query.
- * Null when the pad has no such version.
+ * The pad's blocks at `version` (or at its latest version), in one query: the nearest checkpoint
+ * with its texts, and the deltas after it. Null when the pad has no such version.
  */
-export async function blocksAt(conn: CommonQueryMethods, padId: string, version?: number): Promise<{ version: number; blocks: { id: string; hash: string; text: string }[] } | null> {
-  const rows = await conn.any(sql.type(BlockAtRow)`
-    SELECT v.version, e.ref->>0 AS id, e.ref->>1 AS hash, t.text
-    FROM (SELECT version, blocks FROM pad_versions WHERE pad_id = ${padId}
-          ${version === undefined ? sql.fragment`ORDER BY version DESC LIMIT 1` : sql.fragment`AND version = ${version}`}) v
-    LEFT JOIN LATERAL jsonb_array_elements(v.blocks) WITH ORDINALITY AS e(ref, ord) ON true
-    LEFT JOIN pad_block_texts t ON t.pad_id = ${padId} AND t.hash = e.ref->>1
-    ORDER BY e.ord`);
-  const first = rows[0];
-  if (!first) return null;
-  return {
-    version: first.version,
-    blocks: rows.filter((r) => r.id !== null).map((r) => ({ id: r.id!, hash: r.hash!, text: r.text ?? '' })),
-  };
+export async function blocksAt(conn: CommonQueryMethods, padId: string, version?: number): Promise<ListAt | null> {
+  const upTo = version ?? 2_147_483_647;
+  const row = await conn.one(sql.type(ListAtRow)`
+    WITH cp AS (
+      SELECT version, blocks FROM pad_versions
+      WHERE pad_id = ${padId} AND version <= ${upTo} AND blocks IS NOT NULL
+      ORDER BY version DESC LIMIT 1)
+    SELECT
+      (SELECT max(version) FROM pad_versions WHERE pad_id = ${padId} AND version <= ${upTo}) AS version,
+      (SELECT version FROM cp) AS checkpoint,
+      (SELECT jsonb_agg(jsonb_build_array(e.ref->>0, coalesce(t.text, '')) ORDER BY e.ord)
+       FROM cp CROSS JOIN LATERAL jsonb_array_elements(cp.blocks) WITH ORDINALITY AS e(ref, ord)
+       LEFT JOIN pad_block_texts t ON t.pad_id = ${padId} AND t.hash = e.ref->>1) AS blocks,
+      coalesce((SELECT jsonb_agg(d.delta ORDER BY d.version) FROM pad_versions d
+       WHERE d.pad_id = ${padId} AND d.version > (SELECT version FROM cp) AND d.version <= ${upTo}), '[]') AS deltas`);
+  if (row.version === null || row.checkpoint === null || (version !== undefined && row.version !== version)) return null;
+  const deltas = row.deltas as Delta[];
+  const start = (row.blocks ?? []).map(([id, text]) => ({ id, text }));
+  return { version: row.version, blocks: applyDeltas(start, deltas), sinceCheckpoint: deltas.reduce((n, delta) => n + delta.length, 0) };
 }
 
-/** Blocks that someone other than `author` changed after `version`. */
+/** The pad's current version, locked for the caller's transaction, and its blocks. */
+export async function lockedLatest(conn: CommonQueryMethods, padId: string): Promise<ListAt> {
+  const version = await conn.oneFirst(sql.type(VersionRow)`SELECT version FROM pads WHERE id = ${padId} FOR UPDATE`);
+  return (await blocksAt(conn, padId, version)) ?? { version, blocks: [], sinceCheckpoint: 0 };
+}
+
+/** The pad's current version number, as the database has it. */
+export async function storedVersion(conn: CommonQueryMethods, padId: string): Promise<number> {
+  return conn.oneFirst(sql.type(VersionRow)`SELECT version FROM pads WHERE id = ${padId}`);
+}
+
+const BlockIdRow = z.object({ block_id: z.string() });
+
+/** Blocks that someone other than `authorId` changed after `version`. */
 export async function changedByOthersSince(conn: CommonQueryMethods, padId: string, version: number, authorId: string): Promise<Set<string>> {
   const ids = await conn.anyFirst(sql.type(BlockIdRow)`
     SELECT DISTINCT unnest(changed) AS block_id FROM pad_versions
@@ -160,8 +144,9 @@ export async function changedByOthersSince(conn: CommonQueryMethods, padId: stri
 }
 
 export const EditRow = z.object({ pad_id: z.string(), version: z.number(), actor_id: z.string().nullable(), changed: z.array(z.string()) });
+export type EditRow = z.infer<typeof EditRow>;
 
-export async function findEdit(conn: CommonQueryMethods, editId: string) {
+export async function findEdit(conn: CommonQueryMethods, editId: string): Promise<EditRow | null> {
   return conn.maybeOne(sql.type(EditRow)`
     SELECT pad_id, version, actor_id, changed FROM pad_versions WHERE edit_id = ${editId}`);
 }

@@ -1,15 +1,16 @@
+import { z } from 'zod';
 import { sql, type CommonQueryMethods } from 'slonik';
-import { HubRow, PadRow, Role, VersionRow } from '../../schema/rows.ts';
+import { HubRow, PadRow, Role } from '../../schema/rows.ts';
 import { PAD_MAX_CHARS } from '../../schema/pad.ts';
-import { insertBlocks, parseBlocks, type Block } from '../../sync/blocks.ts';
-import { blocksAt, recordVersion } from '../../sync/versions.ts';
-import type { SyncAuthenticate } from '../../sync/padSync.ts';
+import type { Block } from '../../sync/blocks.ts';
+import { blocksAt } from '../../sync/versions.ts';
+import type { AccessRecheck, SyncAuthenticate } from '../../sync/padSync.ts';
 import type { Actor } from './actor.ts';
 import type { Core } from './context.ts';
 import { AppError, forbidden, invalid, notFound } from './errors.ts';
 import { clip, inline, linkForm } from './framing.ts';
 import { readableHub, readsPublic } from './hubs.ts';
-import { authenticateBearer, authenticateSession } from './identity.ts';
+import { authenticateBearer, authenticateSession, endedCredentials } from './identity.ts';
 import { fenced, line, type Result, type TextPart } from './result.ts';
 import { allows, requireWriter, type Seat } from './rights.ts';
 import { newId } from './secrets.ts';
@@ -103,7 +104,6 @@ export async function createPad(
   requireWriter(seat, hub);
   const text = input.text ?? '';
   if (text.length > PAD_MAX_CHARS) throw new AppError('too_large', `A pad holds at most ${PAD_MAX_CHARS} characters; this text has ${text.length}.`);
-  const nodes = parseBlocks(text);
   const padId = newId('pad_');
   const created = (version: number, blocks: number): Result => ({
     parts: [
@@ -112,40 +112,28 @@ export async function createPad(
     ],
     data: { pad_id: padId, hub_id: hub.id, ...(threadId ? { thread_id: threadId } : {}), version, blocks },
   });
-  let result: Result | undefined;
-  let firstBlocks: string[] = [];
   try {
     // The pad row, its first update, version 1 (and the idempotency key) commit together, or the
     // live document is rolled back.
-    await core.sync.edit(
-      padId,
-      authorOf(actor),
-      (fragment) => insertBlocks(fragment, 0, nodes),
-      (update, ids, blocks) =>
-        core.db.write(async (tx) => {
-          firstBlocks = ids;
-          await tx.query(sql.unsafe`
-            INSERT INTO pads (id, hub_id, thread_id, title, created_by) VALUES (${padId}, ${hub.id}, ${threadId}, ${input.title}, ${actor.id})`);
-          await tx.query(sql.unsafe`UPDATE hubs SET updated_at = now() WHERE id = ${hub.id}`);
-          const { version } = (await recordVersion(tx, { padId, kind: 'create', author: authorOf(actor), blocks, changed: ids, update }))!;
-          result = created(version, blocks.length);
-          await key?.store(tx, result);
-          return version;
-        }),
-    );
+    const made = await core.sync.createPad(padId, authorOf(actor), text, {
+      async prepare(tx) {
+        await tx.query(sql.unsafe`
+          INSERT INTO pads (id, hub_id, thread_id, title, created_by) VALUES (${padId}, ${hub.id}, ${threadId}, ${input.title}, ${actor.id})`);
+        await tx.query(sql.unsafe`UPDATE hubs SET updated_at = now() WHERE id = ${hub.id}`);
+      },
+      seal: key ? (tx, first) => key.store(tx, created(first.version, first.blocks)) : undefined,
+    });
+    return created(made.version, made.blocks);
   } catch (error) {
     if (!key) throw error;
     return key.winner(error);
   }
-  core.sync.notifyVersion(padId, { version: result!.data.version as number, actorId: actor.id, changed: firstBlocks });
-  return result!;
 }
 
 /** The live blocks and the version they belong to (read after the blocks, so it is never behind them). */
 export async function padContent(core: Core, padId: string) {
   const blocks = await core.sync.read(padId);
-  const version = await core.db.pool.oneFirst(sql.type(VersionRow)`SELECT version FROM pads WHERE id = ${padId}`);
-  return { blocks, version };
+  return { blocks, version: await core.sync.version(padId) };
 }
 
 /** What the Markdown view of a pad needs, readable as its hub is. */
@@ -248,3 +236,24 @@ export function syncAuthenticator(core: Core): SyncAuthenticate {
   };
 }
 
+const AccessRow = z.object({ pad_id: z.string(), participant_id: z.string().nullable(), audience: z.string().nullable(), role: Role.nullable() });
+
+/**
+ * Of the open live connections, the ones whose access ended: the credential was revoked or ran out,
+ * or the pad is no longer readable to its participant (removed from the hub, the hub made private,
+ * the pad gone). Two queries for everything an instance holds open.
+ */
+export function padAccessRecheck(core: Core): AccessRecheck {
+  return async (open) => {
+    const credentials = [...new Set(open.flatMap((o) => (o.credentialId ? [o.credentialId] : [])))];
+    const ended = new Set(await endedCredentials(core, credentials));
+    const rows = await core.db.pool.any(sql.type(AccessRow)`
+      SELECT x.pad_id, x.participant_id, h.audience, m.role
+      FROM unnest(${sql.array(open.map((o) => o.padId), 'text')}::text[], ${sql.array(open.map((o) => o.participantId), 'text')}::text[]) AS x(pad_id, participant_id)
+      LEFT JOIN pads p ON p.id = x.pad_id
+      LEFT JOIN hubs h ON h.id = p.hub_id
+      LEFT JOIN hub_members m ON m.hub_id = p.hub_id AND m.participant_id = x.participant_id`);
+    const readable = new Set(rows.filter((r) => r.audience !== null && (r.role !== null || readsPublic(core, { audience: r.audience as HubRow['audience'] }))).map((r) => `${r.pad_id} ${r.participant_id ?? ''}`));
+    return open.filter((o) => (o.credentialId !== null && ended.has(o.credentialId)) || !readable.has(`${o.padId} ${o.participantId ?? ''}`));
+  };
+}

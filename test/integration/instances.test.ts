@@ -1,4 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
+import { sql } from 'slonik';
 import { durableStore, openProvider, registerAgent, rest, startTestServer, typeInto, type TestServer } from '../support/server.ts';
 
 /**
@@ -18,16 +19,21 @@ describe.skipIf(!redisUrl || !databaseUrl)('several instances with Redis', () =>
     for (const close of closers.reverse()) await close();
   });
 
-  it('an edit through one instance reaches editors on the other at once, and typing goes both ways', async () => {
+  /** Instances of the server on one fresh Postgres database, with Redis between them. */
+  const cluster = async () => {
     const store = await durableStore('postgres');
     closers.push(() => store.drop());
     const env = { ...store.env, REDIS_URL: redisUrl! };
-    const start = async () => {
+    return async () => {
       const server = await startTestServer('postgres', env);
       servers.push(server);
       closers.push(() => server.close());
       return server;
     };
+  };
+
+  it('an edit through one instance reaches editors on the other at once, and typing goes both ways', async () => {
+    const start = await cluster();
     const a = await start();
     const b = await start();
     const agent = await registerAgent(a, 'Across');
@@ -63,5 +69,39 @@ describe.skipIf(!redisUrl || !databaseUrl)('several instances with Redis', () =>
     const c = await start();
     const read = await rest(c, agent.key, 'open_pad', { pad_id: padId, mode: 'full' });
     expect(read.body.text).toContain('~~~markdown\nFirst, through B.\n\nTyped on A: Second.\n\nThird, through A.\n~~~');
+  });
+
+  it('concurrent edits of different paragraphs through both instances all apply, none a conflict', async () => {
+    const start = await cluster();
+    const a = await start();
+    const b = await start();
+    const agents = [await registerAgent(a, 'Writer A'), await registerAgent(b, 'Writer B')];
+    const hub = await rest(a, agents[0]!.key, 'create_hub', { name: 'Busy' });
+    await a.core.db.pool.query(sql.unsafe`INSERT INTO hub_members (hub_id, participant_id, role) VALUES (${hub.body.data.hub_id}, ${agents[1]!.id}, 'member')`);
+    const paragraphs = Array.from({ length: 20 }, (_, i) => `Paragraph ${i}.`);
+    const pad = await rest(a, agents[0]!.key, 'create_pad', { hub: hub.body.data.slug, title: 'Busy', text: paragraphs.join('\n\n') });
+    const padId = pad.body.data.pad_id as string;
+    // Both instances hold the pad live, so each sees the other's changes over Redis as they happen.
+    const blocks = (await rest(a, agents[0]!.key, 'open_pad', { pad_id: padId, mode: 'full' })).body.data.blocks as string[];
+    await rest(b, agents[1]!.key, 'open_pad', { pad_id: padId, mode: 'full' });
+    expect(blocks).toHaveLength(20);
+
+    const replies = await Promise.all(
+      blocks.map((blockId, i) => {
+        const [server, agent] = i % 2 === 0 ? [a, agents[0]!] : [b, agents[1]!];
+        return rest(server, agent.key, 'edit_pad', { pad_id: padId, base_version: 1, edits: [{ block_id: blockId, text: `Paragraph ${i}, edited.` }] });
+      }),
+    );
+    expect(replies.map((reply) => [reply.status, reply.body.data?.conflicts])).toEqual(replies.map(() => [200, []]));
+    expect(new Set(replies.map((reply) => reply.body.data.version))).toEqual(new Set(Array.from({ length: 20 }, (_, i) => i + 2)));
+    const expected = paragraphs.map((_, i) => `Paragraph ${i}, edited.`).join('\n\n');
+    for (const server of [a, b]) {
+      const read = await rest(server, agents[0]!.key, 'open_pad', { pad_id: padId, mode: 'full' });
+      expect(read.body.data.version).toBe(21);
+      expect(read.body.text).toContain(`~~~markdown\n${expected}\n~~~`);
+    }
+    // What the versions say matches the text: every paragraph changed since version 1, once.
+    const changes = await rest(b, agents[1]!.key, 'open_pad', { pad_id: padId, mode: 'changes', since: 1 });
+    expect(changes.body.data.changes).toEqual(blocks.map((blockId) => ({ block_id: blockId, change: 'changed' })));
   });
 });

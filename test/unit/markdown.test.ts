@@ -4,7 +4,7 @@ import { updateYFragment } from '@tiptap/y-tiptap';
 import { blockMarkdown, markdownParser, parseMarkdown, serializeMarkdown } from '../../schema/markdown.ts';
 import { padSchema } from '../../schema/pad.ts';
 import { ensureBlockIds, insertBlocks, parseBlocks, readBlocks, readNodes, replaceBlock } from '../../sync/blocks.ts';
-import { diffAgainstBase } from '../../server/core/padEdits.ts';
+import { diffAgainstBase as diffChanges } from '../../sync/baseDiff.ts';
 import { outlineRows, sections } from '../../server/core/sections.ts';
 
 const samples = {
@@ -172,6 +172,13 @@ describe('blocks on a Y document', () => {
 });
 
 describe('whole-text edits against the base version', () => {
+  /** The changes with the new text each one gives its block. */
+  const diffAgainstBase = (before: typeof base, next: string[]) =>
+    diffChanges(before, next).map((change) =>
+      change.kind === 'edit'
+        ? { kind: 'edit', blockId: change.blockId, text: change.index === null ? '' : next[change.index] }
+        : { kind: 'insert', after: change.after, text: next[change.index] },
+    );
   const base = [
     { id: 'a', text: 'A.' },
     { id: 'b', text: 'B.' },

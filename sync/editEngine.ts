@@ -1,0 +1,265 @@
+import type { CommonQueryMethods, DatabaseTransactionConnection } from 'slonik';
+import type { Document } from '@hocuspocus/server';
+import { PAD_FRAGMENT, PAD_MAX_CHARS } from '../schema/pad.ts';
+import type { Db } from '../server/db/database.ts';
+import { readBlocks } from './blocks.ts';
+import { applyOps, blockText, parsed, projectedLength, type BlockOp, type Conflict, type Guard } from './blockOps.ts';
+import { diffAgainstBase } from './baseDiff.ts';
+import { insertBlocks, parseBlocks } from './blocks.ts';
+import type { LiveChange, LiveDocs } from './liveDocs.ts';
+import type { LiveVersions } from './liveVersions.ts';
+import type { PadState, PadVersions, Written } from './padVersions.ts';
+import { blocksAt, changedByOthersSince, StaleVersion, type Author } from './versions.ts';
+
+/** At most this many block changes in one call (whole-text edits included). */
+export const MAX_OPS = 400;
+
+/**
+ * What an edit asks for, in plain values: a whole new text (diffed against the base version), block
+ * edits and inserts, or taking back one earlier edit (its version and the blocks it changed).
+ */
+export type EditRequest =
+  | { text: string }
+  | { edits: readonly { blockId: string; text: string }[]; inserts: readonly { after: string; text: string }[] }
+  | { undo: { version: number; changed: readonly string[] } };
+
+/** What an edit did: the new version and its edit id (null when nothing changed), the pad's version either way. */
+export type EditOutcome = { version: number | null; editId: string | null; conflicts: Conflict[]; changed: string[]; current: number };
+
+/** Why an edit was refused, as a code the core turns into its own error. */
+export class EditRefused extends Error {
+  readonly code: 'base_ahead' | 'unknown_base' | 'too_large' | 'too_many_ops';
+  readonly detail: { current?: number; ops?: number };
+
+  constructor(code: 'base_ahead' | 'unknown_base' | 'too_large' | 'too_many_ops', detail: { current?: number; ops?: number } = {}) {
+    super(code);
+    this.code = code;
+    this.detail = detail;
+    this.name = 'EditRefused';
+  }
+}
+
+export type EditOptions = {
+  /** A fresh id for the edit, made only once the people in the pad have the change. */
+  newEditId(): string;
+  /** Called once, inside the transaction that records the version, with what the edit did. Throwing undoes it. */
+  seal?: ((tx: DatabaseTransactionConnection, outcome: EditOutcome) => Promise<void>) | undefined;
+};
+
+type Plan = { ops: BlockOp[]; guard: Guard; conflicts: Conflict[] };
+
+/**
+ * The edit engine: block operations on the live document, the conflict guard, and the version each
+ * edit commits, behind one call. An edit runs on the current version this instance knows and commits
+ * in one statement; if another instance wrote first, the change is taken back out and the edit runs
+ * again under the pad's row lock, on what the database holds, so it cannot lose that race twice.
+ */
+export function createEditEngine(deps: { db: Db; versions: PadVersions; live: LiveDocs; typing: LiveVersions; readForm: (text: string) => string }) {
+  const { db, versions, live } = deps;
+  /** A block's Markdown as agents read it (links in link form), normalised like anything they send. */
+  const asRead = (text: string) => {
+    const read = deps.readForm(text);
+    return read === text ? text : parseBlocks(read).map(blockText).join('\n\n');
+  };
+
+  async function plan(conn: CommonQueryMethods, padId: string, document: Document, author: Author, request: EditRequest, base: number | null, state: PadState, undone?: Undone): Promise<Plan> {
+    const latest = new Map(state.blocks.map((b) => [b.id, b.text]));
+    if ('undo' in request) return planUndo(document, request.undo.changed, undone!, latest);
+    if (base! > state.version) throw new EditRefused('base_ahead', { current: state.version });
+    let ops: BlockOp[];
+    if ('text' in request) {
+      const baseList = base === state.version ? state : await blocksAt(conn, padId, base!);
+      if (!baseList) throw new EditRefused('unknown_base');
+      const nodes = parseBlocks(request.text);
+      const texts = nodes.map(blockText);
+      // Agents read links in link form: compare in that form, so a paragraph sent back unchanged
+      // is untouched and keeps its real links.
+      ops = diffAgainstBase(baseList.blocks.map((b) => ({ id: b.id, text: asRead(b.text) })), texts).map((change): BlockOp => {
+        const at = change.index;
+        const chosen = at === null ? { nodes: [], text: '' } : { nodes: [nodes[at]!], text: texts[at]! };
+        return change.kind === 'edit' ? { kind: 'edit', blockId: change.blockId, ...chosen } : { kind: 'insert', after: change.after, ...chosen };
+      });
+    } else {
+      ops = [
+        ...request.edits.map((e): BlockOp => ({ kind: 'edit', blockId: e.blockId, ...parsed(e.text), sent: e.text }) as BlockOp),
+        ...request.inserts.map((e): BlockOp => ({ kind: 'insert', after: e.after, ...parsed(e.text), sent: e.text }) as BlockOp),
+      ];
+    }
+    if (ops.length > MAX_OPS) throw new EditRefused('too_many_ops', { ops: ops.length });
+    // Reading the current version, nobody can have changed anything since: nothing to look up.
+    const touchedByOthers =
+      base === state.version
+        ? new Set<string>()
+        : (versions.changedByOthersSince(padId, base!, state.version, author?.id ?? null) ?? (await changedByOthersSince(conn, padId, base!, author?.id ?? '')));
+    return { ops, guard: { touchedByOthers, latest, asRead }, conflicts: [] };
+  }
+
+  /** Blocks exactly as the edit left them get their text from before it; the others are conflicts. */
+  function planUndo(document: Document, changed: readonly string[], undone: Undone, latest: Map<string, string>): Plan {
+    const beforeById = new Map(undone.before.map((b, i) => [b.id, { ...b, index: i }]));
+    const afterById = new Map(undone.after.map((b) => [b.id, b]));
+    const now = new Map(readBlocks(document.getXmlFragment(PAD_FRAGMENT)).map((b) => [b.id, b]));
+    const ops: BlockOp[] = [];
+    const conflicts: Conflict[] = [];
+    for (const id of changed) {
+      const was = beforeById.get(id);
+      const became = afterById.get(id);
+      if ((became?.text ?? null) !== (now.get(id)?.text ?? null)) {
+        conflicts.push({ block_id: id, reason: 'changed_since_base', text: was?.text ?? '' });
+        continue;
+      }
+      if (became) ops.push({ kind: 'edit', blockId: id, ...(was ? parsed(was.text) : { nodes: [], text: '' }) });
+      else if (was) {
+        const anchor = undone.before.slice(0, was.index).reverse().find((b) => now.has(b.id))?.id ?? 'start';
+        // With its old id, so repeating the undo finds it back and does not insert it twice.
+        ops.push({ kind: 'insert', after: anchor, ...parsed(was.text), id });
+      }
+    }
+    return { ops, guard: { touchedByOthers: new Set(), latest, asRead }, conflicts };
+  }
+
+  type Undone = { before: readonly { id: string; text: string }[]; after: readonly { id: string; text: string }[] };
+
+  /**
+   * One attempt: plan on `state`, apply live (handing the change to `went` at once, so whoever runs
+   * the attempt can take it back whatever fails later, the commit included), record the version on
+   * `conn`, and seal it in the same transaction.
+   */
+  async function attempt(
+    document: Document,
+    padId: string,
+    author: Author,
+    request: EditRequest,
+    base: number | null,
+    options: EditOptions,
+    undone: Undone | undefined,
+    locked: DatabaseTransactionConnection | null,
+    went: (change: LiveChange<unknown>) => void,
+  ): Promise<{ outcome: EditOutcome; written: Written | null }> {
+    const state = locked ? await versions.locked(locked, padId) : await versions.current(padId);
+    if (locked) await live.catchUp(document, locked);
+    // A base newer than what this instance knows: another instance wrote it; read again.
+    if (!locked && base !== null && base > state.version) throw new StaleVersion(padId, state.version);
+    const { ops, guard, conflicts } = await plan(locked ?? db.pool, padId, document, author, request, base, state, undone);
+    const unchanged = (more: Conflict[] = []) => ({
+      outcome: { version: null, editId: null, conflicts: [...conflicts, ...more], changed: [], current: state.version },
+      written: null,
+    });
+    if (!ops.length) return unchanged();
+    // Counted on the latest version, which has just taken in any live typing.
+    if (projectedLength(state.blocks, ops) > PAD_MAX_CHARS) throw new EditRefused('too_large');
+    const change = live.apply(document, author, (fragment) => applyOps(fragment, ops, guard));
+    went(change);
+    const applied = change.result;
+    if (!change.update || applied.changed.length === 0) return unchanged(applied.conflicts);
+    const editId = options.newEditId();
+    const record = async (conn: CommonQueryMethods) => {
+      const written = (await versions.write(conn, padId, state, {
+        kind: 'undo' in request ? 'undo' : 'edit',
+        author,
+        editId,
+        live: readBlocks(document.getXmlFragment(PAD_FRAGMENT)),
+        mine: new Set(applied.changed),
+        changed: applied.changed,
+        update: change.update,
+      }))!;
+      const version = written.state.version;
+      return { outcome: { version, editId, conflicts: [...conflicts, ...applied.conflicts], changed: applied.changed, current: version }, written };
+    };
+    const { seal } = options;
+    const sealed = async (tx: DatabaseTransactionConnection) => {
+      const recorded = await record(tx);
+      await seal!(tx, recorded.outcome);
+      return recorded;
+    };
+    if (locked) return seal ? sealed(locked) : record(locked);
+    // Without anything else to write, the version is one statement: no transaction round trips.
+    return seal ? db.write(sealed) : db.writeStatement(record);
+  }
+
+  return {
+    /**
+     * Applies an edit to the pad's live document and commits it as a version. `base` is the version
+     * the caller read (null for an undo, which guards on the blocks themselves). Plain values in and
+     * out: the core never touches the document.
+     */
+    async applyEdits(padId: string, author: Author, request: EditRequest, base: number | null, options: EditOptions): Promise<EditOutcome> {
+      let undone: Undone | undefined;
+      if ('undo' in request) {
+        const before = (await blocksAt(db.pool, padId, request.undo.version - 1))?.blocks ?? [];
+        const after = (await blocksAt(db.pool, padId, request.undo.version))?.blocks ?? [];
+        undone = { before, after };
+      }
+      return versions.exclusive(padId, async () => {
+        // Typing not versioned yet becomes its own version first, attributed to its typist.
+        await deps.typing.settle(padId);
+        const once = async (locked: boolean) => {
+          let change: LiveChange<unknown> | null = null;
+          const went = (made: LiveChange<unknown>) => (change = made);
+          try {
+            // Loaded outside any transaction: what loading starts must not run inside one.
+            const document = await live.document(padId);
+            const { outcome, written } = locked
+              ? await db.write((tx) => attempt(document, padId, author, request, base, options, undone, tx, went))
+              : await attempt(document, padId, author, request, base, options, undone, null, went);
+            (change as LiveChange<unknown> | null)?.done();
+            if (written) versions.advance(written);
+            return outcome;
+          } catch (error) {
+            (change as LiveChange<unknown> | null)?.rollback();
+            throw error;
+          }
+        };
+        if (versions.isContended(padId)) return once(true);
+        try {
+          return await once(false);
+        } catch (error) {
+          if (!(error instanceof StaleVersion)) throw error;
+          return once(true);
+        }
+      });
+    },
+
+    /**
+     * A new pad's first version from Markdown: `prepare` writes the pad's own row in the transaction
+     * that records version 1, and `seal` runs after it in the same one; if either throws, the live
+     * document is rolled back.
+     */
+    async createPad(
+      padId: string,
+      author: Author,
+      text: string,
+      options: { prepare(tx: DatabaseTransactionConnection): Promise<void>; seal?: ((tx: DatabaseTransactionConnection, created: { version: number; blocks: number }) => Promise<void>) | undefined },
+    ): Promise<{ version: number; blocks: number }> {
+      const nodes = parseBlocks(text);
+      return versions.exclusive(padId, async () => {
+        const document = await live.document(padId);
+        const change = live.apply(document, author, (fragment) => insertBlocks(fragment, 0, nodes));
+        try {
+          const written = await db.write(async (tx) => {
+            await options.prepare(tx);
+            const ids = change.result;
+            const made = (await versions.write(tx, padId, { version: 0, blocks: [], sinceCheckpoint: 0 }, {
+              kind: 'create',
+              author,
+              live: readBlocks(document.getXmlFragment(PAD_FRAGMENT)),
+              mine: new Set(ids),
+              changed: ids,
+              update: change.update,
+            }))!;
+            await options.seal?.(tx, { version: made.state.version, blocks: made.state.blocks.length });
+            return made;
+          });
+          change.done();
+          versions.advance(written);
+          return { version: written.state.version, blocks: written.state.blocks.length };
+        } catch (error) {
+          change.rollback();
+          throw error;
+        }
+      });
+    },
+  };
+}
+
+export type EditEngine = ReturnType<typeof createEditEngine>;

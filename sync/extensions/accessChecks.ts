@@ -1,0 +1,68 @@
+import type { Extension, Hocuspocus } from '@hocuspocus/server';
+import type { Logger } from '../../server/log.ts';
+import type { SyncContext } from '../syncContext.ts';
+
+/** How often the access of open live connections is checked again (SPEC part 5: revocation counts within 5 s). */
+export const ACCESS_CHECK_MS = 4_000;
+
+/** An open live connection as the check sees it: the pad, who opened it, and with which credential. */
+export type OpenAccess = { padId: string; participantId: string | null; credentialId: string | null };
+/** Of these, the ones that no longer hold: the credential was revoked or ran out, or the pad became unreadable to them. */
+export type AccessRecheck = (open: readonly OpenAccess[]) => Promise<OpenAccess[]>;
+
+const keyOf = (access: OpenAccess) => `${access.padId} ${access.participantId ?? ''} ${access.credentialId ?? ''}`;
+
+/**
+ * Credential re-checks of open live connections: every ACCESS_CHECK_MS, everything this instance
+ * holds open is asked about in one call, and the connections whose access ended are closed, whether
+ * it ended here or on another instance (a key revoked, a member removed from the hub).
+ */
+export class AccessChecks implements Extension<SyncContext> {
+  extensionName = 'dotpad-access-checks';
+  private readonly timer: NodeJS.Timeout;
+
+  private readonly instance: Hocuspocus<SyncContext>;
+  private readonly recheck: AccessRecheck;
+  private readonly log: Logger;
+
+  constructor(instance: Hocuspocus<SyncContext>, recheck: AccessRecheck, log: Logger, everyMs = ACCESS_CHECK_MS) {
+    this.instance = instance;
+    this.recheck = recheck;
+    this.log = log;
+    this.timer = setInterval(() => void this.check(), everyMs);
+  }
+
+  private *connections() {
+    for (const document of this.instance.documents.values()) {
+      for (const connection of document.getConnections()) {
+        const context = connection.context as SyncContext | undefined;
+        yield { connection, access: { padId: document.name, participantId: context?.participantId ?? null, credentialId: context?.credentialId ?? null } };
+      }
+    }
+  }
+
+  async check() {
+    const open = new Map<string, OpenAccess>();
+    for (const { access } of this.connections()) open.set(keyOf(access), access);
+    if (!open.size) return;
+    let ended: OpenAccess[];
+    try {
+      ended = await this.recheck([...open.values()]);
+    } catch (error) {
+      this.log.warn('access of live connections not checked', { message: (error as Error).message });
+      return;
+    }
+    if (!ended.length) return;
+    const closing = new Set(ended.map(keyOf));
+    for (const { connection, access } of this.connections()) if (closing.has(keyOf(access))) connection.close();
+  }
+
+  /** Ends every live connection opened with this credential, at once (it was revoked here). */
+  closeCredential(credentialId: string) {
+    for (const { connection, access } of this.connections()) if (access.credentialId === credentialId) connection.close();
+  }
+
+  async onDestroy() {
+    clearInterval(this.timer);
+  }
+}

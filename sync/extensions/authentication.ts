@@ -1,0 +1,59 @@
+import type { Extension, onAuthenticatePayload } from '@hocuspocus/server';
+import type { Logger } from '../../server/log.ts';
+import type { SyncContext } from '../syncContext.ts';
+import type { Author } from '../versions.ts';
+
+/** Who may open a pad over WebSocket; throwing refuses the connection. */
+export type SyncAuthenticate = (input: { padId: string; token: string; cookie: string | null }) => Promise<{
+  readOnly: boolean;
+  author: Author;
+  credentialId: string | null;
+}>;
+
+const hostOf = (origin: string) => {
+  try {
+    return new URL(origin).host.toLowerCase();
+  } catch {
+    return '';
+  }
+};
+
+/**
+ * Authentication on connect: an agent key as the provider's token, or the session cookie of a page
+ * of ours, decided by the core. The verdict's author and credential become the connection's context.
+ */
+export class Authentication implements Extension<SyncContext> {
+  extensionName = 'dotpad-authentication';
+  // Before any other extension hears of the connection.
+  priority = 1_000;
+
+  private readonly authenticate: SyncAuthenticate;
+  private readonly hosts: () => Set<string>;
+  private readonly log: Logger;
+
+  constructor(authenticate: SyncAuthenticate, hosts: () => Set<string>, log: Logger) {
+    this.authenticate = authenticate;
+    this.hosts = hosts;
+    this.log = log;
+  }
+
+  async onAuthenticate(payload: onAuthenticatePayload<SyncContext>): Promise<SyncContext> {
+    let verdict: Awaited<ReturnType<SyncAuthenticate>>;
+    try {
+      // A browser's cookie rides on any WebSocket it opens, whichever page opened it: without a
+      // key, the page must be one of ours.
+      const origin = payload.requestHeaders.get('origin');
+      if (!payload.token.startsWith('svc') && origin && !this.hosts().has(hostOf(origin))) {
+        throw new Error('cross-site WebSocket refused');
+      }
+      verdict = await this.authenticate({ padId: payload.documentName, token: payload.token, cookie: payload.requestHeaders.get('cookie') });
+    } catch (error) {
+      // Refused: logged here, structured; an error without a message keeps Hocuspocus from
+      // printing it to the console as well. The client gets Hocuspocus' permission-denied close.
+      this.log.info('pad connection refused', { padId: payload.documentName, reason: (error as Error).message });
+      throw new Error('');
+    }
+    payload.connectionConfig.readOnly = verdict.readOnly;
+    return { author: verdict.author, participantId: verdict.author?.id ?? null, credentialId: verdict.credentialId };
+  }
+}

@@ -1,0 +1,114 @@
+import * as Y from 'yjs';
+import { ForeignKeyIntegrityConstraintViolationError } from 'slonik';
+import type { Extension, onChangePayload, onLoadDocumentPayload, afterUnloadDocumentPayload } from '@hocuspocus/server';
+import type { Db } from '../../server/db/database.ts';
+import type { Logger } from '../../server/log.ts';
+import { appendUpdate, compact, COMPACT_AFTER_BYTES, COMPACT_AFTER_UPDATES, loadInto, tailSize } from '../store.ts';
+import { startFolding } from '../fold.ts';
+import type { SyncContext } from '../syncContext.ts';
+
+/** Live updates reach the database within this long. */
+const LIVE_FLUSH_MS = 100;
+/** How many appends to a pad between two looks at the size of its log. */
+const TAIL_CHECK_EVERY = 50;
+
+/**
+ * Persistence of live documents: a pad loads from its snapshot and log, and every update made on
+ * this instance is appended to the log within LIVE_FLUSH_MS (several queued ones as one). Updates
+ * that arrive from another instance (origin "redis") are that instance's to store; changes whose
+ * context says `persisted` were stored by whoever made them (an API edit, in its own statement).
+ * Every so many appends the log is folded into a snapshot, off the path of whoever appended.
+ */
+export class Persistence implements Extension<SyncContext> {
+  extensionName = 'dotpad-persistence';
+  private readonly queues = new Map<string, { updates: Uint8Array[]; timer: NodeJS.Timeout }>();
+  private readonly appends = new Map<string, number>();
+  private compactions = Promise.resolve();
+  private closing = false;
+
+  private readonly db: Db;
+  private readonly log: Logger;
+
+  constructor(db: Db, log: Logger) {
+    this.db = db;
+    this.log = log;
+    startFolding();
+  }
+
+  async onLoadDocument({ document, documentName }: onLoadDocumentPayload<SyncContext>) {
+    await loadInto(this.db, documentName, document);
+  }
+
+  async onChange({ documentName, update, transactionOrigin }: onChangePayload<SyncContext>) {
+    const origin = transactionOrigin as { source?: string; context?: SyncContext; skipStoreHooks?: boolean } | undefined;
+    // From the log itself (a live copy catching up with the database): stored already.
+    if (origin?.source === 'redis' || origin?.context?.persisted || origin?.skipStoreHooks) return;
+    this.queue(documentName, update);
+  }
+
+  async afterUnloadDocument({ documentName }: afterUnloadDocumentPayload) {
+    this.appends.delete(documentName);
+  }
+
+  /** Puts an update on the pad's queue, to be appended shortly. */
+  queue(padId: string, update: Uint8Array) {
+    const queue = this.queues.get(padId);
+    if (queue) queue.updates.push(update);
+    else this.queues.set(padId, { updates: [update], timer: setTimeout(() => void this.flushPad(padId), LIVE_FLUSH_MS) });
+  }
+
+  /** The pad's queued updates as one, taken off the queue (for a statement that appends them itself); null when none wait. */
+  take(padId: string): Uint8Array | null {
+    const queue = this.queues.get(padId);
+    if (!queue) return null;
+    this.queues.delete(padId);
+    clearTimeout(queue.timer);
+    return queue.updates.length === 1 ? queue.updates[0]! : Y.mergeUpdates(queue.updates);
+  }
+
+  async flushPad(padId: string) {
+    const update = this.take(padId);
+    if (!update) return;
+    try {
+      await appendUpdate(this.db.pool, padId, update);
+      this.appended(padId);
+    } catch (error) {
+      if (error instanceof ForeignKeyIntegrityConstraintViolationError) {
+        // The pad itself was never saved (its creation failed and was taken back): nothing to keep.
+        this.log.warn('updates of a pad that does not exist dropped', { padId });
+        return;
+      }
+      this.log.error('pad update not saved; retrying', { padId, error });
+      if (!this.closing) this.queue(padId, update);
+    }
+  }
+
+  /** Counts an append to the pad's log (live typing and API edits alike); every so many, compacts a grown log. */
+  appended(padId: string) {
+    const count = (this.appends.get(padId) ?? 0) + 1;
+    this.appends.set(padId, count);
+    if (count < TAIL_CHECK_EVERY) return;
+    this.appends.delete(padId);
+    this.compactions = this.compactions.then(async () => {
+      try {
+        const tail = await tailSize(this.db.pool, padId);
+        if (tail.n > COMPACT_AFTER_UPDATES || tail.bytes > COMPACT_AFTER_BYTES) await compact(this.db, padId);
+      } catch (error) {
+        this.log.error('pad log not compacted', { padId, error });
+      }
+    });
+  }
+
+  /** Everything queued reaches the database, and running compactions end. */
+  async flush() {
+    await Promise.all([...this.queues.keys()].map((padId) => this.flushPad(padId)));
+    await this.compactions;
+  }
+
+  /** The last flush: a write that fails now is not queued again. */
+  async close() {
+    await this.flush();
+    this.closing = true;
+    await this.flush();
+  }
+}

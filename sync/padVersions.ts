@@ -1,0 +1,159 @@
+import type { CommonQueryMethods } from 'slonik';
+import type { Db } from '../server/db/database.ts';
+import { changedBetween, deltaBetween, nextBlocks, type VersionBlock } from './blockLists.ts';
+import { blocksAt, lockedLatest, recordVersion, StaleVersion, type Author, type ListAt, type VersionKind } from './versions.ts';
+
+/** Who changed which blocks in a version. */
+export type VersionNote = { version: number; actorId: string | null; changed: readonly string[] };
+/** The current version of a pad as this instance knows it. */
+export type PadState = ListAt;
+/** A version written but not yet known to have committed: `advance` makes it the current one. */
+export type Written = { padId: string; state: PadState; note: VersionNote };
+
+/** How many of a pad's latest versions are kept in memory, to answer "changed by others since". */
+const HISTORY_MAX = 200;
+/** After another instance wrote first, edits of the pad take its row lock first, for this long. */
+const CONTENDED_MS = 10_000;
+
+/**
+ * The one owner of "the current version" of each pad on this instance: its number and block list,
+ * the run of versions behind it (who changed what), and the turn-taking of those who write versions.
+ * The database's `pads.version` is the truth across instances: every write names the version it
+ * follows and fails with StaleVersion if the pad moved on; what is in memory is then forgotten, and
+ * the writer runs again under the pad's row lock (`locked`), on what the database holds.
+ */
+export function createPadVersions(db: Db) {
+  const states = new Map<string, PadState>();
+  const histories = new Map<string, VersionNote[]>();
+  const contended = new Map<string, number>();
+  const turns = new Map<string, Promise<unknown>>();
+  const listeners = new Set<(padId: string, version: number) => void>();
+
+  function forget(padId: string) {
+    states.delete(padId);
+    histories.delete(padId);
+  }
+
+  function noteHistory(padId: string, note: VersionNote) {
+    const run = histories.get(padId);
+    if (run && run.at(-1)!.version === note.version - 1) {
+      run.push(note);
+      if (run.length > HISTORY_MAX) run.shift();
+    } else {
+      histories.set(padId, [note]);
+    }
+  }
+
+  return {
+    /** Runs `run` as the pad's only version writer on this instance. */
+    async exclusive<T>(padId: string, run: () => Promise<T>): Promise<T> {
+      const previous = turns.get(padId);
+      const next = (previous ?? Promise.resolve()).then(run, run);
+      turns.set(padId, next);
+      try {
+        return await next;
+      } finally {
+        if (turns.get(padId) === next) turns.delete(padId);
+      }
+    },
+
+    /** The latest version this instance knows, or (knowing none) the database's. Call within `exclusive`. */
+    async current(padId: string): Promise<PadState> {
+      const known = states.get(padId);
+      if (known) return known;
+      const stored = (await blocksAt(db.pool, padId)) ?? { version: 0, blocks: [], sinceCheckpoint: 0 };
+      states.set(padId, stored);
+      return stored;
+    },
+
+    /**
+     * The database's current version, its row locked for the caller's transaction: nobody else writes
+     * a version of the pad until it ends. Call within `exclusive`.
+     */
+    async locked(tx: CommonQueryMethods, padId: string): Promise<PadState> {
+      forget(padId);
+      return lockedLatest(tx, padId);
+    },
+
+    /** Whether writes to the pad should take its row lock first: another instance is writing it too. */
+    isContended(padId: string): boolean {
+      const until = contended.get(padId);
+      if (until === undefined) return false;
+      if (until > Date.now()) return true;
+      contended.delete(padId);
+      return false;
+    },
+
+    /**
+     * Writes the version after `state`: the blocks in `mine` as the live pad has them, the others as
+     * `state` has them. With `changed`, those are the blocks the version names as changed (an API
+     * edit); else the blocks whose text differs (live typing), and no version when none does. Throws
+     * StaleVersion (and forgets what it knew) when the pad is past `state`.
+     */
+    async write(
+      conn: CommonQueryMethods,
+      padId: string,
+      state: PadState,
+      change: { kind: VersionKind; author: Author; editId?: string; live: readonly VersionBlock[]; mine: ReadonlySet<string>; changed?: readonly string[]; update?: Uint8Array | null },
+    ): Promise<Written | null> {
+      const blocks = nextBlocks(state.blocks, change.live, change.mine);
+      const changed = change.changed ?? changedBetween(state.blocks, blocks);
+      if (changed.length === 0 && change.kind === 'live') return null;
+      const delta = deltaBetween(state.blocks, blocks);
+      // A checkpoint once the deltas since the last one hold about as many entries as a whole list,
+      // so reading a version folds at most about twice the pad.
+      const checkpoint = state.version === 0 || state.sinceCheckpoint + delta.length > Math.max(64, 2 * blocks.length);
+      try {
+        const version = await recordVersion(conn, {
+          padId,
+          kind: change.kind,
+          author: change.author,
+          editId: change.editId,
+          previous: state.version,
+          changed,
+          body: checkpoint ? { checkpoint: blocks } : { delta },
+          update: change.update,
+        });
+        return {
+          padId,
+          state: { version, blocks, sinceCheckpoint: checkpoint ? 0 : state.sinceCheckpoint + delta.length },
+          note: { version, actorId: change.author?.id ?? null, changed },
+        };
+      } catch (error) {
+        if (error instanceof StaleVersion) {
+          forget(padId);
+          contended.set(padId, Date.now() + CONTENDED_MS);
+        }
+        throw error;
+      }
+    },
+
+    /** A written version committed: it is the pad's current one, and those waiting are told. */
+    advance(written: Written) {
+      states.set(written.padId, written.state);
+      noteHistory(written.padId, written.note);
+      for (const listener of listeners) listener(written.padId, written.note.version);
+    },
+
+    forget,
+
+    /**
+     * The blocks that participants other than `actorId` changed in the versions after `base`, up to
+     * `current`, from the versions this instance recorded; null when it did not record all of them.
+     */
+    changedByOthersSince(padId: string, base: number, current: number, actorId: string | null): Set<string> | null {
+      const run = histories.get(padId);
+      if (!run || run[0]!.version > base + 1 || run.at(-1)!.version !== current) return null;
+      const ids = new Set<string>();
+      for (const note of run) if (note.version > base && note.actorId !== actorId) for (const id of note.changed) ids.add(id);
+      return ids;
+    },
+
+    onVersion(listener: (padId: string, version: number) => void) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+  };
+}
+
+export type PadVersions = ReturnType<typeof createPadVersions>;
