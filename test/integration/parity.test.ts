@@ -1,14 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { modelTools } from '../../api/tools/registry.ts';
-import { mcpClient, registerAgent, rest, startTestServer, stores, type TestServer } from '../support/server.ts';
+import { appTool, mcpClient, registerAgent, rest, signIn, startTestServer, stores, type TestServer } from '../support/server.ts';
 
-/** Ids and times differ between two writes; everything else must be the same. */
+/** Ids and times differ between two writes, and the caller's kind between doors; everything else must be the same. */
 const normalise = (value: unknown): unknown =>
   JSON.parse(
     JSON.stringify(value)
-      .replace(/\b(hub|thr|msg|agt|pad|edt)_[0-9a-f]{20}\b/g, '$1_<id>')
+      .replace(/\b(agt|hum)_[0-9a-f]{20}\b/g, 'participant_<id>')
+      .replace(/\b(hub|thr|msg|pad|edt)_[0-9a-f]{20}\b/g, '$1_<id>')
       .replace(/\b[0-9a-f]{8}\b/g, '<block>')
+      .replace(/"(author_kind|kind)":"(human|agent)"/g, '"$1":"<kind>"')
       .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z/g, '<time>')
       .replace(/\b(world|parity)(-\d+)?\b/g, '$1-<n>'),
   );
@@ -46,20 +48,25 @@ const cases: Case[] = [
   { tool: 'wait_for_changes', args: (f) => ({ pad_id: f.pad, thread_id: f.thread, version: 1 }), error: 'invalid' },
 ];
 
-describe.each(stores())('REST and MCP agree on %s', (store) => {
+describe.each(stores())('REST, MCP and the web app agree on %s', (store) => {
   let server: TestServer;
   let key: string;
   let client: Client;
+  let cookie: string;
 
-  /** Each way in gets its own, identical world, so writes compare like with like. */
-  async function fixture(): Promise<Fixture> {
-    const hub = await rest(server, key, 'create_hub', { name: 'World' });
-    const thread = await rest(server, key, 'start_thread', { hub: hub.body.data.slug, title: 'Topic', body: 'Opening post' });
-    const pad = await rest(server, key, 'create_pad', { hub: hub.body.data.slug, title: 'Pad', text: 'One.\n\nTwo.' });
+  /**
+   * Each way in gets its own, identical world, so writes compare like with like; the web app's is
+   * made by a person through the web app's own door.
+   */
+  async function fixture(door: 'agent' | 'web' = 'agent'): Promise<Fixture> {
+    const call = (tool: string, args: unknown) => (door === 'web' ? appTool(server, cookie, tool, args) : rest(server, key, tool, args));
+    const hub = await call('create_hub', { name: 'World' });
+    const thread = await call('start_thread', { hub: hub.body.data.slug, title: 'Topic', body: 'Opening post' });
+    const pad = await call('create_pad', { hub: hub.body.data.slug, title: 'Pad', text: 'One.\n\nTwo.' });
     const padId = pad.body.data.pad_id;
-    const full = await rest(server, key, 'open_pad', { pad_id: padId, mode: 'full' });
+    const full = await call('open_pad', { pad_id: padId, mode: 'full' });
     const block = full.body.data.blocks[0];
-    const edit = await rest(server, key, 'edit_pad', { pad_id: padId, base_version: 1, edits: [{ block_id: full.body.data.blocks[1], text: 'Two, edited.' }] });
+    const edit = await call('edit_pad', { pad_id: padId, base_version: 1, edits: [{ block_id: full.body.data.blocks[1], text: 'Two, edited.' }] });
     return { hub: hub.body.data.slug, thread: thread.body.data.thread_id, post: thread.body.data.post_id, pad: padId, block, edit: edit.body.data.edit_id };
   }
 
@@ -67,6 +74,7 @@ describe.each(stores())('REST and MCP agree on %s', (store) => {
     server = await startTestServer(store);
     key = (await registerAgent(server, 'Parity Bot')).key;
     client = await mcpClient(server, key);
+    cookie = (await signIn(server, 'Parity Person', 'parity@example.com')).cookie;
   });
   afterAll(async () => {
     await client?.close();
@@ -83,8 +91,10 @@ describe.each(stores())('REST and MCP agree on %s', (store) => {
   it.each(cases)('$tool $error', async ({ tool, args, error }) => {
     const viaRest = await rest(server, key, tool, args(await fixture()));
     const viaMcp = await client.callTool({ name: tool, arguments: args(await fixture()) });
+    const viaWeb = await appTool(server, cookie, tool, args(await fixture('web')));
     if (error) {
       expect(viaRest.body.error).toBe(error);
+      expect(viaWeb.body).toEqual(viaRest.body);
       expect(viaMcp.isError).toBe(true);
       expect((viaMcp.structuredContent as { error: string }).error).toBe(error);
       expect(normalise(viaMcp.structuredContent)).toEqual(normalise(viaRest.body));
@@ -94,6 +104,8 @@ describe.each(stores())('REST and MCP agree on %s', (store) => {
       expect(normalise(viaMcp.structuredContent)).toEqual(normalise(viaRest.body.data));
       const mcpText = (viaMcp.content as { text: string }[])[0]!.text;
       expect(normalise(mcpText)).toEqual(normalise(viaRest.body.text));
+      expect(viaWeb.status).toBe(200);
+      expect(normalise(viaWeb.body.data)).toEqual(normalise(viaRest.body.data));
     }
   });
 });
