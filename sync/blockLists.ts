@@ -5,8 +5,8 @@
  */
 export type VersionBlock = { readonly id: string; readonly text: string };
 
-/** `[id]` removed; `[id, after]` moved after `after` (null: first); `[id, after, text]` new or rewritten. */
-export type DeltaEntry = [id: string] | [id: string, after: string | null] | [id: string, after: string | null, text: string];
+/** `[id]` removed; `[id, text]` rewritten in its place; `[id, after, text]` new, or moved after `after` (null: first). */
+export type DeltaEntry = [id: string] | [id: string, text: string] | [id: string, after: string | null, text: string];
 export type Delta = DeltaEntry[];
 
 /**
@@ -40,8 +40,8 @@ export function deltaBetween(previous: readonly VersionBlock[], next: readonly V
   next.forEach((block, i) => {
     const after = i ? next[i - 1]!.id : null;
     const was = before.get(block.id);
-    if (!was || was.text !== block.text) delta.push([block.id, after, block.text]);
-    else if (was.after !== after) delta.push([block.id, after]);
+    if (!was || was.after !== after) delta.push([block.id, after, block.text]);
+    else if (was.text !== block.text) delta.push([block.id, block.text]);
     before.delete(block.id);
   });
   for (const id of before.keys()) delta.push([id]);
@@ -64,13 +64,11 @@ export function applyDeltas(blocks: readonly VersionBlock[], deltas: Iterable<De
   blocks.forEach((block, i) => state.set(block.id, { after: i ? blocks[i - 1]!.id : null, text: block.text }));
   for (const delta of deltas) {
     for (const entry of delta) {
-      const [id, after, text] = entry;
-      if (entry.length === 1) state.delete(id);
+      if (entry.length === 1) state.delete(entry[0]);
       else if (entry.length === 2) {
-        const moved = state.get(id);
-        if (moved) moved.after = after!;
-      }
-      else state.set(id, { after: after!, text: text! });
+        const rewritten = state.get(entry[0]);
+        if (rewritten) rewritten.text = entry[1];
+      } else state.set(entry[0], { after: entry[1], text: entry[2] });
     }
   }
   // Every block's predecessor is known: walk the chain from the start.

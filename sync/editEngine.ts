@@ -9,7 +9,7 @@ import { insertBlocks, parseBlocks } from './blocks.ts';
 import type { LiveChange, LiveDocs } from './liveDocs.ts';
 import type { LiveVersions } from './liveVersions.ts';
 import type { PadState, PadVersions, Written } from './padVersions.ts';
-import { blocksAt, changedByOthersSince, StaleVersion, type Author } from './versions.ts';
+import { blocksAt, changedByOthersSince, editIdOf, StaleVersion, type Author } from './versions.ts';
 
 /** At most this many block changes in one call (whole-text edits included). */
 export const MAX_OPS = 400;
@@ -40,8 +40,6 @@ export class EditRefused extends Error {
 }
 
 export type EditOptions = {
-  /** A fresh id for the edit, made only once the people in the pad have the change. */
-  newEditId(): string;
   /** Called once, inside the transaction that records the version, with what the edit did. Throwing undoes it. */
   seal?: ((tx: DatabaseTransactionConnection, outcome: EditOutcome) => Promise<void>) | undefined;
 };
@@ -152,12 +150,11 @@ export function createEditEngine(deps: { db: Db; versions: PadVersions; live: Li
     went(change);
     const applied = change.result;
     if (!change.update || applied.changed.length === 0) return unchanged(applied.conflicts);
-    const editId = options.newEditId();
+    const editId = editIdOf(padId, state.version + 1);
     const record = async (conn: CommonQueryMethods) => {
       const written = (await versions.write(conn, padId, state, {
         kind: 'undo' in request ? 'undo' : 'edit',
         author,
-        editId,
         live: readBlocks(document.getXmlFragment(PAD_FRAGMENT)),
         mine: new Set(applied.changed),
         changed: applied.changed,

@@ -94,21 +94,20 @@ export function createPadVersions(db: Db) {
       conn: CommonQueryMethods,
       padId: string,
       state: PadState,
-      change: { kind: VersionKind; author: Author; editId?: string; live: readonly VersionBlock[]; mine: ReadonlySet<string>; changed?: readonly string[]; update?: Uint8Array | null },
+      change: { kind: VersionKind; author: Author; live: readonly VersionBlock[]; mine: ReadonlySet<string>; changed?: readonly string[]; update?: Uint8Array | null },
     ): Promise<Written | null> {
       const blocks = nextBlocks(state.blocks, change.live, change.mine);
       const changed = change.changed ?? changedBetween(state.blocks, blocks);
       if (changed.length === 0 && change.kind === 'live') return null;
       const delta = deltaBetween(state.blocks, blocks);
-      // A checkpoint once the deltas since the last one hold about as many entries as a whole list,
-      // so reading a version folds at most about twice the pad.
-      const checkpoint = state.version === 0 || state.sinceCheckpoint + delta.length > Math.max(64, 2 * blocks.length);
+      // A checkpoint once the deltas since the last one hold a few hundred entries or twice the pad's
+      // blocks: its cost is spread over as many entries, and a read folds no more than that.
+      const checkpoint = state.version === 0 || state.sinceCheckpoint + delta.length > Math.max(256, 2 * blocks.length);
       try {
         const version = await recordVersion(conn, {
           padId,
           kind: change.kind,
           author: change.author,
-          editId: change.editId,
           previous: state.version,
           changed,
           body: checkpoint ? { checkpoint: blocks } : { delta },

@@ -28,7 +28,6 @@ export type VersionWrite = {
   padId: string;
   kind: VersionKind;
   author: Author;
-  editId?: string | null | undefined;
   /** The version this one follows: the write throws StaleVersion if the pad is no longer at it. */
   previous: number;
   /** The blocks the change touched. */
@@ -46,7 +45,11 @@ export type VersionWrite = {
  */
 export async function recordVersion(conn: CommonQueryMethods, input: VersionWrite): Promise<number> {
   const author = { id: input.author?.id ?? null, kind: input.author?.kind ?? null };
-  const changed = sql.array([...new Set(input.changed)], 'text');
+  const ids = [...new Set(input.changed)];
+  // Most versions change blocks in place and nothing else: their delta already names them, and
+  // `changed` is left null (read back by `changedIds`).
+  const inPlace = 'delta' in input.body && input.body.delta.every((entry) => entry.length < 3) && sameIds(ids, input.body.delta.map((entry) => entry[0]));
+  const changed = sql.fragment`NULLIF(${sql.array(inPlace ? [] : ids, 'text')}, '{}')`;
   const logged = input.update
     ? sql.fragment`, logged AS (
         INSERT INTO pad_updates (pad_id, update, state_vector)
@@ -74,18 +77,19 @@ export async function recordVersion(conn: CommonQueryMethods, input: VersionWrit
       RETURNING version)
     ${logged}${texts},
     versioned AS (
-      INSERT INTO pad_versions (pad_id, version, kind, actor_id, actor_kind, edit_id, changed, blocks, delta)
-      SELECT ${input.padId}, version, ${input.kind}, ${author.id}, ${author.kind}, ${input.editId ?? null}, ${changed}, ${blocks}::jsonb, ${delta}::jsonb
-      FROM bumped),
-    authored AS (
-      INSERT INTO pad_block_authors (pad_id, block_id, actor_id, actor_kind, version)
-      SELECT ${input.padId}, block_id, ${author.id}, ${author.kind}, version
-      FROM bumped, unnest(${changed}) AS block_id
-      ON CONFLICT (pad_id, block_id) DO UPDATE SET actor_id = excluded.actor_id, actor_kind = excluded.actor_kind, version = excluded.version)
+      INSERT INTO pad_versions (pad_id, version, kind, actor_id, actor_kind, changed, blocks, delta)
+      SELECT ${input.padId}, version, ${input.kind}, ${author.id}, ${author.kind}, ${changed}, ${blocks}::jsonb, ${delta}::jsonb
+      FROM bumped)
     SELECT version FROM bumped`);
   if (version === null) throw new StaleVersion(input.padId, input.previous);
   return version;
 }
+
+const sameIds = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((id) => b.includes(id));
+
+/** A version row's changed blocks as SQL: `changed`, or when that is null the ids its delta names. */
+const changedIds = (alias: string) =>
+  sql.fragment`coalesce(${sql.identifier([alias, 'changed'])}, ARRAY(SELECT e->>0 FROM jsonb_array_elements(${sql.identifier([alias, 'delta'])}) AS e))`;
 
 const Blocks = z.array(z.tuple([z.string(), z.string()]));
 const ListAtRow = z.object({
@@ -138,7 +142,7 @@ const BlockIdRow = z.object({ block_id: z.string() });
 /** Blocks that someone other than `authorId` changed after `version`. */
 export async function changedByOthersSince(conn: CommonQueryMethods, padId: string, version: number, authorId: string): Promise<Set<string>> {
   const ids = await conn.anyFirst(sql.type(BlockIdRow)`
-    SELECT DISTINCT unnest(changed) AS block_id FROM pad_versions
+    SELECT DISTINCT unnest(${changedIds('v')}) AS block_id FROM pad_versions v
     WHERE pad_id = ${padId} AND version > ${version} AND actor_id IS DISTINCT FROM ${authorId}`);
   return new Set(ids);
 }
@@ -146,7 +150,19 @@ export async function changedByOthersSince(conn: CommonQueryMethods, padId: stri
 export const EditRow = z.object({ pad_id: z.string(), version: z.number(), actor_id: z.string().nullable(), changed: z.array(z.string()) });
 export type EditRow = z.infer<typeof EditRow>;
 
+/**
+ * An edit is a version, and its id says which: found by the version's key, with no index of its own
+ * to write on every edit. Ids made before (random, stored in `edit_id`) are still found.
+ */
+export const editIdOf = (padId: string, version: number) => `edt_${padId.slice('pad_'.length)}_${version}`;
+
 export async function findEdit(conn: CommonQueryMethods, editId: string): Promise<EditRow | null> {
+  const made = /^edt_([0-9a-f]{20})_(\d{1,9})$/.exec(editId);
+  if (!made) {
+    return conn.maybeOne(sql.type(EditRow)`
+      SELECT pad_id, version, actor_id, ${changedIds('v')} AS changed FROM pad_versions v WHERE edit_id = ${editId}`);
+  }
   return conn.maybeOne(sql.type(EditRow)`
-    SELECT pad_id, version, actor_id, changed FROM pad_versions WHERE edit_id = ${editId}`);
+    SELECT pad_id, version, actor_id, ${changedIds('v')} AS changed FROM pad_versions v
+    WHERE pad_id = ${`pad_${made[1]}`} AND version = ${Number(made[2])} AND kind IN ('edit', 'undo')`);
 }

@@ -8,7 +8,6 @@ import type { Core } from './context.ts';
 import { AppError, forbidden, invalid, notFound } from './errors.ts';
 import { fenced, line, type Result, type TextPart } from './result.ts';
 import { allows } from './rights.ts';
-import { newId } from './secrets.ts';
 import { idempotencyKey } from './idempotency.ts';
 import { authorOf, editablePad } from './pads.ts';
 
@@ -59,7 +58,7 @@ function refusal(error: EditRefused, baseVersion: number | null): AppError {
 /** The engine's call with our ids and errors. */
 async function applyEdits(core: Core, actor: Actor, padId: string, request: EditRequest, base: number | null, seal?: (tx: DatabaseTransactionConnection, outcome: EditOutcome) => Promise<void>) {
   try {
-    return await core.sync.applyEdits(padId, authorOf(actor), request, base, { newEditId: () => newId('edt_'), seal });
+    return await core.sync.applyEdits(padId, authorOf(actor), request, base, { seal });
   } catch (error) {
     throw error instanceof EditRefused ? refusal(error, base) : error;
   }

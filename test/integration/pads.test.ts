@@ -459,6 +459,25 @@ describe.each(stores())('pads on %s', (store) => {
     expect((await server.core.sync.read(padId))[0]!.text).toBe('Key bound.');
   });
 
+  it('someone removed from the hub loses their live connection within seconds', async () => {
+    const padId = await createPad('Members only.');
+    const leaving = await registerAgent(server, 'Soon Removed');
+    await server.core.db.pool.query(sql.unsafe`INSERT INTO hub_members (hub_id, participant_id, role) VALUES (${hub.id}, ${leaving.id}, 'member')`);
+    const live = await connect(padId, leaving.key);
+    await live.synced;
+    let closed = 0;
+    live.provider.on('close', () => closed++);
+    // Connected and in sync before the removal.
+    expect(live.text()).toBe('Members only.');
+    expect(live.denied()).toBeNull();
+    // No tool removes members yet: as one would, straight in the database, so nothing is told.
+    await server.core.db.pool.query(sql.unsafe`DELETE FROM hub_members WHERE hub_id = ${hub.id} AND participant_id = ${leaving.id}`);
+    await expect.poll(() => closed, { timeout: 10_000, interval: 200 }).toBeGreaterThan(0);
+    // Connecting again is refused.
+    const again = await connect(padId, leaving.key);
+    await expect.poll(() => again.denied()).not.toBeNull();
+  });
+
   it('wait_for_changes answers when the pad moves past the version, or at the timeout', async () => {
     const padId = await createPad('Waiting.');
     const [block] = (await full(padId)).data.blocks as string[];
