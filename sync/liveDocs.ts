@@ -65,10 +65,12 @@ export function createLiveDocs(hocuspocus: Hocuspocus<SyncContext>, persistence:
     },
 
     /**
-     * Runs `change` in one Yjs transaction on the live document and hands back the update it made,
-     * already on its way to the people in the pad. The caller stores it durably, then calls `done`;
-     * or `rollback`, which takes the change back out of the live document and logs both the change
-     * and its undoing, so the log has no gap and nets to nothing.
+     * Runs `change` in one Yjs transaction on the live document and hands back the update it made.
+     * The people in the pad get it only once the caller has stored it and calls `done`: a client that
+     * held a change the store then lost (the process killed before its commit) would send it back
+     * after a restart, and a retry of the same call would apply it a second time. `rollback` takes
+     * the change back out of the live document and logs both the change and its undoing, so the log
+     * has no gap and nets to nothing; clients then get the two together, which is nothing.
      */
     apply<T>(document: Document, author: Author, change: (fragment: Y.XmlFragment) => T): LiveChange<T> {
       const fragment = document.getXmlFragment(PAD_FRAGMENT);
@@ -79,6 +81,11 @@ export function createLiveDocs(hocuspocus: Hocuspocus<SyncContext>, persistence:
       };
       const undo = new Y.UndoManager(fragment, { trackedOrigins: new Set([origin]), captureTimeout: 0 });
       let result!: T;
+      // What others typed before this change goes out now; this change, and whatever is typed while
+      // it is stored (a few milliseconds), waits in Hocuspocus' broadcast buffer until it is durable.
+      document.flush();
+      const delay = document.flushDelay;
+      document.flushDelay = HOLD_BROADCAST_MS;
       document.on('update', capture);
       try {
         document.transact(() => {
@@ -86,20 +93,20 @@ export function createLiveDocs(hocuspocus: Hocuspocus<SyncContext>, persistence:
         }, origin);
       } catch (error) {
         undo.destroy();
+        document.flush();
         throw error;
       } finally {
         document.off('update', capture);
+        document.flushDelay = delay;
       }
       const update = updates.length === 0 ? null : updates.length === 1 ? updates[0]! : Y.mergeUpdates(updates);
-      // Hocuspocus sends updates at the end of the event loop turn; the people in the pad get this
-      // one now, not after the work of storing it.
-      document.flush();
       return {
         result,
         update,
         done() {
           undo.destroy();
           if (update) persistence.appended(document.name);
+          document.flush();
         },
         rollback() {
           if (update) {
@@ -107,6 +114,7 @@ export function createLiveDocs(hocuspocus: Hocuspocus<SyncContext>, persistence:
             undo.undo();
           }
           undo.destroy();
+          document.flush();
         },
       };
     },
@@ -120,3 +128,6 @@ export function createLiveDocs(hocuspocus: Hocuspocus<SyncContext>, persistence:
 }
 
 export type LiveDocs = ReturnType<typeof createLiveDocs>;
+
+/** A held change goes out after this long even if its writer never said: a backstop, not a path. */
+const HOLD_BROADCAST_MS = 10_000;

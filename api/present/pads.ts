@@ -1,4 +1,9 @@
-import { line, type Result } from '../../server/core/result.ts';
+import { inline, linkForm } from '../../server/core/framing.ts';
+import { outlineRows, outlineTable, wholeText } from '../../server/core/sections.ts';
+import type { PadEdit, PadUndo } from '../../server/core/padEdits.ts';
+import type { CreatedPad, PadReading } from '../../server/core/pads.ts';
+import { line, said, type Result, type TextPart } from '../../server/core/result.ts';
+import type { EditOutcome } from '../../sync/padSync.ts';
 import type { WaitOutcome } from '../../server/core/waits.ts';
 
 export function presentWait(out: WaitOutcome): Result {
@@ -13,4 +18,107 @@ export function presentWait(out: WaitOutcome): Result {
     ],
     data: { [isPad ? 'pad_id' : 'thread_id']: out.id, version: isPad ? out.version : String(out.version), changed: out.changed },
   };
+}
+
+const REASONS = {
+  changed_since_base: 'someone else changed it since your base_version',
+  missing: 'it is no longer in the pad',
+  anchor_missing: 'the block to insert after is no longer in the pad',
+} as const;
+
+/** The blocks an edit left alone, each with the text the caller sent for it. */
+function conflictParts(conflicts: EditOutcome['conflicts']): TextPart[] {
+  if (!conflicts.length) return [];
+  const parts: TextPart[] = [
+    line(''),
+    line(`${conflicts.length} conflicts: these were left as they are. Read them again (open_pad mode "changes" since your base_version) and retry on the new version.`),
+  ];
+  for (const conflict of conflicts) parts.push(line(`- block ${conflict.block_id}: ${REASONS[conflict.reason]}. Your text was:`), said(conflict.text ?? ''));
+  return parts;
+}
+
+const editData = ({ pad_id, outcome }: PadEdit) => ({
+  pad_id,
+  version: outcome.current,
+  ...(outcome.editId ? { edit_id: outcome.editId } : {}),
+  changed: outcome.changed,
+  conflicts: outcome.conflicts.map((c) => ({ block_id: c.block_id, reason: c.reason })),
+});
+
+/** edit_pad: the new version and edit id, or that nothing changed, and the conflicts. */
+export function presentEdit(out: PadEdit): Result {
+  const { pad_id: padId, outcome } = out;
+  return {
+    parts: [
+      line(
+        outcome.version === null
+          ? `Nothing changed in ${padId}; it stays at version ${outcome.current}.`
+          : `Edited ${padId}: version ${outcome.version}, edit ${outcome.editId}, ${outcome.changed.length} blocks changed. Undo it with undo_edit "${outcome.editId}".`,
+      ),
+      ...conflictParts(outcome.conflicts),
+    ],
+    data: editData(out),
+  };
+}
+
+export function presentUndo(out: PadUndo): Result {
+  const { pad_id: padId, outcome, undone } = out;
+  return {
+    parts: [
+      line(outcome.version === null ? `Nothing of ${undone} could be undone.` : `Undid ${undone} in ${padId}: version ${outcome.version}.`),
+      ...conflictParts(outcome.conflicts),
+    ],
+    data: { ...editData(out), undone },
+  };
+}
+
+export const presentCreatedPad = (out: CreatedPad): Result => ({
+  parts: [
+    line(`Created the pad ${inline(out.title)} (id ${out.pad_id}) in ${out.hub.slug}${out.thread_id ? `, beside thread ${out.thread_id}` : ''}: version ${out.version}, ${out.blocks} blocks.`),
+    line(`Read it with open_pad "${out.pad_id}"; change it with edit_pad, passing base_version ${out.version}.`),
+  ],
+  data: { pad_id: out.pad_id, hub_id: out.hub.id, ...(out.thread_id ? { thread_id: out.thread_id } : {}), version: out.version, blocks: out.blocks },
+});
+
+export const PAD_TEXT_CLIP = 40_000;
+
+/** open_pad: the header, then what the mode asked for, then how to edit. */
+export function presentPad(reading: PadReading): Result {
+  const { pad, hub, seat, version, blocks, sections: all, canEdit } = reading;
+  const parts: TextPart[] = [
+    line(`# Pad ${inline(pad.title)}`),
+    line(`id ${pad.id} · hub ${hub.slug} · version ${version} · status settled · ${blocks.length} blocks · ${all.length} sections`),
+  ];
+  const data: Record<string, unknown> = { pad_id: pad.id, hub_id: hub.id, version, status: 'settled', mode: reading.mode };
+  if (reading.mode === 'outline') {
+    const rows = outlineRows(all);
+    parts.push(line(''), ...outlineTable(rows, inline).map(line));
+    parts.push(line(''), line('Read sections with open_pad mode "sections" and their ids, or mode "full" for the whole text.'));
+    data.sections = rows.map((r) => ({ id: r.id, level: r.level, words: r.words, ...(r.hidden ? { hidden: r.hidden } : {}) }));
+  } else if (reading.mode === 'sections') {
+    for (const section of reading.found) {
+      parts.push(line(''), line(`## ${inline(section.title)} (section ${section.id})`), line(`Blocks: ${section.blocks.map((b) => b.id).join(', ')}`));
+      parts.push(said(wholeText(section.blocks)));
+    }
+    if (reading.missing.length) parts.push(line(''), line(`No such sections: ${reading.missing.join(', ')}. open_pad mode "outline" lists the ids.`));
+    data.sections = reading.found.map((s) => ({ id: s.id, level: s.level, blocks: s.blocks.map((b) => b.id) }));
+    if (reading.missing.length) data.missing = reading.missing;
+  } else if (reading.mode === 'changes') {
+    const { since, changes } = reading;
+    parts.push(line(''), line(changes.length ? `${changes.length} blocks changed since version ${since}:` : `Nothing changed since version ${since}.`));
+    for (const change of changes) {
+      parts.push(line(''), line(`### Block ${change.block_id}: ${change.change}`));
+      if (change.change !== 'removed') parts.push(said(change.text));
+      else parts.push(line('It read:'), said(change.before ?? ''));
+    }
+    data.since = since;
+    data.changes = changes.map((c) => ({ block_id: c.block_id, change: c.change }));
+  } else {
+    const text = linkForm(wholeText(blocks));
+    parts.push(line(''), line(`Blocks in order: ${blocks.map((b) => b.id).join(', ') || 'none'}`), said(text, { clip: PAD_TEXT_CLIP, noun: 'pad', whole: 'open_pad mode "sections", a few sections at a time' }));
+    data.blocks = blocks.map((b) => b.id);
+    if (text.length > PAD_TEXT_CLIP) data.clipped = true;
+  }
+  parts.push(line(''), line(canEdit ? `Edit with edit_pad, pad_id "${pad.id}", base_version ${version}.` : 'You may read this pad; editing needs a seat in its hub.'));
+  return { parts, data, view: { pad: { id: pad.id, title: pad.title, version, hub: { slug: hub.slug, name: hub.name } }, seat: seat ? { role: seat } : null, canEdit } };
 }

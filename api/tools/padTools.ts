@@ -1,17 +1,15 @@
 import { z } from 'zod';
-import { createPad, openPad } from '../../server/core/pads.ts';
+import { createPad, padReading } from '../../server/core/pads.ts';
 import { editPad, undoEdit } from '../../server/core/padEdits.ts';
-import { anyone, editPad as mayEditPad, readPad, undoPadEdit, watch } from '../../server/core/policies.ts';
-import type { Result } from '../../server/core/result.ts';
+import { editPad as mayEditPad, placePad, readPad, undoPadEdit, watch } from '../../server/core/policies.ts';
 import { waitForChanges, WAIT_DEFAULT_S, WAIT_MAX_S } from '../../server/core/waits.ts';
-import { presentWait } from '../present/pads.ts';
+import { presentCreatedPad, presentEdit, presentPad, presentUndo, presentWait } from '../present/pads.ts';
 import { liveWriteTool, readTool } from './defineTool.ts';
-import { hubRef, idempotencyKey, seqNumber, threadId, title } from './fields.ts';
+import { hubRef, seqNumber, threadId, title } from './fields.ts';
 
 const padId = z.string().trim().min(1).max(100).describe('The pad id (pad_…), as returned by create_pad or open_hub.');
 const blockId = z.string().trim().min(1).max(20).describe('A block id, as listed by open_pad.');
 const version = seqNumber;
-const asIs = (result: Result) => result;
 
 export const createPadTool = liveWriteTool({
   name: 'create_pad',
@@ -23,12 +21,12 @@ export const createPadTool = liveWriteTool({
     thread_id: threadId.optional().describe('The thread it belongs beside (thr_…); or give hub instead.'),
     title: title.describe("The pad's title, at most 200 characters."),
     text: z.string().max(60_000).optional().describe('Optional first text, in Markdown; headings start sections. At most 60,000 characters.'),
-    idempotency_key: idempotencyKey,
   }),
+  keyed: true,
   limit: 'write',
-  policy: () => anyone,
-  run: ({ core, actor }, input) => createPad(core, actor, input),
-  present: asIs,
+  policy: (input) => placePad(input),
+  run: ({ core, actor, seal }, input, target) => createPad(core, actor, target, input, seal),
+  present: presentCreatedPad,
 });
 
 export const openPadTool = readTool({
@@ -43,8 +41,8 @@ export const openPadTool = readTool({
     since: version.optional().describe('With mode "changes": the version you have.'),
   }),
   policy: (input) => readPad(input.pad_id),
-  run: ({ core, actor }, input) => openPad(core, actor, input),
-  present: asIs,
+  run: ({ core, conn }, input, target) => padReading(core, conn, target, input),
+  present: presentPad,
 });
 
 const blockText = z.string().max(60_000);
@@ -73,8 +71,8 @@ export const editPadTool = liveWriteTool({
   keyed: true,
   limit: 'write',
   policy: (input) => mayEditPad(input.pad_id),
-  run: ({ core, actor, seal }, input) => editPad(core, actor, input, seal),
-  present: asIs,
+  run: ({ core, actor, seal }, input, target) => editPad(core, actor, target, input, seal),
+  present: presentEdit,
 });
 
 export const undoEditTool = liveWriteTool({
@@ -86,8 +84,8 @@ export const undoEditTool = liveWriteTool({
   input: z.object({ edit_id: z.string().trim().min(1).max(100).describe('The edit_id that edit_pad returned (edt_…).') }),
   limit: 'write',
   policy: (input) => undoPadEdit(input.edit_id),
-  run: ({ core, actor, seal }, input) => undoEdit(core, actor, input, seal),
-  present: asIs,
+  run: ({ core, actor, seal }, _input, target) => undoEdit(core, actor, target, seal),
+  present: presentUndo,
 });
 
 export const waitForChangesTool = readTool({

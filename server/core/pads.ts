@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { sql, type CommonQueryMethods } from 'slonik';
+import { sql, type CommonQueryMethods, type DatabaseTransactionConnection } from 'slonik';
 import { HubRow, PadRow, Role } from '../../schema/rows.ts';
 import { PAD_MAX_CHARS } from '../../schema/pad.ts';
 import type { Block } from '../../sync/blocks.ts';
@@ -8,18 +8,13 @@ import type { AccessRecheck, SyncAuthenticate } from '../../sync/padSync.ts';
 import type { Actor } from './actor.ts';
 import type { Core } from './context.ts';
 import { AppError, forbidden, invalid, notFound } from './errors.ts';
-import { clip, inline, linkForm } from './framing.ts';
-import { readableHub, readsPublic } from './hubs.ts';
+import { readsPublic } from './hubs.ts';
 import { authenticateBearer, authenticateSession, endedCredentials } from './identity.ts';
-import { fenced, line, type Result, type TextPart } from './result.ts';
 import { allows, requireWriter, type Seat } from './rights.ts';
 import { newId } from './secrets.ts';
-import { idempotencyKey } from './idempotency.ts';
 import type { EditablePad } from './editors.ts';
-import { outlineRows, outlineTable, sections, wholeText } from './sections.ts';
-import { readableThread } from './threads.ts';
+import { sections, type Section } from './sections.ts';
 
-export const PAD_TEXT_CLIP = 40_000;
 
 
 const PadAccessRow = PadRow.extend({
@@ -77,69 +72,39 @@ export function requireEditor(seat: Seat, hub: HubRow) {
 
 export const authorOf = (actor: Actor) => ({ id: actor.id, kind: actor.kind });
 
+export type PadPlace = { hub: HubRow; seat: Seat; threadId: string | null };
+export type CreatedPad = { pad_id: string; title: string; hub: Pick<HubRow, 'id' | 'slug'>; thread_id: string | null; version: number; blocks: number };
+
+/**
+ * A new pad where the policy let the caller write, with its first text: the pad row, its first update
+ * and version 1 commit together with what `seal` writes, or the live document is rolled back.
+ */
 export async function createPad(
   core: Core,
   actor: Actor,
-  input: { hub?: string | undefined; thread_id?: string | undefined; title: string; text?: string | undefined; idempotency_key?: string | undefined },
-): Promise<Result> {
-  const conn = core.db.pool;
-  const key = input.idempotency_key === undefined ? null : idempotencyKey(core, actor, 'create_pad', input.idempotency_key, input);
-  const earlier = await key?.earlier();
-  if (earlier) return earlier;
-  if ((input.hub === undefined) === (input.thread_id === undefined)) {
-    throw invalid('Give either hub or thread_id: the pad lives in that hub, or beside that thread.', {
-      issues: [{ path: input.hub === undefined ? 'hub' : 'thread_id', message: 'Give exactly one of hub and thread_id.' }],
-    });
-  }
-  let hub: HubRow;
-  let seat: Seat;
-  let threadId: string | null = null;
-  if (input.thread_id !== undefined) {
-    const found = await readableThread(core, conn, input.thread_id, actor);
-    ({ hub, seat } = found);
-    threadId = found.thread.id;
-  } else {
-    ({ hub, seat } = await readableHub(core, conn, input.hub!, actor));
-  }
-  requireWriter(seat, hub);
+  { hub, threadId }: PadPlace,
+  input: { title: string; text?: string | undefined },
+  seal: (tx: DatabaseTransactionConnection, out: CreatedPad) => Promise<void>,
+): Promise<CreatedPad> {
   const text = input.text ?? '';
   if (text.length > PAD_MAX_CHARS) throw new AppError('too_large', `A pad holds at most ${PAD_MAX_CHARS} characters; this text has ${text.length}.`);
   const padId = newId('pad_');
-  const created = (version: number, blocks: number): Result => ({
-    parts: [
-      line(`Created the pad ${inline(input.title)} (id ${padId}) in ${hub.slug}${threadId ? `, beside thread ${threadId}` : ''}: version ${version}, ${blocks} blocks.`),
-      line(`Read it with open_pad "${padId}"; change it with edit_pad, passing base_version ${version}.`),
-    ],
-    data: { pad_id: padId, hub_id: hub.id, ...(threadId ? { thread_id: threadId } : {}), version, blocks },
+  const created = (version: number, blocks: number): CreatedPad => ({ pad_id: padId, title: input.title, hub: { id: hub.id, slug: hub.slug }, thread_id: threadId, version, blocks });
+  const made = await core.sync.createPad(padId, authorOf(actor), text, {
+    async prepare(tx) {
+      await tx.query(sql.unsafe`
+        INSERT INTO pads (id, hub_id, thread_id, title, created_by) VALUES (${padId}, ${hub.id}, ${threadId}, ${input.title}, ${actor.id})`);
+      await tx.query(sql.unsafe`UPDATE hubs SET updated_at = now() WHERE id = ${hub.id}`);
+    },
+    seal: (tx, first) => seal(tx, created(first.version, first.blocks)),
   });
-  try {
-    // The pad row, its first update, version 1 (and the idempotency key) commit together, or the
-    // live document is rolled back.
-    const made = await core.sync.createPad(padId, authorOf(actor), text, {
-      async prepare(tx) {
-        await tx.query(sql.unsafe`
-          INSERT INTO pads (id, hub_id, thread_id, title, created_by) VALUES (${padId}, ${hub.id}, ${threadId}, ${input.title}, ${actor.id})`);
-        await tx.query(sql.unsafe`UPDATE hubs SET updated_at = now() WHERE id = ${hub.id}`);
-      },
-      seal: key ? (tx, first) => key.store(tx, created(first.version, first.blocks)) : undefined,
-    });
-    return created(made.version, made.blocks);
-  } catch (error) {
-    if (!key) throw error;
-    return key.winner(error);
-  }
+  return created(made.version, made.blocks);
 }
 
 /** The live blocks and the version they belong to (read after the blocks, so it is never behind them). */
 export async function padContent(core: Core, padId: string) {
   const blocks = await core.sync.read(padId);
   return { blocks, version: await core.sync.version(padId) };
-}
-
-/** What the Markdown view of a pad needs, readable as its hub is. */
-export async function padPage(core: Core, reader: Actor | null, padId: string) {
-  const found = await readablePad(core, core.db.pool, padId, reader);
-  return { ...found, ...(await padContent(core, found.pad.id)), canEdit: mayEditPad(found.seat, found.hub) };
 }
 
 export type OpenPadInput = {
@@ -165,57 +130,43 @@ export async function changesSince(conn: CommonQueryMethods, padId: string, sinc
   return changes;
 }
 
-export async function openPad(core: Core, actor: Actor | null, input: OpenPadInput): Promise<Result> {
-  const conn = core.db.pool;
-  const { pad, hub, seat } = await readablePad(core, conn, input.pad_id, actor);
-  const { blocks, version } = await padContent(core, pad.id);
-  const mode = input.mode ?? 'outline';
-  const all = sections(blocks);
-  const parts: TextPart[] = [
-    line(`# Pad ${inline(pad.title)}`),
-    line(`id ${pad.id} · hub ${hub.slug} · version ${version} · status settled · ${blocks.length} blocks · ${all.length} sections`),
-  ];
-  const data: Record<string, unknown> = { pad_id: pad.id, hub_id: hub.id, version, status: 'settled', mode };
+export type PadChange = Awaited<ReturnType<typeof changesSince>>[number];
 
-  if (mode === 'outline') {
-    const rows = outlineRows(all);
-    parts.push(line(''), ...outlineTable(rows, inline).map(line));
-    parts.push(line(''), line('Read sections with open_pad mode "sections" and their ids, or mode "full" for the whole text.'));
-    data.sections = rows.map((r) => ({ id: r.id, level: r.level, words: r.words, ...(r.hidden ? { hidden: r.hidden } : {}) }));
-  } else if (mode === 'sections') {
+/** What open_pad shows, by mode: the live blocks and their version, and what the mode picks out. */
+export type PadReading = {
+  pad: PadRow;
+  hub: HubRow;
+  seat: Seat;
+  version: number;
+  blocks: Block[];
+  sections: Section[];
+  canEdit: boolean;
+} & (
+  | { mode: 'outline' }
+  | { mode: 'sections'; found: Section[]; missing: string[] }
+  | { mode: 'changes'; since: number; changes: PadChange[] }
+  | { mode: 'full' }
+);
+
+export async function padReading(core: Core, conn: CommonQueryMethods, target: { pad: PadRow; hub: HubRow; seat: Seat }, input: OpenPadInput): Promise<PadReading> {
+  const { pad, hub, seat } = target;
+  const { blocks, version } = await padContent(core, pad.id);
+  const all = sections(blocks);
+  const base = { pad, hub, seat, version, blocks, sections: all, canEdit: mayEditPad(seat, hub) };
+  const mode = input.mode ?? 'outline';
+  if (mode === 'sections') {
     const wanted = input.sections ?? [];
     if (!wanted.length) throw invalid('Mode "sections" needs sections: a list of section ids from the outline.', { issues: [{ path: 'sections', message: 'Required for mode "sections".' }] });
     const found = all.filter((s) => wanted.includes(s.id));
-    const missing = wanted.filter((id) => !found.some((s) => s.id === id));
-    for (const section of found) {
-      parts.push(line(''), line(`## ${inline(section.title)} (section ${section.id})`), line(`Blocks: ${section.blocks.map((b) => b.id).join(', ')}`));
-      parts.push(fenced(linkForm(wholeText(section.blocks))));
-    }
-    if (missing.length) parts.push(line(''), line(`No such sections: ${missing.join(', ')}. open_pad mode "outline" lists the ids.`));
-    data.sections = found.map((s) => ({ id: s.id, level: s.level, blocks: s.blocks.map((b) => b.id) }));
-    if (missing.length) data.missing = missing;
-  } else if (mode === 'changes') {
+    return { ...base, mode, found, missing: wanted.filter((id) => !found.some((s) => s.id === id)) };
+  }
+  if (mode === 'changes') {
     if (input.since === undefined) throw invalid('Mode "changes" needs since: the version you have.', { issues: [{ path: 'since', message: 'Required for mode "changes".' }] });
     if (input.since > version) throw invalid(`since ${input.since} is newer than the pad (version ${version}).`, { issues: [{ path: 'since', message: 'Newer than the pad.' }] });
     const changes = input.since === version ? [] : await changesSince(conn, pad.id, input.since, blocks);
-    parts.push(line(''), line(changes.length ? `${changes.length} blocks changed since version ${input.since}:` : `Nothing changed since version ${input.since}.`));
-    for (const change of changes) {
-      parts.push(line(''), line(`### Block ${change.block_id}: ${change.change}`));
-      if (change.change !== 'removed') parts.push(fenced(linkForm(change.text)));
-      else parts.push(line('It read:'), fenced(linkForm(change.before ?? '')));
-    }
-    data.since = input.since;
-    data.changes = changes.map((c) => ({ block_id: c.block_id, change: c.change }));
-  } else {
-    const text = linkForm(wholeText(blocks));
-    const { text: shown, clipped } = clip(text, PAD_TEXT_CLIP);
-    parts.push(line(''), line(`Blocks in order: ${blocks.map((b) => b.id).join(', ') || 'none'}`), fenced(shown));
-    if (clipped) parts.push(line(`(clipped at ${PAD_TEXT_CLIP} of ${text.length} characters: read the rest with mode "sections")`));
-    data.blocks = blocks.map((b) => b.id);
-    if (clipped) data.clipped = true;
+    return { ...base, mode, since: input.since, changes };
   }
-  parts.push(line(''), line(seat && mayEditPad(seat, hub) ? `Edit with edit_pad, pad_id "${pad.id}", base_version ${version}.` : 'You may read this pad; editing needs a seat in its hub.'));
-  return { parts, data, view: { pad: { id: pad.id, title: pad.title, version, hub: { slug: hub.slug, name: hub.name } }, seat: seat ? { role: seat } : null, canEdit: mayEditPad(seat, hub) } };
+  return { ...base, mode };
 }
 
 /**

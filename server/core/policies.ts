@@ -8,7 +8,8 @@ import { findHub, readableHub, seatIn } from './hubs.ts';
 import { allows, requireWriter, type Seat } from './rights.ts';
 import { findEdit } from '../../sync/versions.ts';
 import type { EditablePad } from './editors.ts';
-import { editablePad, readablePad } from './pads.ts';
+import type { UndoTarget } from './padEdits.ts';
+import { editablePad, readablePad, type PadPlace } from './pads.ts';
 import { readableThread } from './threads.ts';
 
 /**
@@ -91,18 +92,32 @@ export const markAnswerOf = (id: string): Policy<PostTarget> => async (scope) =>
 
 export const readPad = (id: string): Policy<Awaited<ReturnType<typeof readablePad>>> => ({ core, conn, actor }) => readablePad(core, conn, id, actor);
 
+/** Making a pad: in a hub, or beside a thread, where the caller may write. */
+export const placePad = (input: { hub?: string | undefined; thread_id?: string | undefined }): Policy<PadPlace> => async (scope) => {
+  if ((input.hub === undefined) === (input.thread_id === undefined)) {
+    throw invalid('Give either hub or thread_id: the pad lives in that hub, or beside that thread.', {
+      issues: [{ path: input.hub === undefined ? 'hub' : 'thread_id', message: 'Give exactly one of hub and thread_id.' }],
+    });
+  }
+  if (input.thread_id !== undefined) {
+    const { hub, seat, thread } = await postInThread(input.thread_id)(scope);
+    return { hub, seat, threadId: thread.id };
+  }
+  return { ...(await writeInHub(input.hub!)(scope)), threadId: null };
+};
+
 /** Editing directly: owners and helpers anywhere, members in Open hubs; a grant is remembered briefly. */
 export const editPad = (id: string): Policy<EditablePad> => ({ core, actor }) => editablePad(core, id, actor);
 
 /** Undoing an edit: members their own, owners and helpers anyone's, where they may edit the pad. */
-export const undoPadEdit = (editId: string): Policy<EditablePad> => async ({ core, conn, actor }) => {
+export const undoPadEdit = (editId: string): Policy<UndoTarget> => async ({ core, conn, actor }) => {
   const edit = await findEdit(conn, editId);
   if (!edit) throw notFound('No such edit.');
   const target = await editablePad(core, edit.pad_id, actor);
   if (edit.actor_id !== actor.id && !allows(target.seat, 'moderate')) {
     throw forbidden('Members undo their own edits; owners and helpers undo anyone’s.', { yourCapabilities: ['edit_pad'] });
   }
-  return target;
+  return { ...target, edit: { id: editId, version: edit.version, changed: edit.changed } };
 };
 
 // Waiting on a pad or a thread
