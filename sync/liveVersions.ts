@@ -106,9 +106,13 @@ export class LiveVersions implements Extension<SyncContext> {
     } catch (error) {
       this.log.error('live version not recorded', { padId, error });
       if (update) this.persistence.queue(padId, update);
+      // Typed since is kept with it: the next try versions both.
       const again = this.typing.get(padId);
-      if (again) for (const element of typing.elements) again.elements.add(element);
-      else this.typing.set(padId, typing);
+      if (!again) this.typing.set(padId, typing);
+      else {
+        for (const element of typing.elements) again.elements.add(element);
+        for (const id of typing.removed) again.removed.add(id);
+      }
     }
   }
 

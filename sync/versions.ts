@@ -154,10 +154,10 @@ export type EditRow = z.infer<typeof EditRow>;
  * An edit is a version, and its id says which: found by the version's key, with no index of its own
  * to write on every edit. Ids made before (random, stored in `edit_id`) are still found.
  */
-export const editIdOf = (padId: string, version: number) => `edt_${padId.slice('pad_'.length)}_${version}`;
+export const editIdOf = (padId: string, version: number) => `edt_${padId.slice('pad_'.length)}-${version}`;
 
 export async function findEdit(conn: CommonQueryMethods, editId: string): Promise<EditRow | null> {
-  const made = /^edt_([0-9a-f]{20})_(\d{1,9})$/.exec(editId);
+  const made = /^edt_([0-9a-f]{20})-(\d{1,9})$/.exec(editId);
   if (!made) {
     return conn.maybeOne(sql.type(EditRow)`
       SELECT pad_id, version, actor_id, ${changedIds('v')} AS changed FROM pad_versions v WHERE edit_id = ${editId}`);
