@@ -31,6 +31,19 @@ describe.each(stores())('pads on %s', (store) => {
     providers.push(client);
     return client;
   };
+  /**
+   * A positive sentinel for "nothing arrived": the owner, still connected, types a line of its own
+   * after the refused client typed; once the server holds the owner's line, the pad was live and
+   * taking writes all along. The owner's line goes at the end of the last block.
+   */
+  const writtenAfter = async (padId: string, first: string) => {
+    const sentinel = await connect(padId, owner.key);
+    await sentinel.synced;
+    typeInto(sentinel.document, sentinel.fragment, sentinel.blocks().at(-1)!.id, 'end', ' (sentinel)');
+    await expect.poll(async () => (await server.core.sync.read(padId)).some((b) => b.text.endsWith('(sentinel)')), { timeout: 10_000 }).toBe(true);
+    sentinel.close();
+    expect((await server.core.sync.read(padId))[0]!.text.startsWith(first)).toBe(true);
+  };
   /** A person signed in through the web sign-in, with a seat in the test hub. */
   const seatedPerson = async (name: string, email: string) => {
     const person = await signIn(server, name, email);
@@ -384,8 +397,13 @@ describe.each(stores())('pads on %s', (store) => {
     const reader = await connect(checkedPad, member.key);
     await reader.synced;
     expect(reader.text()).toBe('Fixed text.');
+    const watcher = await connect(checkedPad, owner.key);
+    await watcher.synced;
     typeInto(reader.document, reader.fragment, reader.blocks()[0]!.id, 0, 'Sneaky ');
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // A positive sentinel on the same socket: the reader's awareness, sent after its typing, reaches
+    // the owner, so the server has read (and refused) the typing before it.
+    reader.provider.setAwarenessField('sentinel', 'after typing');
+    await expect.poll(() => [...watcher.provider.awareness!.getStates().values()].some((state) => state.sentinel === 'after typing')).toBe(true);
     expect((await server.core.sync.read(checkedPad))[0]!.text).toBe('Fixed text.');
   });
 
@@ -437,8 +455,8 @@ describe.each(stores())('pads on %s', (store) => {
     // Whatever it types now reaches nobody: its reconnection is refused.
     const fragment = doc.getXmlFragment('default');
     typeInto(doc, fragment, readBlocks(fragment)[0]!.id, 0, 'Ghost: ');
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    expect((await server.core.sync.read(padId))[0]!.text).toBe('Session bound.');
+    await writtenAfter(padId, 'Session bound.');
+    expect((await server.core.sync.read(padId))[0]!.text).toBe('Session bound. (sentinel)');
   });
 
   it('a key revoked elsewhere ends its live connections within seconds', async () => {
@@ -455,8 +473,8 @@ describe.each(stores())('pads on %s', (store) => {
     // The pad connection is closed, and what is typed afterwards reaches nobody.
     await expect.poll(() => closed, { timeout: 10_000, interval: 200 }).toBeGreaterThan(0);
     typeInto(live.document, live.fragment, live.blocks()[0]!.id, 0, 'Ghost: ');
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
-    expect((await server.core.sync.read(padId))[0]!.text).toBe('Key bound.');
+    await writtenAfter(padId, 'Key bound.');
+    expect((await server.core.sync.read(padId))[0]!.text).toBe('Key bound. (sentinel)');
   });
 
   it('someone removed from the hub loses their live connection within seconds', async () => {
