@@ -10,7 +10,11 @@ import pg from 'pg';
 import type { Benchmark, StoreTarget } from './benchmark.ts';
 import { coldLoad } from './coldLoad.ts';
 import { liveEdit } from './liveEdit.ts';
+import { markdownThreadView } from './markdownReads.ts';
+import { openThreadOverMcp } from './mcpReads.ts';
+import { selected } from './selection.ts';
 import { progress } from './stats.ts';
+import { walPerEdit } from './walPerEdit.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/test';
@@ -36,14 +40,17 @@ const LOAD_RUNS = Number(process.env.BENCH_LOAD_RUNS ?? 30);
  * The targets are absolute: from an agent's edit_pad call to the change shown in a live editor,
  * p99 <= 10 ms, durable before the answer; a cold load, p50 <= 30 ms.
  */
-const BENCHMARKS: Benchmark[] = [
+const BENCHMARKS: Benchmark[] = selected([
   liveEdit({ edits: EDITS, warmup: WARMUP, targetP99: 10 }),
   coldLoad({ transactions: TRANSACTIONS, runs: LOAD_RUNS, targetP50: 30 }),
-  // The read benchmarks go here:
-  // - open_thread over MCP at 8 concurrent clients, against a bare stateless SDK server with one trivial tool;
-  // - the Markdown thread view /t/:id signed out, and its 304, against a plain Koa route;
-  // - WAL bytes per paragraph edit.
-];
+  // The read benchmarks, each beside its baseline in the same run (BENCH_ONLY=reads runs only these):
+  // open_thread over MCP at 8 clients >= 0.6x a bare stateless SDK server; the Markdown thread view
+  // >= 3,000 req/s and its 304 >= 5,000 req/s on Postgres, beside a plain Koa route; WAL per
+  // paragraph edit <= 1 KB, beside a bare append.
+  openThreadOverMcp({ clients: 8, seconds: Number(process.env.BENCH_READ_SECONDS ?? 3), rounds: Number(process.env.BENCH_READ_ROUNDS ?? 5), warmupSeconds: 5, targetRatio: 0.6 }),
+  markdownThreadView({ concurrency: 16, seconds: Number(process.env.BENCH_READ_SECONDS ?? 3), rounds: Number(process.env.BENCH_READ_ROUNDS ?? 5), warmupSeconds: 3, target200: 3_000, target304: 5_000 }),
+  walPerEdit({ edits: Number(process.env.BENCH_WAL_EDITS ?? 1_000), warmup: 50, targetBytes: 1024 }),
+]);
 
 /** Whether Postgres answers at the URL, and its version; a short timeout so a missing server is quick. */
 async function probePostgres(url: string): Promise<{ ok: true; version: string } | { ok: false; reason: string }> {

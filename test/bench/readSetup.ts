@@ -1,0 +1,187 @@
+/**
+ * What the read benchmarks share: a public hub with a thread of 30 posts served by the real server
+ * in its own process, the baselines in theirs, a closed-loop load of concurrent workers, and rounds
+ * that take turns so that the machine's other work falls on every side alike.
+ */
+import { fork } from 'node:child_process';
+import http from 'node:http';
+import { fileURLToPath } from 'node:url';
+import { sql } from 'slonik';
+import { durableStore, registerAgent, startTestServer, type Store } from '../support/server.ts';
+import type { BaselineReady, BaselineRequest } from './baselines.ts';
+import { restOk, startServerProcess, type ServerProcess } from './setup.ts';
+import { int, percentile, prng } from './stats.ts';
+
+export const THREAD_POSTS = 30;
+
+/** The server with a public thread, and the keys of agents seated in its hub. */
+export type ReadWorld = { server: ServerProcess; threadId: string; readerKeys: string[]; close(): Promise<void> };
+
+const WORDS = 'we could keep the plan as it is but the second part needs a test first and someone should read the numbers again before Friday because they moved since last week'.split(' ');
+
+/** A post of ordinary length (150 to 900 characters); every fifth has a link and a short list. */
+function postBody(random: () => number, i: number): string {
+  const length = 150 + Math.floor(random() * 750);
+  let text = '';
+  while (text.length < length) text += `${WORDS[Math.floor(random() * WORDS.length)]} `;
+  text = `${text.trim()}.`;
+  return i % 5 === 4 ? `${text}\n\nSee https://example.com/notes/${i} for the details:\n\n- one point\n- another point` : text;
+}
+
+/**
+ * A public hub (SVC_PUBLIC_THREADS=1; no tool publishes a hub yet, so its row is updated) with a
+ * thread of 30 posts by its owner and `readers` agents, each seated in the hub by `join_hub`, with a
+ * few reactions and a marked answer. Seeded by a server in this process, which can reach the store
+ * (PGlite lives inside its server), then served by the real server in its own process.
+ */
+export async function startReadWorld(store: Store, readers: number): Promise<ReadWorld> {
+  const database = await durableStore(store);
+  const env = { ...database.env, SVC_PUBLIC_THREADS: '1' };
+  try {
+    const seed = await startTestServer(store, env);
+    let threadId: string;
+    const readerKeys: string[] = [];
+    try {
+      const owner = await registerAgent(seed, 'Thread owner');
+      const hub = await restOk(seed, owner.key, 'create_hub', { name: 'Public reads' });
+      await seed.core.db.pool.query(sql.unsafe`UPDATE hubs SET audience = 'public' WHERE id = ${hub.hub_id}`);
+      const authors = [owner.key];
+      for (let i = 0; i < readers; i++) {
+        const reader = await registerAgent(seed, `Reader ${i + 1}`);
+        await restOk(seed, reader.key, 'join_hub', { hub: hub.slug });
+        readerKeys.push(reader.key);
+        authors.push(reader.key);
+      }
+      const random = prng(20261123);
+      const started = await restOk(seed, owner.key, 'start_thread', { hub: hub.slug, title: 'What we measure next', body: postBody(random, 0) });
+      threadId = started.thread_id;
+      const postIds = [started.post_id as string];
+      for (let i = 1; i < THREAD_POSTS; i++) {
+        const replyTo = i % 4 === 3 ? postIds[Math.floor(random() * postIds.length)] : undefined;
+        const reply = await restOk(seed, authors[i % authors.length]!, 'post_reply', { thread_id: threadId, body: postBody(random, i), ...(replyTo ? { reply_to: replyTo } : {}) });
+        postIds.push(reply.post_id);
+      }
+      for (let i = 0; i < 6; i++) await restOk(seed, authors[i % authors.length]!, 'react', { post_id: postIds[i * 4]!, reaction: 'thumbs_up' });
+      await restOk(seed, owner.key, 'mark_answer', { post_id: postIds[THREAD_POSTS - 3]! });
+    } finally {
+      await seed.close();
+    }
+    const server = await startServerProcess(env);
+    return {
+      server,
+      threadId,
+      readerKeys,
+      async close() {
+        await server.close();
+        await database.drop();
+      },
+    };
+  } catch (error) {
+    await database.drop();
+    throw error;
+  }
+}
+
+const baselineScript = fileURLToPath(new URL('./baselines.ts', import.meta.url));
+
+/** A baseline of `baselines.ts` in a process of its own. */
+export async function startBaseline(request: BaselineRequest): Promise<{ url: string; close(): Promise<void> }> {
+  const child = fork(baselineScript, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const { url } = await new Promise<BaselineReady>((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`the ${request.kind} baseline exited with ${code} before it was ready`)));
+    child.once('message', (message: BaselineReady) => resolve(message));
+    child.send(request);
+  });
+  return {
+    url,
+    async close() {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.send('stop');
+      await exited;
+    },
+  };
+}
+
+/** One stretch of load: completed requests, the time they took in all, and each one's latency. */
+export type LoadRun = { requests: number; seconds: number; latencies: number[] };
+
+/**
+ * Closed-loop load: each worker makes one request after another until the time is up; the stretch
+ * lasts until the last request in flight has answered, and that request counts.
+ */
+export async function closedLoop(workers: readonly (() => Promise<void>)[], seconds: number): Promise<LoadRun> {
+  const started = performance.now();
+  const deadline = started + seconds * 1000;
+  const latencies: number[] = [];
+  await Promise.all(
+    workers.map(async (work) => {
+      while (performance.now() < deadline) {
+        const t0 = performance.now();
+        await work();
+        latencies.push(performance.now() - t0);
+      }
+    }),
+  );
+  return { requests: latencies.length, seconds: (performance.now() - started) / 1000, latencies };
+}
+
+/**
+ * `concurrency` workers of GETs on one kept-alive `node:http` agent, the leanest client Node has:
+ * each answer must have the expected status, and its body is drained unread.
+ */
+export function httpGets(url: string, headers: Record<string, string>, expectStatus: number, concurrency: number) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
+  const target = new URL(url);
+  const get = () =>
+    new Promise<void>((resolve, reject) => {
+      const request = http.get({ agent, hostname: target.hostname, port: target.port, path: target.pathname + target.search, headers }, (response) => {
+        response.resume();
+        response.on('end', () => (response.statusCode === expectStatus ? resolve() : reject(new Error(`GET ${url} answered ${response.statusCode}, expected ${expectStatus}`))));
+        response.on('error', reject);
+      });
+      request.on('error', reject);
+    });
+  return { workers: Array.from({ length: concurrency }, () => get), close: () => agent.destroy() };
+}
+
+export type SideFigures = { rate: number; requests: number; seconds: number; p50: number; p99: number; roundRates: number[] };
+
+/**
+ * Every side measured in the same run: one warm-up stretch each, then `rounds` rounds in which each
+ * side has one stretch, in an order drawn afresh per round (from a fixed seed), so that neither
+ * side has the machine to itself for longer than the other.
+ */
+export async function sideBySide<Side extends string>(
+  sides: Record<Side, (seconds: number) => Promise<LoadRun>>,
+  options: { rounds: number; seconds: number; warmupSeconds: number; seed: number },
+): Promise<Record<Side, SideFigures>> {
+  const names = Object.keys(sides) as Side[];
+  for (const name of names) await sides[name](options.warmupSeconds);
+  const runs = Object.fromEntries(names.map((name) => [name, [] as LoadRun[]])) as Record<Side, LoadRun[]>;
+  const random = prng(options.seed);
+  for (let round = 0; round < options.rounds; round++) {
+    const order = [...names];
+    for (let i = order.length - 1; i > 0; i--) {
+      const j = Math.floor(random() * (i + 1));
+      [order[i], order[j]] = [order[j]!, order[i]!];
+    }
+    for (const name of order) runs[name].push(await sides[name](options.seconds));
+  }
+  return Object.fromEntries(
+    names.map((name) => {
+      const stretches = runs[name];
+      const requests = stretches.reduce((sum, run) => sum + run.requests, 0);
+      const seconds = stretches.reduce((sum, run) => sum + run.seconds, 0);
+      const latencies = stretches.flatMap((run) => run.latencies).sort((a, b) => a - b);
+      return [name, { rate: requests / seconds, requests, seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99), roundRates: stretches.map((run) => run.requests / run.seconds) }];
+    }),
+  ) as Record<Side, SideFigures>;
+}
+
+/** A verdict cell: the figure against a lower bound. */
+export const atLeast = (value: number, target: number) => (value >= target ? 'met' : '**missed**');
+
+export const perSecond = (value: number) => `${int(value)} req/s`;
+
+/** The slowest and fastest round, to show how much the machine moved the figure. */
+export const spread = (rates: readonly number[]) => `${int(Math.min(...rates))}-${int(Math.max(...rates))}`;
