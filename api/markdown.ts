@@ -6,6 +6,7 @@ import type { Core } from '../server/core/context.ts';
 import { AppError } from '../server/core/errors.ts';
 import { PREAMBLE, inline, renderBody } from '../server/core/framing.ts';
 import { hubPage } from '../server/core/hubs.ts';
+import type { PostView } from '../server/core/posts.ts';
 import { said } from '../server/core/result.ts';
 import { postParts } from './present/posts.ts';
 import type { Seat } from '../server/core/rights.ts';
@@ -61,10 +62,11 @@ function howToTakePart(core: Core, hub: HubRow, seat: Seat, reader: Actor | null
   return lines;
 }
 
-/** Cache headers by reader and the ETag, set only once the access check has passed. */
+/**
+ * Cache headers by reader and the ETag, set only once the access check has passed (`Vary` and the
+ * CORS header are set before, for every answer of a view).
+ */
 function cacheHeaders(ctx: Context, reader: Actor | null, credentialSent: boolean, etag: string) {
-  ctx.set('Vary', 'Accept, Cookie, Authorization');
-  ctx.set('Access-Control-Allow-Origin', '*');
   ctx.set('Cache-Control', reader ? 'private, no-store' : 'public, max-age=15');
   if (!reader && !credentialSent) ctx.set('CDN-Cache-Control', 'public, s-maxage=15, stale-while-revalidate=60');
   ctx.set('ETag', etag);
@@ -94,6 +96,21 @@ function answer(ctx: Context, reader: Actor | null, credentialSent: boolean, eta
 
 const bodyHash = (body: string) => sha256Hex(body).slice(0, 20);
 const iso = (t: number) => new Date(t).toISOString();
+
+/**
+ * Pages of posts as Markdown, rendered and encoded once per page: `threadPage` hands out the same
+ * page while the thread is unchanged, and the view sends bytes around it rather than encoding (and
+ * measuring) the whole text again per request.
+ */
+const renderedPages = new WeakMap<readonly PostView[], { base: string; bytes: Buffer }>();
+
+function postsMarkdown(posts: readonly PostView[], base: string, threadId: string): Buffer {
+  const rendered = renderedPages.get(posts);
+  if (rendered?.base === base) return rendered.bytes;
+  const bytes = Buffer.from(renderBody(posts.flatMap((post) => postParts(post, { clip: POST_CLIP, whole: `${base}/t/${threadId}/m/${post.id}.md` }))));
+  renderedPages.set(posts, { base, bytes });
+  return bytes;
+}
 
 export function markdownRoutes(core: Core): Router {
   const router = new Router();
@@ -185,19 +202,21 @@ export function markdownRoutes(core: Core): Router {
     const first = posts[0];
     const last = posts.at(-1);
     if (since === undefined && first && first.seq > 1) lines.push('', `Older posts: ${link(`before=${first.seq}`)}`);
-    lines.push(renderBody(posts.flatMap((post) => postParts(post, { clip: POST_CLIP, whole: `${base}/t/${thread.id}/m/${post.id}.md` }))));
+    const after: string[] = [];
     if (since !== undefined) {
-      lines.push('');
-      if (!last) lines.push(`Nothing new after seq ${since}.`);
-      else if (last.seq < thread.post_count) lines.push(`More: ${link(`since=${last.seq}`)}`);
-      else lines.push(`That is all for now. Newer posts later: ${link(`since=${last.seq}`)}`);
+      after.push('');
+      if (!last) after.push(`Nothing new after seq ${since}.`);
+      else if (last.seq < thread.post_count) after.push(`More: ${link(`since=${last.seq}`)}`);
+      else after.push(`That is all for now. Newer posts later: ${link(`since=${last.seq}`)}`);
     } else if (!posts.length) {
-      lines.push('', 'No posts here.');
+      after.push('', 'No posts here.');
     } else if (before !== undefined && last && last.seq < thread.post_count) {
-      lines.push('', `Newer posts: ${link(`since=${last.seq}`)}`);
+      after.push('', `Newer posts: ${link(`since=${last.seq}`)}`);
     }
-    lines.push('');
-    send(ctx, lines.join('\n'));
+    after.push('');
+    // Bytes: the lines above the posts, the page's posts (encoded once per page), the lines after them.
+    ctx.type = 'text/markdown; charset=utf-8';
+    ctx.body = Buffer.concat([Buffer.from(`${lines.join('\n')}\n`), postsMarkdown(posts, base, thread.id), Buffer.from(`\n${after.join('\n')}`)]);
   }));
 
   router.get('/p/:id', view(async (ctx, { actor, credentialSent }) => {

@@ -45,6 +45,8 @@ export async function requireBearer(ctx: Context, core: Core): Promise<Actor> {
 }
 
 export function sessionToken(ctx: Context): string | undefined {
+  // Without a Cookie header there is nothing to parse (Koa would make its cookie jar for each request).
+  if (!ctx.get('cookie')) return undefined;
   return ctx.cookies.get(SESSION_COOKIE) || undefined;
 }
 

@@ -8,7 +8,7 @@ export const PREAMBLE =
 /** A fence of tildes longer than any run of tildes inside the text, so the text cannot close it. */
 export function fence(text: string): string {
   let longest = 0;
-  for (const run of text.match(/~+/g) ?? []) longest = Math.max(longest, run.length);
+  if (text.includes('~')) for (const run of text.match(/~+/g) ?? []) longest = Math.max(longest, run.length);
   const tildes = '~'.repeat(Math.max(3, longest + 1));
   return `${tildes}markdown\n${text}\n${tildes}`;
 }
@@ -74,17 +74,26 @@ const hostOf = (url: string) => {
  * its label, an autolink or a bare URL becomes the marker alone. Links without a host stay.
  */
 export function linkForm(markdown: string): string {
-  return markdown
-    .replace(/(!?)\[([^\]\n]*)\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"\n]*")?\s*\)/g, (whole, _bang: string, label: string, url: string) => {
+  // Each pattern needs a piece of text most posts lack ("](", "<http", "http"): a text without it is
+  // left as it is, unscanned.
+  let text = markdown;
+  if (text.includes('](')) {
+    text = text.replace(/(!?)\[([^\]\n]*)\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"\n]*")?\s*\)/g, (whole, _bang: string, label: string, url: string) => {
       const host = hostOf(url);
       return host ? `${label ? `${label} ` : ''}[link to ${host}]` : whole;
-    })
-    .replace(/<(https?:\/\/[^>\s]+)>/g, (whole, url: string) => {
+    });
+  }
+  if (text.includes('<http')) {
+    text = text.replace(/<(https?:\/\/[^>\s]+)>/g, (whole, url: string) => {
       const host = hostOf(url);
       return host ? `[link to ${host}]` : whole;
-    })
-    .replace(/(^|[\s(])(https?:\/\/[^\s<>()\]]*[^\s<>()\].,;:!?'"])/g, (whole, before: string, url: string) => {
+    });
+  }
+  if (text.includes('http')) {
+    text = text.replace(/(^|[\s(])(https?:\/\/[^\s<>()\]]*[^\s<>()\].,;:!?'"])/g, (whole, before: string, url: string) => {
       const host = hostOf(url);
       return host ? `${before}[link to ${host}]` : whole;
     });
+  }
+  return text;
 }

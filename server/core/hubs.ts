@@ -31,11 +31,6 @@ export async function seatIn(conn: CommonQueryMethods, hubId: string, participan
 /** Whether this hub reads as public on this server (SVC_PUBLIC_THREADS gates every public read). */
 export const readsPublic = (core: Core, hub: Pick<HubRow, 'audience'>) => core.config.publicThreads && hub.audience === 'public';
 
-/** The hub of row alias `h` as one JSON value, for queries that load a hub beside what is in it. */
-export const hubJson = sql.fragment`json_build_object('id', h.id, 'slug', h.slug, 'name', h.name, 'readme', h.readme,
-  'audience', h.audience, 'mode', h.mode, 'owner_id', h.owner_id,
-  'created_at', floor(extract(epoch FROM h.created_at) * 1000), 'updated_at', floor(extract(epoch FROM h.updated_at) * 1000))`;
-
 const HubSeatOfRow = HubRow.extend({ role: Role.nullable() });
 
 /**

@@ -60,6 +60,8 @@ export function postsJson(threadId: string, selector: PostSelector) {
 }
 
 export const PostsJson = z.array(PostJoinRow);
+/** Built once: zod compiles an object schema on its first parse, so a schema made per call is compiled per call. */
+const PostsRow = z.object({ posts: PostsJson });
 
 /** What the JSON of `postsJson` becomes: posts as every reader sees them, oldest first. */
 export function toPostViews(thread: Pick<ThreadRow, 'answer_post_id'>, rows: z.infer<typeof PostsJson>): PostView[] {
@@ -68,9 +70,72 @@ export function toPostViews(thread: Pick<ThreadRow, 'answer_post_id'>, rows: z.i
 
 /** Posts of one thread, oldest first, with authors and reaction counts, in one round trip. */
 export async function loadPosts(conn: CommonQueryMethods, thread: Pick<ThreadRow, 'id' | 'answer_post_id'>, selector: PostSelector): Promise<PostView[]> {
-  const rows = await conn.oneFirst(sql.type(z.object({ posts: PostsJson }))`SELECT ${postsJson(thread.id, selector)} AS posts`);
+  const rows = await conn.oneFirst(sql.prepared(`posts_${selectorShape(selector)}`, PostsRow)`SELECT ${postsJson(thread.id, selector)} AS posts`);
   return toPostViews(thread, rows);
 }
+
+/**
+ * What part of a selector shapes its SQL: the statements of one shape differ only in their values,
+ * so each shape is one prepared statement, parsed and planned once per connection.
+ */
+export const selectorShape = (selector: PostSelector) =>
+  'postId' in selector ? 'one' : 'beforeSeq' in selector ? 'before' : 'afterSeq' in selector ? 'after' : 'newest';
+
+const selectorKey = (selector: PostSelector) =>
+  'postId' in selector
+    ? `p${selector.postId}`
+    : 'beforeSeq' in selector
+      ? `b${selector.beforeSeq}:${selector.limit}`
+      : 'afterSeq' in selector
+        ? `a${selector.afterSeq}:${selector.limit}`
+        : `n${selector.newest}`;
+
+/** At most this many characters of post text are kept, the least recently read page leaving first. */
+const KEPT_CHARS = 8_000_000;
+const kept = new Map<string, { posts: readonly PostView[]; chars: number }>();
+let keptChars = 0;
+
+/**
+ * Pages of posts kept by thread version: agents poll, and a page read again is not loaded again.
+ * Every change a reader can see raises the thread's version (a post, an answer mark, a reaction) and
+ * posts and names are never edited, so what one selector picks at one version never changes. Every
+ * request reads the version afresh (the access check loads it), so a kept page is never older than
+ * the thread it is shown with. `view` names the reading (its budget and order) that made the page.
+ */
+export const postPages = {
+  get(view: string, thread: Pick<ThreadRow, 'id' | 'version'>, selector: PostSelector): readonly PostView[] | undefined {
+    const key = `${view}:${thread.id}:${thread.version}:${selectorKey(selector)}`;
+    const entry = kept.get(key);
+    if (!entry) return undefined;
+    kept.delete(key);
+    kept.set(key, entry);
+    return entry.posts;
+  },
+  set(view: string, thread: Pick<ThreadRow, 'id' | 'version'>, selector: PostSelector, posts: readonly PostView[]) {
+    const key = `${view}:${thread.id}:${thread.version}:${selectorKey(selector)}`;
+    const chars = posts.reduce((sum, post) => sum + post.body.length + 200, 0);
+    if (chars > KEPT_CHARS) return;
+    // Shared by every reader from now on: frozen, so no one reading it can change it for the others.
+    for (const post of posts) {
+      Object.freeze(post.author);
+      Object.freeze(post.reactions);
+      Object.freeze(post);
+    }
+    Object.freeze(posts);
+    const earlier = kept.get(key);
+    if (earlier) {
+      kept.delete(key);
+      keptChars -= earlier.chars;
+    }
+    kept.set(key, { posts, chars });
+    keptChars += chars;
+    for (const [oldest, entry] of kept) {
+      if (keptChars <= KEPT_CHARS) break;
+      kept.delete(oldest);
+      keptChars -= entry.chars;
+    }
+  },
+};
 
 /** The five fixed reactions; they notify nobody. */
 export const REACTIONS = { thumbs_up: '👍', heart: '❤️', laugh: '😄', eyes: '👀', check: '✅' } as const;

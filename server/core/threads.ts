@@ -4,11 +4,11 @@ import { CountRow, HubRow, Role, ThreadRow } from '../../schema/rows.ts';
 import type { Actor } from './actor.ts';
 import type { Core } from './context.ts';
 import { invalid, notFound } from './errors.ts';
-import { hubJson, readsPublic } from './hubs.ts';
+import { readsPublic } from './hubs.ts';
 import type { Seat } from './rights.ts';
 import type { PostTarget, ThreadTarget } from './policies.ts';
 import { newId } from './secrets.ts';
-import { loadPosts, PostsJson, postsJson, toPostViews, type PostView, type PostSelector, type Reaction } from './posts.ts';
+import { loadPosts, postPages, PostsJson, postsJson, selectorShape, toPostViews, type PostView, type PostSelector, type Reaction } from './posts.ts';
 
 const PostCountRow = z.object({ post_count: z.number() });
 const IdReplyToRow = z.object({ id: z.string(), reply_to: z.string().nullable() });
@@ -21,21 +21,47 @@ export const THREAD_TEXT_BUDGET = 40_000;
 export const NEWEST_POSTS = 60;
 export const AROUND_CURSOR = 100;
 
-const ThreadTargetRow = ThreadRow.extend({ hub: HubRow, role: Role.nullable() });
+/** The thread's row, its hub's columns beside it (named `hub_…`, the hub's id being the thread's `hub_id`), and the reader's seat. */
+const ThreadTargetRow = ThreadRow.extend({
+  hub_slug: HubRow.shape.slug,
+  hub_name: HubRow.shape.name,
+  hub_readme: HubRow.shape.readme,
+  hub_audience: HubRow.shape.audience,
+  hub_mode: HubRow.shape.mode,
+  hub_owner_id: HubRow.shape.owner_id,
+  hub_created_at: HubRow.shape.created_at,
+  hub_updated_at: HubRow.shape.updated_at,
+  role: Role.nullable(),
+});
 
 /**
  * The thread, its hub and the reader's seat, in one round trip; private and missing answer the same
- * `not_found`.
+ * `not_found`. Every read of a thread starts here, and a 304 ends here: the statement is prepared,
+ * and the hub comes as plain columns, which Postgres sends for less than a JSON object of them.
  */
 export async function readableThread(core: Core, conn: CommonQueryMethods, threadId: string, reader: Actor | null): Promise<ThreadTarget> {
-  const row = await conn.maybeOne(sql.type(ThreadTargetRow)`
+  const row = await conn.maybeOne(sql.prepared('readable_thread', ThreadTargetRow)`
     SELECT t.id, t.hub_id, t.title, t.status, t.answer_post_id, t.started_by, t.accepts_guests, t.version, t.post_count,
-           t.created_at, t.updated_at, ${hubJson} AS hub, m.role
+           t.created_at, t.updated_at, h.slug AS hub_slug, h.name AS hub_name, h.readme AS hub_readme,
+           h.audience AS hub_audience, h.mode AS hub_mode, h.owner_id AS hub_owner_id,
+           h.created_at AS hub_created_at, h.updated_at AS hub_updated_at, m.role
     FROM threads t JOIN hubs h ON h.id = t.hub_id
     LEFT JOIN hub_members m ON m.hub_id = t.hub_id AND m.participant_id = ${reader?.id ?? null}
     WHERE t.id = ${threadId}`);
-  if (!row || (row.role === null && !readsPublic(core, row.hub))) throw notFound('No such thread, or it is private.');
-  const { hub, role, ...thread } = row;
+  if (!row) throw notFound('No such thread, or it is private.');
+  const { hub_slug, hub_name, hub_readme, hub_audience, hub_mode, hub_owner_id, hub_created_at, hub_updated_at, role, ...thread } = row;
+  const hub: HubRow = {
+    id: thread.hub_id,
+    slug: hub_slug,
+    name: hub_name,
+    readme: hub_readme,
+    audience: hub_audience,
+    mode: hub_mode,
+    owner_id: hub_owner_id,
+    created_at: hub_created_at,
+    updated_at: hub_updated_at,
+  };
+  if (role === null && !readsPublic(core, hub)) throw notFound('No such thread, or it is private.');
   return { thread, hub, seat: role as Seat };
 }
 
@@ -86,7 +112,7 @@ export async function postReply(tx: CommonQueryMethods, actor: Actor, { thread }
  * Keeps the posts whose clipped text fits the budget, counting from the newest (or, with `fromOldest`,
  * the oldest) and always at least one; returns them oldest first.
  */
-function withinBudget(posts: PostView[], budget: number, fromOldest = false): PostView[] {
+function withinBudget(posts: readonly PostView[], budget: number, fromOldest = false): PostView[] {
   const kept: PostView[] = [];
   let used = 0;
   for (const post of [...posts].sort((a, b) => (fromOldest ? a.seq - b.seq : b.seq - a.seq))) {
@@ -100,16 +126,22 @@ function withinBudget(posts: PostView[], budget: number, fromOldest = false): Po
 export const MARKDOWN_PAGE = 30;
 export const MARKDOWN_BUDGET = 24_000;
 
-/** The Markdown view's page: the latest 30 posts, or 30 before a seq, or 30 after one (oldest first). */
-export async function threadPage(conn: CommonQueryMethods, { thread }: ThreadTarget, options: { since?: number | undefined; before?: number | undefined }) {
+/**
+ * The Markdown view's page: the latest 30 posts, or 30 before a seq, or 30 after one (oldest first).
+ * Kept by thread version (`postPages`), so a page read again costs no round trip.
+ */
+export async function threadPage(conn: CommonQueryMethods, { thread }: ThreadTarget, options: { since?: number | undefined; before?: number | undefined }): Promise<readonly PostView[]> {
   const selector: PostSelector =
     options.since !== undefined
       ? { afterSeq: options.since, limit: MARKDOWN_PAGE }
       : options.before !== undefined
         ? { beforeSeq: options.before, limit: MARKDOWN_PAGE }
         : { newest: MARKDOWN_PAGE };
-  const loaded = await loadPosts(conn, thread, selector);
-  return withinBudget(loaded, MARKDOWN_BUDGET, options.since !== undefined);
+  const kept = postPages.get('markdown', thread, selector);
+  if (kept) return kept;
+  const page = withinBudget(await loadPosts(conn, thread, selector), MARKDOWN_BUDGET, options.since !== undefined);
+  postPages.set('markdown', thread, selector, page);
+  return page;
 }
 
 /** One post, readable as its thread is. */
@@ -125,7 +157,7 @@ export type OpenThreadInput = { before_seq?: number | undefined; after_seq?: num
 export type ThreadMember = z.infer<typeof IdNameKindRoleRow>;
 
 export type ThreadReading = ThreadTarget & {
-  posts: PostView[];
+  posts: readonly PostView[];
   /** One whole post was asked for: nothing is clipped and there is no paging. */
   whole: boolean;
   members: readonly ThreadMember[];
@@ -135,23 +167,16 @@ export type ThreadReading = ThreadTarget & {
   newer: number | undefined;
 };
 
-const ThreadContentRow = z.object({
-  posts: PostsJson,
+const ThreadSideRow = z.object({
   members: z.array(IdNameKindRoleRow.extend({ first_seq: z.number() })),
   pads: z.array(IdTitleVersionRow.extend({ created_at: z.string() })),
 });
+const ThreadContentRow = ThreadSideRow.extend({ posts: PostsJson });
 
-/** What open_thread shows: the newest posts, or a page around a cursor, or one whole post; one round trip. */
-export async function threadReading(conn: CommonQueryMethods, target: ThreadTarget, input: OpenThreadInput): Promise<ThreadReading> {
-  const { thread, hub } = target;
-  let selector: PostSelector;
-  if (input.post_id !== undefined) selector = { postId: input.post_id };
-  else if (input.after_seq !== undefined) selector = { afterSeq: input.after_seq, limit: AROUND_CURSOR };
-  else if (input.before_seq !== undefined) selector = { beforeSeq: input.before_seq, limit: AROUND_CURSOR };
-  else selector = { newest: NEWEST_POSTS };
+/** What open_thread shows beside the posts, which a thread's version does not cover (seats change without it). */
+function threadSide(thread: Pick<ThreadRow, 'id'>, hub: Pick<HubRow, 'id'>) {
   // Members are those who posted, with their seat in the hub (at most 200).
-  const content = await conn.one(sql.type(ThreadContentRow)`
-    SELECT ${postsJson(thread.id, selector)} AS posts,
+  return sql.fragment`
       (SELECT coalesce(json_agg(m ORDER BY m.first_seq), '[]'::json) FROM (
         SELECT p.id, p.name, p.kind, hm.role, a.first_seq
         FROM (SELECT author_id, min(seq) AS first_seq FROM posts WHERE thread_id = ${thread.id} GROUP BY author_id) a
@@ -159,20 +184,43 @@ export async function threadReading(conn: CommonQueryMethods, target: ThreadTarg
         LEFT JOIN hub_members hm ON hm.hub_id = ${hub.id} AND hm.participant_id = p.id
         ORDER BY a.first_seq LIMIT 200) m) AS members,
       (SELECT coalesce(json_agg(d ORDER BY d.created_at, d.id), '[]'::json) FROM (
-        SELECT id, title, version, created_at FROM pads WHERE thread_id = ${thread.id}) d) AS pads`);
-  const loaded = toPostViews(thread, content.posts);
+        SELECT id, title, version, created_at FROM pads WHERE thread_id = ${thread.id}) d) AS pads`;
+}
+
+/**
+ * What open_thread shows: the newest posts, or a page around a cursor, or one whole post; one round
+ * trip. A page of posts read before at this version (`postPages`) is not loaded again.
+ */
+export async function threadReading(conn: CommonQueryMethods, target: ThreadTarget, input: OpenThreadInput): Promise<ThreadReading> {
+  const { thread, hub } = target;
+  let selector: PostSelector;
+  if (input.post_id !== undefined) selector = { postId: input.post_id };
+  else if (input.after_seq !== undefined) selector = { afterSeq: input.after_seq, limit: AROUND_CURSOR };
+  else if (input.before_seq !== undefined) selector = { beforeSeq: input.before_seq, limit: AROUND_CURSOR };
+  else selector = { newest: NEWEST_POSTS };
   const whole = input.post_id !== undefined;
-  if (whole && !loaded.length) throw notFound(`No post ${input.post_id} in this thread.`);
-  // Reading forward keeps the oldest posts that fit, so nothing is skipped; otherwise the newest.
-  const posts = whole ? loaded : withinBudget(loaded, THREAD_TEXT_BUDGET, input.after_seq !== undefined);
+  let posts = postPages.get('open_thread', thread, selector);
+  let side: z.infer<typeof ThreadSideRow>;
+  if (posts) {
+    side = await conn.one(sql.prepared('thread_side', ThreadSideRow)`SELECT ${threadSide(thread, hub)}`);
+  } else {
+    const content = await conn.one(sql.prepared(`thread_content_${selectorShape(selector)}`, ThreadContentRow)`
+      SELECT ${postsJson(thread.id, selector)} AS posts, ${threadSide(thread, hub)}`);
+    side = content;
+    const loaded = toPostViews(thread, content.posts);
+    if (whole && !loaded.length) throw notFound(`No post ${input.post_id} in this thread.`);
+    // Reading forward keeps the oldest posts that fit, so nothing is skipped; otherwise the newest.
+    posts = whole ? loaded : withinBudget(loaded, THREAD_TEXT_BUDGET, input.after_seq !== undefined);
+    postPages.set('open_thread', thread, selector, posts);
+  }
   const first = posts[0];
   const last = posts.at(-1);
   return {
     ...target,
     posts,
     whole,
-    members: content.members.map(({ id, name, kind, role }) => ({ id, name, kind, role })),
-    pads: content.pads.map(({ id, title, version }) => ({ id, title, version })),
+    members: side.members.map(({ id, name, kind, role }) => ({ id, name, kind, role })),
+    pads: side.pads.map(({ id, title, version }) => ({ id, title, version })),
     older: !whole && first && first.seq > 1 ? first.seq : undefined,
     newer: !whole && last && last.seq < thread.post_count ? last.seq : undefined,
   };
