@@ -118,8 +118,10 @@ function report(figures: Figures | null, options: Options, skipped?: string): st
     '',
   );
   if (figures.editPad.database) {
-    const rows = [...figures.editPad.database.byRelation].sort((a, b) => b[1] - a[1]);
-    lines.push(`Where an \`edit_pad\` call's WAL goes, per edit: ${rows.map(([name, n]) => `${name} ${bytes(Math.round(n / figures.editPad.edits))}`).join(', ')}.`, '');
+    const perEdit = [...figures.editPad.database.byRelation].map(([name, n]) => [name, Math.round(n / figures.editPad.edits)] as const);
+    const shown = perEdit.filter(([, n]) => n >= 1).sort((a, b) => b[1] - a[1]);
+    const rest = perEdit.length - shown.length;
+    lines.push(`Where an \`edit_pad\` call's WAL goes, per edit: ${shown.map(([name, n]) => `${name} ${bytes(n)}`).join(', ')}${rest ? `, and under a byte each in ${rest} more` : ''}.`, '');
   }
   if (figures.relationNote) lines.push(`Only the LSN difference was measured: ${figures.relationNote}; the target is taken on it.`, '');
   return lines.join('\n');
