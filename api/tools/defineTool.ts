@@ -22,9 +22,11 @@ export type WriteContext = { core: Core; actor: Actor; tx: DatabaseTransactionCo
 /**
  * A write to a live pad opens its transaction itself, once the change is in the live document, and
  * calls `seal` inside it with what it will answer: the pipeline counts the write and stores the
- * idempotency record there. Not calling `seal` means nothing was written.
+ * idempotency record there. Not calling `seal` means nothing was written. `seal` is left out when
+ * the pipeline has nothing to write beside the change (no key, no allowance to count), so the pad
+ * layer can commit its version in one statement, without a transaction's round trips.
  */
-export type LiveContext<O> = { core: Core; actor: Actor; seal: (tx: DatabaseTransactionConnection, out: O) => Promise<void> };
+export type LiveContext<O> = { core: Core; actor: Actor; seal: ((tx: DatabaseTransactionConnection, out: O) => Promise<void>) | undefined };
 
 /**
  * A tool is data: the pipeline (`invoke.ts`) parses its input, checks the scope, runs its policy,

@@ -3,7 +3,7 @@ import type { Actor } from '../../server/core/actor.ts';
 import type { Core } from '../../server/core/context.ts';
 import { AppError } from '../../server/core/errors.ts';
 import { idempotencyKey } from '../../server/core/idempotency.ts';
-import { admit, check, LimitReached, type Allowance } from '../../server/core/limits.ts';
+import { admit, allowancePool, check, LimitReached, type Allowance } from '../../server/core/limits.ts';
 import { line, type Result } from '../../server/core/result.ts';
 import type { Tool } from './defineTool.ts';
 import { requireCleanText } from './hygiene.ts';
@@ -99,10 +99,14 @@ async function execute(core: Core, actor: Actor, tool: Tool, input: Record<strin
     if (earlier) return earlier;
     await check(conn, actor, tool.limit);
     let allowance: Allowance | null = null;
-    const seal = async (tx: Parameters<typeof admit>[0], out: unknown) => {
-      allowance = await admit(tx, actor, tool.limit, tool.name);
-      await key?.store(tx, finished(out, allowance));
-    };
+    const counted = tool.limit !== null && allowancePool(actor) !== null;
+    const seal =
+      key || counted
+        ? async (tx: Parameters<typeof admit>[0], out: unknown) => {
+            allowance = await admit(tx, actor, tool.limit, tool.name);
+            await key?.store(tx, finished(out, allowance));
+          }
+        : undefined;
     return finished(await tool.run({ core, actor, seal }, input, target), allowance);
   } catch (error) {
     if (key) return key.winner(error);

@@ -12,7 +12,7 @@ import { authorOf } from './pads.ts';
  * answer; never when nothing changed. Throwing rolls the version back, takes the change back out of
  * the live document, and the error reaches the caller unchanged.
  */
-export type Seal<O> = (tx: DatabaseTransactionConnection, out: O) => Promise<void>;
+export type Seal<O> = ((tx: DatabaseTransactionConnection, out: O) => Promise<void>) | undefined;
 
 export type EditPadInput = {
   pad_id: string;
@@ -65,7 +65,7 @@ export async function editPad(core: Core, actor: Actor, { pad }: EditablePad, in
         inserts: (input.inserts ?? []).map((e) => ({ after: e.after, text: e.text })),
       };
   const made = (outcome: EditOutcome): PadEdit => ({ pad_id: pad.id, outcome });
-  return made(await applyEdits(core, actor, pad.id, request, input.base_version, (tx, outcome) => seal(tx, made(outcome))));
+  return made(await applyEdits(core, actor, pad.id, request, input.base_version, seal && ((tx, outcome) => seal(tx, made(outcome)))));
 }
 
 export type PadUndo = PadEdit & { undone: string };
@@ -78,5 +78,5 @@ export type UndoTarget = EditablePad & { edit: { id: string; version: number; ch
 export async function undoEdit(core: Core, actor: Actor, { pad, edit }: UndoTarget, seal: Seal<PadUndo>): Promise<PadUndo> {
   const made = (outcome: EditOutcome): PadUndo => ({ pad_id: pad.id, undone: edit.id, outcome });
   const request: EditRequest = { undo: { version: edit.version, changed: [...edit.changed] } };
-  return made(await applyEdits(core, actor, pad.id, request, null, (tx, outcome) => seal(tx, made(outcome))));
+  return made(await applyEdits(core, actor, pad.id, request, null, seal && ((tx, outcome) => seal(tx, made(outcome)))));
 }

@@ -84,7 +84,7 @@ export async function createPad(
   actor: Actor,
   { hub, threadId }: PadPlace,
   input: { title: string; text?: string | undefined },
-  seal: (tx: DatabaseTransactionConnection, out: CreatedPad) => Promise<void>,
+  seal: ((tx: DatabaseTransactionConnection, out: CreatedPad) => Promise<void>) | undefined,
 ): Promise<CreatedPad> {
   const text = input.text ?? '';
   if (text.length > PAD_MAX_CHARS) throw new AppError('too_large', `A pad holds at most ${PAD_MAX_CHARS} characters; this text has ${text.length}.`);
@@ -96,7 +96,7 @@ export async function createPad(
         INSERT INTO pads (id, hub_id, thread_id, title, created_by) VALUES (${padId}, ${hub.id}, ${threadId}, ${input.title}, ${actor.id})`);
       await tx.query(sql.unsafe`UPDATE hubs SET updated_at = now() WHERE id = ${hub.id}`);
     },
-    seal: (tx, first) => seal(tx, created(first.version, first.blocks)),
+    seal: seal && ((tx, first) => seal(tx, created(first.version, first.blocks))),
   });
   return created(made.version, made.blocks);
 }
