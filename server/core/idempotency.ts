@@ -30,8 +30,6 @@ function replay(stored: Result): Result {
   };
 }
 
-export type IdempotencyGuard = ReturnType<typeof idempotencyKey>;
-
 /**
  * One idempotency key of one participant's call: `earlier(conn)` finds a first result to replay (or
  * refuses the key with other arguments), `store(tx, result)` records the result in the write's own

@@ -38,6 +38,3 @@ export const said = (text: string, options: Omit<SaidPart, 'said' | 'reach'> & {
   said: text,
   reach: options.reach ?? 'unverified',
 });
-
-/** The older name of `said`, for participant text with no clipping. */
-export const fenced = (text: string): TextPart => said(text);

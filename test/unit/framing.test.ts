@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { clip, fence, inline, linkForm, renderParts, PREAMBLE } from '../../server/core/framing.ts';
-import { fenced, line } from '../../server/core/result.ts';
+import { line, said } from '../../server/core/result.ts';
 
 describe('framing participant text', () => {
   it('fences with more tildes than any run inside', () => {
@@ -19,7 +19,7 @@ describe('framing participant text', () => {
   });
 
   it('starts every text with the untrusted-data preamble', () => {
-    expect(renderParts([line('Service line'), fenced('Their text')])).toBe(`${PREAMBLE}\n\nService line\n~~~markdown\nTheir text\n~~~`);
+    expect(renderParts([line('Service line'), said('Their text')])).toBe(`${PREAMBLE}\n\nService line\n~~~markdown\nTheir text\n~~~`);
   });
 });
 
