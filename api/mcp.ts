@@ -209,8 +209,10 @@ export function mcpEndpoint(core: Core): Middleware {
     // bookkeeping, an error built per request.
     ctx.status = response.status;
     response.headers.forEach((value, name) => ctx.set(name, value));
-    // The bodiless 202 becomes '' rather than null, which Koa would answer with 204.
-    ctx.body = await response.text();
+    // Bytes as the SDK encoded them: Koa sends them as they are, with no decoding, measuring or
+    // encoding again. The bodiless 202 becomes an empty body rather than null, which Koa would
+    // answer with 204.
+    ctx.body = Buffer.from(await response.arrayBuffer());
   };
 
   // As the router matched it: any case, with or without a trailing slash.

@@ -98,7 +98,7 @@ export function webRoutes(core: Core, hosts: () => Set<string>): Router {
     const actor = await requireSession(ctx);
     const args = await readJson(ctx, BODY_LIMITS.tools);
     const { result } = await invoke(core, actor, ctx.params.name!, args, 'app');
-    ctx.body = { text: resultText(result), data: result.data, view: result.view ?? null, api: API_VERSION };
+    ctx.body = { text: resultText(result), data: result.data, view: result.view?.() ?? null, api: API_VERSION };
   });
 
   // Settings, "Your agents": an agent linked to the person who adds it, with a key shown once.

@@ -18,6 +18,7 @@ import { applyMigrations } from './db/migrations.ts';
 import { padAccessRecheck, syncAuthenticator } from './core/pads.ts';
 import { linkForm } from './core/framing.ts';
 import { createEditorCache } from './core/editors.ts';
+import { createReadCache } from './core/readCache.ts';
 import { createPadSync } from '../sync/padSync.ts';
 import { createLogger, type Logger } from './log.ts';
 
@@ -46,7 +47,7 @@ export async function startServer(config: Config, options: { log?: Logger; host?
   const hosts = servedHostsOf(config, () => port);
   // The live layer first, then the core over it, then the live layer's hooks that ask the core.
   const sync = createPadSync({ db, log, redisUrl: config.redisUrl, readForm: linkForm });
-  const core: Core = { db, config, log, editors: createEditorCache(), sync };
+  const core: Core = { db, config, log, editors: createEditorCache(), reads: createReadCache(db), sync };
   sync.attach(server, { hosts, authenticate: syncAuthenticator(core), recheck: padAccessRecheck(core) });
 
   const ipLimits = await createIpLimits(config.redisUrl, log);

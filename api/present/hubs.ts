@@ -40,13 +40,13 @@ export function presentHub({ hub, seat, threads, pads, nextCursor }: HubReading)
       pads: pads.map((p) => ({ id: p.id, version: p.count, updated: iso(p.updated_at) })),
       ...(nextCursor ? { next_cursor: nextCursor } : {}),
     },
-    view: {
+    view: () => ({
       hub: { id: hub.id, slug: hub.slug, name: hub.name, readme: hub.readme, mode: hub.mode, audience: hub.audience },
       seat: seat ? { role: seat } : null,
       threads: threads.map((t) => ({ id: t.id, title: t.title, status: t.status, posts: t.count, updated: iso(t.updated_at) })),
       pads: pads.map((p) => ({ id: p.id, title: p.title, version: p.count, updated: iso(p.updated_at) })),
       ...(nextCursor ? { next_cursor: nextCursor } : {}),
-    },
+    }),
   };
 }
 
@@ -63,5 +63,5 @@ export function presentJoin({ hub, status, role }: JoinOutcome): Result {
 export const presentMyHubs = (rows: readonly MyHub[]): Result => ({
   parts: rows.length ? rows.map((h) => line(`- ${inline(h.name)} · ${h.slug} · ${h.role}`)) : [line('You are in no hubs yet: create_hub makes one.')],
   data: { hubs: rows.map((h) => ({ id: h.id, slug: h.slug, role: h.role })) },
-  view: { hubs: rows.map((h) => ({ id: h.id, slug: h.slug, name: h.name, role: h.role })) },
+  view: () => ({ hubs: rows.map((h) => ({ id: h.id, slug: h.slug, name: h.name, role: h.role })) }),
 });

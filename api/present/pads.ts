@@ -120,5 +120,5 @@ export function presentPad(reading: PadReading): Result {
     if (text.length > PAD_TEXT_CLIP) data.clipped = true;
   }
   parts.push(line(''), line(canEdit ? `Edit with edit_pad, pad_id "${pad.id}", base_version ${version}.` : 'You may read this pad; editing needs a seat in its hub.'));
-  return { parts, data, view: { pad: { id: pad.id, title: pad.title, version, hub: { slug: hub.slug, name: hub.name } }, seat: seat ? { role: seat } : null, canEdit } };
+  return { parts, data, view: () => ({ pad: { id: pad.id, title: pad.title, version, hub: { slug: hub.slug, name: hub.name } }, seat: seat ? { role: seat } : null, canEdit }) };
 }

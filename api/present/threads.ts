@@ -1,6 +1,7 @@
 import { clip, inline } from '../../server/core/framing.ts';
 import { REACTIONS } from '../../server/core/posts.ts';
-import { line, type Result, type TextPart } from '../../server/core/result.ts';
+import type { PostView } from '../../server/core/posts.ts';
+import { group, line, type Result, type TextPart } from '../../server/core/result.ts';
 import { POST_CLIP, type AnswerMark, type PostedReply, type Reacted, type StartedThread, type ThreadReading } from '../../server/core/threads.ts';
 import { postParts } from './posts.ts';
 
@@ -17,10 +18,46 @@ export const presentReply = (out: PostedReply): Result => ({
   data: { post_id: out.post_id, thread_id: out.thread.id, seq: out.seq, ...(out.reply_to ? { reply_to: out.reply_to } : {}) },
 });
 
+type PagePresented = { clipAt: number; parts: TextPart; data: readonly Record<string, unknown>[] };
+
+/**
+ * A page's posts as text and as data, made once per page: a kept page (`postPages`) is the very
+ * same array for every reader until the thread changes, and agents poll.
+ */
+const presentedPages = new WeakMap<readonly PostView[], PagePresented>();
+
+function presentPage(threadId: string, posts: readonly PostView[], clipAt: number): PagePresented {
+  const kept = presentedPages.get(posts);
+  if (kept?.clipAt === clipAt) return kept;
+  const whole = clipAt === Infinity;
+  const presented: PagePresented = {
+    clipAt,
+    parts: group(posts.flatMap((post) => postParts(post, whole ? {} : { clip: clipAt, whole: `open_thread with thread_id "${threadId}" and post_id "${post.id}"` }))),
+    data: Object.freeze(
+      posts.map((p) =>
+        Object.freeze({
+          id: p.id,
+          seq: p.seq,
+          author_id: p.author.id,
+          author_kind: p.author.kind,
+          created: new Date(p.created_at).toISOString(),
+          ...(p.reply_to ? { reply_to: p.reply_to } : {}),
+          ...(p.is_answer ? { is_answer: true } : {}),
+          ...(Object.keys(p.reactions).length ? { reactions: p.reactions } : {}),
+          ...(p.body.length > clipAt ? { clipped: true, length: p.body.length } : {}),
+        }),
+      ),
+    ),
+  };
+  presentedPages.set(posts, presented);
+  return presented;
+}
+
 /** open_thread: status, members, pads, then the posts, each clipped unless one whole post was asked for. */
 export function presentThread(reading: ThreadReading): Result {
   const { thread, hub, seat, posts, whole, members, pads, older, newer } = reading;
   const clipAt = whole ? Infinity : POST_CLIP;
+  const page = presentPage(thread.id, posts, clipAt);
   const parts: TextPart[] = [
     line(`# Thread ${inline(thread.title)}`),
     line(`id ${thread.id} · hub ${hub.slug} · status ${thread.status}${thread.answer_post_id ? ` · answer ${thread.answer_post_id}` : ''} · ${thread.post_count} posts · version ${thread.version}`),
@@ -28,9 +65,7 @@ export function presentThread(reading: ThreadReading): Result {
   ];
   if (pads.length) parts.push(line(`Pads of this thread: ${pads.map((p) => `${inline(p.title)} (${p.id}, version ${p.version})`).join('; ')}`));
   if (older) parts.push(line(`Older posts: open_thread with before_seq ${older}.`));
-  for (const post of posts) {
-    parts.push(...postParts(post, whole ? {} : { clip: POST_CLIP, whole: `open_thread with thread_id "${thread.id}" and post_id "${post.id}"` }));
-  }
+  if (posts.length) parts.push(page.parts);
   if (newer) parts.push(line(`Newer posts: open_thread with after_seq ${newer}.`));
   if (!posts.length) parts.push(line('No posts in this range.'));
   parts.push(line(seat ? 'Answer with post_reply (thread_id, body, optional reply_to).' : 'You have no seat in this hub: join_hub to take part.'));
@@ -43,24 +78,14 @@ export function presentThread(reading: ThreadReading): Result {
       version: String(thread.version),
       ...(thread.answer_post_id ? { answer: thread.answer_post_id } : {}),
       post_count: thread.post_count,
-      posts: posts.map((p) => ({
-        id: p.id,
-        seq: p.seq,
-        author_id: p.author.id,
-        author_kind: p.author.kind,
-        created: new Date(p.created_at).toISOString(),
-        ...(p.reply_to ? { reply_to: p.reply_to } : {}),
-        ...(p.is_answer ? { is_answer: true } : {}),
-        ...(Object.keys(p.reactions).length ? { reactions: p.reactions } : {}),
-        ...(p.body.length > clipAt ? { clipped: true, length: p.body.length } : {}),
-      })),
+      posts: page.data,
       members: members.map((m) => ({ id: m.id, kind: m.kind, ...(m.role ? { role: m.role } : {}) })),
       pads: pads.map((p) => ({ id: p.id, version: p.version })),
       ...(older ? { before_seq: older } : {}),
       ...(newer ? { after_seq: newer } : {}),
       ...(seat ? { seat: { role: seat } } : {}),
     },
-    view: {
+    view: () => ({
       thread: {
         id: thread.id,
         title: thread.title,
@@ -82,7 +107,7 @@ export function presentThread(reading: ThreadReading): Result {
       members,
       pads,
       seat: seat ? { role: seat } : null,
-    },
+    }),
   };
 }
 

@@ -53,7 +53,7 @@ export const openThreadTool = readTool({
     post_id: postId.optional().describe('Return this one post in full, unclipped.'),
   }),
   policy: (input) => readThread(input.thread_id),
-  run: ({ conn }, input, target) => threadReading(conn, target, input),
+  run: ({ core }, input, target) => threadReading(core, target, input),
   present: presentThread,
 });
 

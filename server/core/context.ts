@@ -3,6 +3,7 @@ import type { Db } from '../db/database.ts';
 import type { Logger } from '../log.ts';
 import type { PadSync } from '../../sync/padSync.ts';
 import type { EditorCache } from './editors.ts';
+import type { ReadCache } from './readCache.ts';
 
 /** What every core function is handed: the store, the configuration and a logger. Nothing of HTTP. */
 export type Core = {
@@ -13,4 +14,6 @@ export type Core = {
   sync: PadSync;
   /** Who may edit which pad, remembered for a few seconds. */
   editors: EditorCache;
+  /** Reads kept until the next change (threads and their readers' seats). */
+  reads: ReadCache;
 };

@@ -1,4 +1,4 @@
-import type { TextPart } from './result.ts';
+import type { GroupPart, TextPart } from './result.ts';
 
 /** Text framing in one place: every way in (MCP, REST, Markdown) frames participant text this way. */
 
@@ -46,6 +46,12 @@ export function renderBody(parts: readonly TextPart[]): string {
       out.push(part.line);
       continue;
     }
+    if ('group' in part) {
+      let text = renderedGroups.get(part);
+      if (text === undefined) renderedGroups.set(part, (text = renderBody(part.group)));
+      out.push(text);
+      continue;
+    }
     const text = part.reach === 'verified' ? part.said : linkForm(part.said);
     const { text: shown, clipped } = part.clip === undefined ? { text, clipped: false } : clip(text, part.clip);
     out.push(fence(shown));
@@ -54,6 +60,9 @@ export function renderBody(parts: readonly TextPart[]): string {
   }
   return out.join('\n');
 }
+
+/** Each group's text, rendered the first time it is asked for. */
+const renderedGroups = new WeakMap<GroupPart, string>();
 
 /** The preamble first, then the body. */
 export function renderParts(parts: readonly TextPart[]): string {

@@ -99,8 +99,8 @@ let keptChars = 0;
  * Pages of posts kept by thread version: agents poll, and a page read again is not loaded again.
  * Every change a reader can see raises the thread's version (a post, an answer mark, a reaction) and
  * posts and names are never edited, so what one selector picks at one version never changes. Every
- * request reads the version afresh (the access check loads it), so a kept page is never older than
- * the thread it is shown with. `view` names the reading (its budget and order) that made the page.
+ * request reads the version through the access check (afresh, or kept until the next change:
+ * readCache.ts), so a kept page is never older than the thread it is shown with. `view` names the reading (its budget and order) that made the page.
  */
 export const postPages = {
   get(view: string, thread: Pick<ThreadRow, 'id' | 'version'>, selector: PostSelector): readonly PostView[] | undefined {

@@ -3,7 +3,8 @@
  * service's own lines, and participant text, which is its own part type so that the renderer (and
  * only the renderer) frames it: links rewritten by the author's reach, clipped, fenced as untrusted
  * data. `data` is the structured content (ids, cursors, stamps, statuses; never participant text).
- * `view` is the model the web app renders, and may carry participant text.
+ * `view` builds the model the web app renders, and may carry participant text; only the web app
+ * asks for it, so MCP and REST answers do not pay for it.
  */
 export type Reach = 'verified' | 'unverified';
 
@@ -19,15 +20,23 @@ export type SaidPart = {
   noun?: string;
 };
 
-export type TextPart = { line: string } | SaidPart;
+/**
+ * Parts that many answers share unchanged (a kept page of posts): the renderer renders one group
+ * once and hands out the same text after, so the group must never be changed once made.
+ */
+export type GroupPart = { group: readonly TextPart[] };
+
+export type TextPart = { line: string } | SaidPart | GroupPart;
 
 export type Result<D extends Record<string, unknown> = Record<string, unknown>> = {
   parts: TextPart[];
   data: D;
-  view?: unknown;
+  view?: () => unknown;
 };
 
 export const line = (text: string): TextPart => ({ line: text });
+
+export const group = (parts: readonly TextPart[]): GroupPart => Object.freeze({ group: Object.freeze([...parts]) });
 
 /**
  * Text a participant wrote (or sent), framed by the renderer. Nobody reads as verified yet (reach

@@ -40,7 +40,7 @@ const ThreadTargetRow = ThreadRow.extend({
  * and the hub comes as plain columns, which Postgres sends for less than a JSON object of them.
  */
 export async function readableThread(core: Core, conn: CommonQueryMethods, threadId: string, reader: Actor | null): Promise<ThreadTarget> {
-  const row = await conn.maybeOne(sql.prepared('readable_thread', ThreadTargetRow)`
+  const load = () => conn.maybeOne(sql.prepared('readable_thread', ThreadTargetRow)`
     SELECT t.id, t.hub_id, t.title, t.status, t.answer_post_id, t.started_by, t.accepts_guests, t.version, t.post_count,
            t.created_at, t.updated_at, h.slug AS hub_slug, h.name AS hub_name, h.readme AS hub_readme,
            h.audience AS hub_audience, h.mode AS hub_mode, h.owner_id AS hub_owner_id,
@@ -48,6 +48,8 @@ export async function readableThread(core: Core, conn: CommonQueryMethods, threa
     FROM threads t JOIN hubs h ON h.id = t.hub_id
     LEFT JOIN hub_members m ON m.hub_id = t.hub_id AND m.participant_id = ${reader?.id ?? null}
     WHERE t.id = ${threadId}`);
+  // Outside a transaction the read may be one kept since the last change; a write reads afresh.
+  const row = conn === core.db.pool ? await core.reads.read(`readable_thread ${threadId} ${reader?.id ?? ''}`, load) : await load();
   if (!row) throw notFound('No such thread, or it is private.');
   const { hub_slug, hub_name, hub_readme, hub_audience, hub_mode, hub_owner_id, hub_created_at, hub_updated_at, role, ...thread } = row;
   const hub: HubRow = {
@@ -191,7 +193,8 @@ function threadSide(thread: Pick<ThreadRow, 'id'>, hub: Pick<HubRow, 'id'>) {
  * What open_thread shows: the newest posts, or a page around a cursor, or one whole post; one round
  * trip. A page of posts read before at this version (`postPages`) is not loaded again.
  */
-export async function threadReading(conn: CommonQueryMethods, target: ThreadTarget, input: OpenThreadInput): Promise<ThreadReading> {
+export async function threadReading(core: Core, target: ThreadTarget, input: OpenThreadInput): Promise<ThreadReading> {
+  const conn = core.db.pool;
   const { thread, hub } = target;
   let selector: PostSelector;
   if (input.post_id !== undefined) selector = { postId: input.post_id };
@@ -202,7 +205,7 @@ export async function threadReading(conn: CommonQueryMethods, target: ThreadTarg
   let posts = postPages.get('open_thread', thread, selector);
   let side: z.infer<typeof ThreadSideRow>;
   if (posts) {
-    side = await conn.one(sql.prepared('thread_side', ThreadSideRow)`SELECT ${threadSide(thread, hub)}`);
+    side = await core.reads.read(`thread_side ${thread.id}`, () => conn.one(sql.prepared('thread_side', ThreadSideRow)`SELECT ${threadSide(thread, hub)}`));
   } else {
     const content = await conn.one(sql.prepared(`thread_content_${selectorShape(selector)}`, ThreadContentRow)`
       SELECT ${postsJson(thread.id, selector)} AS posts, ${threadSide(thread, hub)}`);

@@ -14,6 +14,7 @@ import {
 } from 'slonik';
 import type { Logger } from '../log.ts';
 import { sha256Hex } from '../core/secrets.ts';
+import { listenForChanges, type ChangeListener } from './changeFeed.ts';
 
 export type Db = {
   pool: DatabasePool;
@@ -27,6 +28,12 @@ export type Db = {
   writeStatement<T>(handler: (conn: CommonQueryMethods) => Promise<T>): Promise<T>;
   /** Milliseconds the oldest unfinished write has waited, or 0. */
   oldestWriteMs(): number;
+  /**
+   * Tells `listener` of changes to what reads keep: after every `write` and `writeStatement` of
+   * this process (committed or not), and, on Postgres, of every change another instance commits
+   * (`changeFeed.ts`). The embedded store is one process's alone, so it hears everything at once.
+   */
+  watchChanges(listener: ChangeListener): void;
   close(): Promise<void>;
 };
 
@@ -140,7 +147,8 @@ export async function openDatabase(options: { databaseUrl?: string; dataDir: str
   const { log } = options;
   if (options.databaseUrl) {
     const pool = await openPool(options.databaseUrl, 10, log);
-    return wrap(pool, 'postgres', () => pool.end());
+    const url = options.databaseUrl;
+    return wrap(pool, 'postgres', () => pool.end(), (listener) => listenForChanges(url, log, listener));
   }
   const memory = options.dataDir === 'memory://';
   if (!memory) mkdirSync(options.dataDir, { recursive: true });
@@ -182,9 +190,30 @@ export async function openDatabase(options: { databaseUrl?: string; dataDir: str
   });
 }
 
-function wrap(pool: DatabasePool, kind: Db['kind'], end: () => Promise<void>): Db {
+/**
+ * The pool with its writes tracked and its changes told. `hearOthers` listens for other instances'
+ * changes; without it (the embedded store) there are no other instances.
+ */
+function wrap(
+  pool: DatabasePool,
+  kind: Db['kind'],
+  end: () => Promise<void>,
+  hearOthers?: (listener: ChangeListener) => { close(): Promise<void> },
+): Db {
   const started = new Map<symbol, number>();
   let closed = false;
+  const listeners: ChangeListener[] = [];
+  let hearing = !hearOthers;
+  const told: ChangeListener = {
+    changed: () => {
+      for (const listener of listeners) listener.changed();
+    },
+    hearing: (on) => {
+      hearing = on;
+      for (const listener of listeners) listener.hearing(on);
+    },
+  };
+  const feed = hearOthers?.(told);
   async function tracked<T>(run: () => Promise<T>): Promise<T> {
     const token = Symbol('write');
     started.set(token, performance.now());
@@ -192,6 +221,7 @@ function wrap(pool: DatabasePool, kind: Db['kind'], end: () => Promise<void>): D
       return await run();
     } finally {
       started.delete(token);
+      told.changed();
     }
   }
   return {
@@ -204,9 +234,14 @@ function wrap(pool: DatabasePool, kind: Db['kind'], end: () => Promise<void>): D
       for (const at of started.values()) oldest = Math.min(oldest, at);
       return oldest === Infinity ? 0 : Math.round(performance.now() - oldest);
     },
+    watchChanges(listener) {
+      listeners.push(listener);
+      listener.hearing(hearing);
+    },
     async close() {
       if (closed) return;
       closed = true;
+      await feed?.close();
       await end();
     },
   };

@@ -110,7 +110,13 @@ async function main() {
   const notes: string[] = [];
   const stores = [`PGlite ${JSON.parse(readFileSync(`${ROOT}node_modules/@electric-sql/pglite/package.json`, 'utf8')).version} in memory (served to slonik over a Unix socket)`];
   const targets: StoreTarget[] = [{ store: 'pglite', label: 'PGlite' }];
-  const probe = await probePostgres(process.env.TEST_DATABASE_URL);
+  // BENCH_STORES=postgres (or pglite) measures one store alone, for a quick look; the report is for both.
+  const only = process.env.BENCH_STORES;
+  if (only === 'postgres') {
+    targets.pop();
+    stores.pop();
+  }
+  const probe = only === 'pglite' ? ({ ok: false, reason: 'BENCH_STORES=pglite' } as const) : await probePostgres(process.env.TEST_DATABASE_URL);
   const safeUrl = process.env.TEST_DATABASE_URL.replace(/\/\/([^:@/]+):[^@/]+@/, '//$1:***@');
   if (probe.ok) {
     targets.push({ store: 'postgres', label: 'Postgres' });

@@ -94,12 +94,16 @@ export type ServerProcess = Reachable & { bareUrl: string; close(): Promise<void
 
 const serverScript = fileURLToPath(new URL('./serverProcess.ts', import.meta.url));
 
+/** With BENCH_PROFILE_DIR set, each server process writes a V8 CPU profile there when it stops. */
+const profiling = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROFILE_DIR] : [];
+
 /**
  * The real server in a child process, as in production, so the benchmark's clients share neither
  * its event loop nor its heap. `env` names its database (see `freshDatabase`).
  */
 export async function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
   const child = fork(serverScript, [], {
+    execArgv: [...process.execArgv, ...profiling],
     env: { ...process.env, PORT: '0', LOG_LEVEL: 'silent', SVC_GUEST_AGENTS: '1', ...env },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });

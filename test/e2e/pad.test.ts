@@ -6,7 +6,7 @@ import { chromium, type Browser, type BrowserContext, type Locator, type Page } 
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { appTool, mcpClient, registerAgent, signIn, startTestServer, stores, type TestServer } from '../support/server.ts';
+import { appTool, mcpClient, registerAgent, signIn, startTestServer, stores, type TestServer, poke } from '../support/server.ts';
 
 /**
  * The live pad in the web app, in headless Chromium against the real server (and its real CSP):
@@ -60,7 +60,7 @@ describe.skipIf(!haveChromium).each(stores())('pads in the browser on %s', (stor
   let padId: string;
 
   const addMember = (hubId: string, participant: string, role = 'member') =>
-    server.core.db.pool.query(sql.unsafe`INSERT INTO hub_members (hub_id, participant_id, role) VALUES (${hubId}, ${participant}, ${role})`);
+    poke(server, sql.unsafe`INSERT INTO hub_members (hub_id, participant_id, role) VALUES (${hubId}, ${participant}, ${role})`);
 
   async function person(name: string): Promise<Person> {
     const session = await signIn(server, name, `${name.toLowerCase()}@example.test`);
@@ -226,13 +226,13 @@ describe.skipIf(!haveChromium).each(stores())('pads in the browser on %s', (stor
   });
 
   it('opens the pad read-only for a member of a Checked hub', async () => {
-    await server.core.db.pool.query(sql.unsafe`UPDATE hubs SET mode = 'checked' WHERE id = ${hub.id}`);
+    await poke(server, sql.unsafe`UPDATE hubs SET mode = 'checked' WHERE id = ${hub.id}`);
     await bob.page.goto(`/p/${encodeURIComponent(padId)}`);
     await expect.poll(() => bob.page.locator('.connection').innerText()).toContain('read only');
     await expect.poll(() => padText(bob)).toContain('Agenda from the agent');
     expect(await bob.page.locator('.pad-body').getAttribute('contenteditable')).toBe('false');
     expect(await bob.page.getByRole('toolbar').count()).toBe(0);
-    await server.core.db.pool.query(sql.unsafe`UPDATE hubs SET mode = 'open' WHERE id = ${hub.id}`);
+    await poke(server, sql.unsafe`UPDATE hubs SET mode = 'open' WHERE id = ${hub.id}`);
   });
 
   it('keeps typing that would pass 60,000 characters on the page, says why, and saves it once there is room', async () => {

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { sql } from 'slonik';
-import { durableStore, openProvider, registerAgent, rest, startTestServer, typeInto, type TestServer } from '../support/server.ts';
+import { durableStore, openProvider, registerAgent, rest, startTestServer, typeInto, type TestServer, poke } from '../support/server.ts';
 
 /**
  * Several instances on one database, with REDIS_URL: live edits reach the editors on every instance.
@@ -77,7 +77,7 @@ describe.skipIf(!redisUrl || !databaseUrl)('several instances with Redis', () =>
     const b = await start();
     const agents = [await registerAgent(a, 'Writer A'), await registerAgent(b, 'Writer B')];
     const hub = await rest(a, agents[0]!.key, 'create_hub', { name: 'Busy' });
-    await a.core.db.pool.query(sql.unsafe`INSERT INTO hub_members (hub_id, participant_id, role) VALUES (${hub.body.data.hub_id}, ${agents[1]!.id}, 'member')`);
+    await poke(a, sql.unsafe`INSERT INTO hub_members (hub_id, participant_id, role) VALUES (${hub.body.data.hub_id}, ${agents[1]!.id}, 'member')`);
     const paragraphs = Array.from({ length: 20 }, (_, i) => `Paragraph ${i}.`);
     const pad = await rest(a, agents[0]!.key, 'create_pad', { hub: hub.body.data.slug, title: 'Busy', text: paragraphs.join('\n\n') });
     const padId = pad.body.data.pad_id as string;
@@ -103,5 +103,53 @@ describe.skipIf(!redisUrl || !databaseUrl)('several instances with Redis', () =>
     // What the versions say matches the text: every paragraph changed since version 1, once.
     const changes = await rest(b, agents[1]!.key, 'open_pad', { pad_id: padId, mode: 'changes', since: 1 });
     expect(changes.body.data.changes).toEqual(blocks.map((blockId) => ({ block_id: blockId, change: 'changed' })));
+  });
+
+  it('a thread kept on one instance shows a post and a lost seat made through the other within moments', async () => {
+    const start = await cluster();
+    const a = await start();
+    const b = await start();
+    const owner = await registerAgent(a, 'Owner');
+    const reader = await registerAgent(a, 'Reader');
+    const hub = await rest(a, owner.key, 'create_hub', { name: 'Kept across' });
+    await poke(a, sql.unsafe`INSERT INTO hub_members (hub_id, participant_id, role) VALUES (${hub.body.data.hub_id}, ${reader.id}, 'member')`);
+    const started = await rest(a, owner.key, 'start_thread', { hub: hub.body.data.slug, title: 'Kept', body: 'First.' });
+    const threadId = started.body.data.thread_id as string;
+    const readOnA = () => rest(a, reader.key, 'open_thread', { thread_id: threadId });
+    // Read twice on A: the second read is the kept one.
+    expect((await readOnA()).body.data.post_count).toBe(1);
+    expect((await readOnA()).body.data.post_count).toBe(1);
+
+    expect((await rest(b, owner.key, 'post_reply', { thread_id: threadId, body: 'Second, through B.' })).status).toBe(200);
+    await expect.poll(async () => (await readOnA()).body.data.post_count, { timeout: 2_000 }).toBe(2);
+
+    // The reader loses the seat through B (straight to the database there): A stops showing the private thread.
+    await poke(b, sql.unsafe`DELETE FROM hub_members WHERE hub_id = ${hub.body.data.hub_id} AND participant_id = ${reader.id}`);
+    await expect.poll(async () => (await readOnA()).status, { timeout: 2_000 }).toBe(404);
+  });
+
+  it('the change feed comes back after its connection is cut, and changes made past every instance count', async () => {
+    const start = await cluster();
+    const a = await start();
+    const owner = await registerAgent(a, 'Owner');
+    const hub = await rest(a, owner.key, 'create_hub', { name: 'Feed' });
+    const started = await rest(a, owner.key, 'start_thread', { hub: hub.body.data.slug, title: 'Before', body: 'First.' });
+    const threadId = started.body.data.thread_id as string;
+    const title = async () => (await rest(a, owner.key, 'open_thread', { thread_id: threadId })).body.text.match(/^# Thread (.*)$/m)?.[1];
+    expect(await title()).toBe('Before');
+
+    expect(a.core.reads.keeping).toBe(true);
+    const feedPids = sql.unsafe`SELECT pid FROM pg_stat_activity WHERE application_name = 'dotpad change feed' AND datname = current_database()`;
+    const [cut] = await a.core.db.pool.anyFirst(feedPids);
+    expect(cut).toBeTypeOf('number');
+    await a.core.db.pool.query(sql.unsafe`SELECT pg_terminate_backend(${cut as number})`);
+    // A new connection listens in its place, and reads are kept again.
+    await expect.poll(async () => (await a.core.db.pool.anyFirst(feedPids)).filter((pid) => pid !== cut).length, { timeout: 5_000 }).toBe(1);
+    await expect.poll(() => a.core.reads.keeping, { timeout: 5_000 }).toBe(true);
+    expect(await title()).toBe('Before');
+
+    // A change past the server's own writes (straight to the database) is heard through the feed.
+    await a.core.db.pool.query(sql.unsafe`UPDATE threads SET title = 'After' WHERE id = ${threadId}`);
+    await expect.poll(title, { timeout: 2_000 }).toBe('After');
   });
 });

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { Redis } from 'ioredis';
-import { durableStore, mcpClient, registerAgent, request, rest, startTestServer, stores, type TestServer } from '../support/server.ts';
+import { durableStore, mcpClient, registerAgent, request, rest, startTestServer, stores, type TestServer, poke } from '../support/server.ts';
 
 const Count = z.object({ n: z.number() });
 
@@ -20,7 +20,7 @@ describe.each(stores())('limits on %s', (store) => {
   /** An agent that registered itself, seated in the test hub. */
   const unlinkedMember = async (name: string) => {
     const agent = await registerAgent(server, name, { unlinked: true });
-    await server.core.db.pool.query(sql.unsafe`
+    await poke(server, sql.unsafe`
       INSERT INTO hub_members (hub_id, participant_id, role) SELECT id, ${agent.id}, 'member' FROM hubs WHERE slug = ${hubSlug}`);
     return agent;
   };
@@ -192,7 +192,7 @@ describe.skipIf(!databaseUrl || !redisUrl)('limits across two instances', () => 
     const hub = (await rest(a, owner.key, 'create_hub', { name: 'Pair Desk' })).body.data;
     const thread = (await rest(a, owner.key, 'start_thread', { hub: hub.slug, title: 'Pairs', body: 'Go.' })).body.data.thread_id;
     const agent = await registerAgent(b, 'Pair Counter', { unlinked: true });
-    await a.core.db.pool.query(sql.unsafe`INSERT INTO hub_members (hub_id, participant_id, role) VALUES (${hub.hub_id}, ${agent.id}, 'member')`);
+    await poke(a, sql.unsafe`INSERT INTO hub_members (hub_id, participant_id, role) VALUES (${hub.hub_id}, ${agent.id}, 'member')`);
     for (let i = 0; i < 10; i++) await rest(i % 2 ? a : b, agent.key, 'post_reply', { thread_id: thread, body: `Warm ${i}` });
     const replies = await Promise.all(
       Array.from({ length: 20 }, (_, i) => rest(i % 2 ? a : b, agent.key, 'post_reply', { thread_id: thread, body: `Race ${i}` })),

@@ -1,6 +1,6 @@
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { appTool, registerAgent, request, signIn, startTestServer, stores, type Reply, type TestServer } from '../support/server.ts';
+import { appTool, registerAgent, request, signIn, startTestServer, stores, type Reply, type TestServer, poke } from '../support/server.ts';
 
 /** SPEC part 4 "Markdown views": /h/:slug, /t/:id and /t/:id/m/:msg as Markdown. */
 
@@ -35,7 +35,7 @@ describe.each(stores())('Markdown views on %s', (store) => {
   /** Headers of a member reading with its Bearer key. */
   let asMember: Record<string, string>;
   const get = (path: string, headers: Record<string, string> = {}) => request(`${server.url}${path}`, { headers });
-  const query = (text: ReturnType<typeof sql.unsafe>) => server.core.db.pool.query(text);
+  const query = (text: ReturnType<typeof sql.unsafe>) => poke(server, text);
 
   async function createHub(name: string) {
     const reply = await appTool(server, owner.cookie, 'create_hub', { name });
@@ -412,7 +412,7 @@ describe.each(stores())('Markdown views on %s', (store) => {
       const person = await signIn(closed, 'Owner', 'owner@example.test');
       const made = await appTool(closed, person.cookie, 'create_hub', { name: 'Public elsewhere' });
       const { hub_id: id, slug } = made.body.data;
-      await closed.core.db.pool.query(sql.unsafe`UPDATE hubs SET audience = 'public' WHERE id = ${id}`);
+      await poke(closed, sql.unsafe`UPDATE hubs SET audience = 'public' WHERE id = ${id}`);
       const started = await appTool(closed, person.cookie, 'start_thread', { hub: slug, title: 'Hello', body: 'Hi.' });
 
       const hubRead = await request(`${closed.url}/h/${slug}.md`);

@@ -9,7 +9,7 @@ import { appendUpdate, compact, loadInto, tailSize } from '../../sync/store.ts';
 import pg from 'pg';
 import { changedByOthersSince } from '../../sync/versions.ts';
 import { HocuspocusProvider } from '@hocuspocus/provider';
-import { mcpClient, openProvider, signIn, registerAgent, request, rest, startTestServer, stores, typeInto, type TestServer } from '../support/server.ts';
+import { mcpClient, openProvider, signIn, registerAgent, request, rest, startTestServer, stores, typeInto, type TestServer, poke } from '../support/server.ts';
 
 /** Pads as live documents: tools, live clients over /sync, conflicts, versions and the Markdown view. */
 describe.each(stores())('pads on %s', (store) => {
@@ -47,7 +47,7 @@ describe.each(stores())('pads on %s', (store) => {
   /** A person signed in through the web sign-in, with a seat in the test hub. */
   const seatedPerson = async (name: string, email: string) => {
     const person = await signIn(server, name, email);
-    await server.core.db.pool.query(sql.unsafe`INSERT INTO hub_members (hub_id, participant_id, role) VALUES (${hub.id}, ${person.id}, 'member')`);
+    await poke(server, sql.unsafe`INSERT INTO hub_members (hub_id, participant_id, role) VALUES (${hub.id}, ${person.id}, 'member')`);
     return person;
   };
   /** A WebSocket class sending a browser's cookie and Origin, which Node's own WebSocket cannot set. */
@@ -75,7 +75,7 @@ describe.each(stores())('pads on %s', (store) => {
     stranger = await registerAgent(server, 'Pad Stranger');
     const created = await rest(server, owner.key, 'create_hub', { name: 'Pad Hub' });
     hub = { id: created.body.data.hub_id, slug: created.body.data.slug };
-    await server.core.db.pool.query(sql.unsafe`INSERT INTO hub_members (hub_id, participant_id, role) VALUES (${hub.id}, ${member.id}, 'member')`);
+    await poke(server, sql.unsafe`INSERT INTO hub_members (hub_id, participant_id, role) VALUES (${hub.id}, ${member.id}, 'member')`);
   });
   afterAll(async () => {
     for (const p of providers) p.close();
@@ -376,8 +376,8 @@ describe.each(stores())('pads on %s', (store) => {
     const strangerEdit = await rest(server, stranger.key, 'edit_pad', { pad_id: padId, base_version: 1, text: 'x' });
     expect(strangerEdit.status).toBe(404);
     const checked = await rest(server, owner.key, 'create_hub', { name: 'Checked Hub' });
-    await server.core.db.pool.query(sql.unsafe`UPDATE hubs SET mode = 'checked' WHERE id = ${checked.body.data.hub_id}`);
-    await server.core.db.pool.query(sql.unsafe`INSERT INTO hub_members (hub_id, participant_id, role) VALUES (${checked.body.data.hub_id}, ${member.id}, 'member')`);
+    await poke(server, sql.unsafe`UPDATE hubs SET mode = 'checked' WHERE id = ${checked.body.data.hub_id}`);
+    await poke(server, sql.unsafe`INSERT INTO hub_members (hub_id, participant_id, role) VALUES (${checked.body.data.hub_id}, ${member.id}, 'member')`);
     const checkedPad = (await rest(server, owner.key, 'create_pad', { hub: checked.body.data.slug, title: 'Checked', text: 'Careful.' })).body.data.pad_id;
     const memberEdit = await rest(server, member.key, 'edit_pad', { pad_id: checkedPad, base_version: 1, text: 'Hasty.' });
     expect(memberEdit.status).toBe(403);
@@ -391,8 +391,8 @@ describe.each(stores())('pads on %s', (store) => {
     expect(outsider.text()).toBe('');
 
     const checked = await rest(server, owner.key, 'create_hub', { name: 'Checked Two' });
-    await server.core.db.pool.query(sql.unsafe`UPDATE hubs SET mode = 'checked' WHERE id = ${checked.body.data.hub_id}`);
-    await server.core.db.pool.query(sql.unsafe`INSERT INTO hub_members (hub_id, participant_id, role) VALUES (${checked.body.data.hub_id}, ${member.id}, 'member')`);
+    await poke(server, sql.unsafe`UPDATE hubs SET mode = 'checked' WHERE id = ${checked.body.data.hub_id}`);
+    await poke(server, sql.unsafe`INSERT INTO hub_members (hub_id, participant_id, role) VALUES (${checked.body.data.hub_id}, ${member.id}, 'member')`);
     const checkedPad = (await rest(server, owner.key, 'create_pad', { hub: checked.body.data.slug, title: 'Read only', text: 'Fixed text.' })).body.data.pad_id;
     const reader = await connect(checkedPad, member.key);
     await reader.synced;
@@ -462,14 +462,14 @@ describe.each(stores())('pads on %s', (store) => {
   it('a key revoked elsewhere ends its live connections within seconds', async () => {
     const padId = await createPad('Key bound.');
     const agent = await registerAgent(server, 'Soon Revoked');
-    await server.core.db.pool.query(sql.unsafe`INSERT INTO hub_members (hub_id, participant_id, role) VALUES (${hub.id}, ${agent.id}, 'member')`);
+    await poke(server, sql.unsafe`INSERT INTO hub_members (hub_id, participant_id, role) VALUES (${hub.id}, ${agent.id}, 'member')`);
     const live = await connect(padId, agent.key);
     await live.synced;
     let closed = 0;
     live.provider.on('close', () => closed++);
     expect(live.denied()).toBeNull();
     // As another instance would: straight in the database, so nothing on this one is told.
-    await server.core.db.pool.query(sql.unsafe`UPDATE credentials SET revoked_at = now() WHERE participant_id = ${agent.id}`);
+    await poke(server, sql.unsafe`UPDATE credentials SET revoked_at = now() WHERE participant_id = ${agent.id}`);
     // The pad connection is closed, and what is typed afterwards reaches nobody.
     await expect.poll(() => closed, { timeout: 10_000, interval: 200 }).toBeGreaterThan(0);
     typeInto(live.document, live.fragment, live.blocks()[0]!.id, 0, 'Ghost: ');
@@ -480,7 +480,7 @@ describe.each(stores())('pads on %s', (store) => {
   it('someone removed from the hub loses their live connection within seconds', async () => {
     const padId = await createPad('Members only.');
     const leaving = await registerAgent(server, 'Soon Removed');
-    await server.core.db.pool.query(sql.unsafe`INSERT INTO hub_members (hub_id, participant_id, role) VALUES (${hub.id}, ${leaving.id}, 'member')`);
+    await poke(server, sql.unsafe`INSERT INTO hub_members (hub_id, participant_id, role) VALUES (${hub.id}, ${leaving.id}, 'member')`);
     const live = await connect(padId, leaving.key);
     await live.synced;
     let closed = 0;
@@ -489,7 +489,7 @@ describe.each(stores())('pads on %s', (store) => {
     expect(live.text()).toBe('Members only.');
     expect(live.denied()).toBeNull();
     // No tool removes members yet: as one would, straight in the database, so nothing is told.
-    await server.core.db.pool.query(sql.unsafe`DELETE FROM hub_members WHERE hub_id = ${hub.id} AND participant_id = ${leaving.id}`);
+    await poke(server, sql.unsafe`DELETE FROM hub_members WHERE hub_id = ${hub.id} AND participant_id = ${leaving.id}`);
     await expect.poll(() => closed, { timeout: 10_000, interval: 200 }).toBeGreaterThan(0);
     // Connecting again is refused.
     const again = await connect(padId, leaving.key);

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'slonik';
-import { registerAgent, request, rest, startTestServer, stores, type TestServer } from '../support/server.ts';
+import { registerAgent, request, rest, startTestServer, stores, type TestServer, poke } from '../support/server.ts';
 
 /**
  * Pages of posts are kept by thread version (server/core/posts.ts `postPages`): a page read once is
@@ -30,7 +30,7 @@ describe.each(stores())('reads after a kept page on %s', (store) => {
     member = await registerAgent(server, 'Member');
     const created = await rest(server, owner.key, 'create_hub', { name: 'Kept pages' });
     hub = { id: created.body.data.hub_id, slug: created.body.data.slug };
-    await server.core.db.pool.query(sql.unsafe`INSERT INTO hub_members (hub_id, participant_id, role) VALUES (${hub.id}, ${member.id}, 'member')`);
+    await poke(server, sql.unsafe`INSERT INTO hub_members (hub_id, participant_id, role) VALUES (${hub.id}, ${member.id}, 'member')`);
   });
   afterAll(() => server?.close());
 
@@ -69,13 +69,13 @@ describe.each(stores())('reads after a kept page on %s', (store) => {
     expect(before.data.members).toContainEqual({ id: member.id, kind: 'agent', role: 'member' });
     expect(before.data.pads).toEqual([]);
 
-    await server.core.db.pool.query(sql.unsafe`UPDATE hub_members SET role = 'helper' WHERE hub_id = ${hub.id} AND participant_id = ${member.id}`);
+    await poke(server, sql.unsafe`UPDATE hub_members SET role = 'helper' WHERE hub_id = ${hub.id} AND participant_id = ${member.id}`);
     const pad = await rest(server, owner.key, 'create_pad', { thread_id: threadId, title: 'Notes', text: 'One line.' });
     expect(pad.status).toBe(200);
     const after = await openThread(threadId);
     expect(after.data.version).toBe(before.data.version);
     expect(after.data.members).toContainEqual({ id: member.id, kind: 'agent', role: 'helper' });
     expect(after.data.pads).toEqual([{ id: pad.body.data.pad_id, version: 1 }]);
-    await server.core.db.pool.query(sql.unsafe`UPDATE hub_members SET role = 'member' WHERE hub_id = ${hub.id} AND participant_id = ${member.id}`);
+    await poke(server, sql.unsafe`UPDATE hub_members SET role = 'member' WHERE hub_id = ${hub.id} AND participant_id = ${member.id}`);
   });
 });

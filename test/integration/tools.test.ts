@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'slonik';
 import { z } from 'zod';
-import { registerAgent, request, rest, startTestServer, stores, type TestServer } from '../support/server.ts';
+import { registerAgent, request, rest, startTestServer, stores, type TestServer, poke } from '../support/server.ts';
 
 /** The tools of this slice over REST, with rights by role decided in the core. */
 describe.each(stores())('tools over REST on %s', (store) => {
@@ -15,7 +15,7 @@ describe.each(stores())('tools over REST on %s', (store) => {
   const count = (table: 'posts' | 'threads' | 'reactions' | 'hubs' | 'join_requests') =>
     server.core.db.pool.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*) AS n FROM ${sql.identifier([table])}`);
   const addMember = (participant: string, role = 'member') =>
-    server.core.db.pool.query(sql.unsafe`INSERT INTO hub_members (hub_id, participant_id, role) VALUES (${hubId}, ${participant}, ${role})`);
+    poke(server, sql.unsafe`INSERT INTO hub_members (hub_id, participant_id, role) VALUES (${hubId}, ${participant}, ${role})`);
 
   beforeAll(async () => {
     server = await startTestServer(store);
@@ -287,7 +287,7 @@ describe.each(stores())('tools over REST on %s', (store) => {
       expect(bad.status).toBe(401);
       expect(bad.body).toEqual({ error: 'unauthenticated', message: 'The credential is invalid.' });
       const expiring = await registerAgent(server, 'Short Lived');
-      await server.core.db.pool.query(sql.unsafe`
+      await poke(server, sql.unsafe`
         UPDATE credentials SET expires_at = now() - interval '1 second' WHERE participant_id = ${expiring.id} AND kind = 'agent_key'`);
       const expired = await rest(server, expiring.key, 'open_hub', { hub: hubSlug });
       expect(expired.status).toBe(401);

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { appTool, registerAgent, request, rest, signIn, startTestServer, stores, type TestServer, rawRequest } from '../support/server.ts';
+import { appTool, registerAgent, request, rest, signIn, startTestServer, stores, type TestServer, rawRequest, poke } from '../support/server.ts';
 
 /** SPEC part 4 "Web app only" and part 5 "Web sign-in": the development sign-in, sessions and the app's tool door. */
 
@@ -194,7 +194,7 @@ describe.each(stores())('Web app on %s', (store) => {
     expect(join.body.data.status).toBe('requested');
     expect((await rest(server, agent.key, 'post_reply', { thread_id: threadId, body: 'Too early.' })).status).toBe(404);
 
-    await server.core.db.pool.query(sql.unsafe`
+    await poke(server, sql.unsafe`
       INSERT INTO hub_members (hub_id, participant_id, role) VALUES (${hubId}, ${agent.id}, 'member')`);
     const posted = await rest(server, agent.key, 'post_reply', { thread_id: threadId, body: 'Only the release notes.' });
     expect(posted.status).toBe(200);

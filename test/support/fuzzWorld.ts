@@ -1,7 +1,7 @@
 import { sql } from 'slonik';
 import type { Ref } from './arbitraryFromSchema.ts';
 import type { Kind } from './fuzzHints.ts';
-import { registerAgent, rest, signIn, startTestServer, type Reply, type Store, type TestServer } from './server.ts';
+import { registerAgent, rest, signIn, startTestServer, type Reply, type Store, type TestServer, poke } from './server.ts';
 
 /** Who calls: agents by key (REST and MCP), a signed-in person (the web app's door), and nobody. */
 export type Caller = 'owner' | 'member' | 'outsider' | 'person' | 'nokey';
@@ -36,7 +36,7 @@ export async function seedWorld(store: Store): Promise<World> {
 
     const hub = await call(owner.key, 'create_hub', { name: 'Fuzz Hub' });
     for (const participant of [member.id, person.id]) {
-      await server.core.db.pool.query(sql.unsafe`INSERT INTO hub_members (hub_id, participant_id, role) VALUES (${hub.hub_id}, ${participant}, 'member')`);
+      await poke(server, sql.unsafe`INSERT INTO hub_members (hub_id, participant_id, role) VALUES (${hub.hub_id}, ${participant}, 'member')`);
     }
     const theirs = await call(outsider.key, 'create_hub', { name: 'Elsewhere' });
 

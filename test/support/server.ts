@@ -85,6 +85,14 @@ export async function startTestServer(store: Store, env: Record<string, string> 
   };
 }
 
+/**
+ * A change made straight to the store, as the server's own writes are made (`db.writeStatement`):
+ * reads the server keeps are dropped at once, as they are after any write of its own.
+ */
+export function poke(server: Pick<TestServer, 'core'>, query: Parameters<TestServer['core']['db']['pool']['query']>[0]) {
+  return server.core.db.writeStatement((conn) => conn.query(query));
+}
+
 export type Reply = { status: number; headers: Headers; body: any; text: string };
 
 export async function request(url: string, init: RequestInit = {}): Promise<Reply> {

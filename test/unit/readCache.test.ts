@@ -1,0 +1,55 @@
+import { describe, expect, it } from 'vitest';
+import type { ChangeListener } from '../../server/db/changeFeed.ts';
+import { createReadCache } from '../../server/core/readCache.ts';
+
+/** The cache's bookkeeping, told of changes as the store tells it (`Db.watchChanges`). */
+function cacheWithChanges(hearing: boolean) {
+  let told: ChangeListener | undefined;
+  const cache = createReadCache({ watchChanges: (listener) => ((told = listener), listener.hearing(hearing)) });
+  let loads = 0;
+  const load = (value: string) => async () => {
+    loads++;
+    return value;
+  };
+  return { cache, told: () => told!, load, loads: () => loads };
+}
+
+describe('kept reads', () => {
+  it('keeps a read until a change, then reads again', async () => {
+    const { cache, told, load, loads } = cacheWithChanges(true);
+    expect(await cache.read('k', load('one'))).toBe('one');
+    expect(await cache.read('k', load('two'))).toBe('one');
+    expect(loads()).toBe(1);
+    told().changed();
+    expect(await cache.read('k', load('three'))).toBe('three');
+    expect(loads()).toBe(2);
+  });
+
+  it('hands out but does not keep a read that was loading when a change came', async () => {
+    const { cache, told, load } = cacheWithChanges(true);
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const loading = cache.read('k', async () => {
+      await gate;
+      return 'before the change';
+    });
+    told().changed();
+    release();
+    expect(await loading).toBe('before the change');
+    expect(await cache.read('k', load('after the change'))).toBe('after the change');
+  });
+
+  it('keeps nothing while changes elsewhere cannot be heard, and nothing from before', async () => {
+    const { cache, told, load, loads } = cacheWithChanges(false);
+    await cache.read('k', load('one'));
+    await cache.read('k', load('two'));
+    expect(loads()).toBe(2);
+    told().hearing(true);
+    expect(await cache.read('k', load('three'))).toBe('three');
+    expect(await cache.read('k', load('four'))).toBe('three');
+    told().hearing(false);
+    expect(await cache.read('k', load('five'))).toBe('five');
+    told().hearing(true);
+    expect(await cache.read('k', load('six'))).toBe('six');
+  });
+});
