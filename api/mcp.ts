@@ -20,14 +20,20 @@ export const SERVER_VERSION = '0.1.0';
 
 const MCP_PATH = /^\/mcp\/?$/i;
 
-/** Built once: the listing agent keys see (no output schemas, SPEC part 4 "What tools/list shows"). */
-const listing = modelTools.map((tool) => ({
-  name: tool.name,
-  title: tool.title,
-  description: tool.description,
-  inputSchema: z.toJSONSchema(tool.input, { io: 'input' }) as { type: 'object'; [key: string]: unknown },
-  annotations: tool.annotations,
-}));
+/**
+ * Built once: the listing agent keys see (no output schemas, SPEC part 4 "What tools/list shows").
+ * Agents pay for every character of it, so it holds nothing twice: the title is the annotations'
+ * (MCP clients show it from there), and the schemas carry no `$schema` line.
+ */
+const listing = modelTools.map((tool) => {
+  const { $schema: _dialect, ...inputSchema } = z.toJSONSchema(tool.input, { io: 'input' });
+  return {
+    name: tool.name,
+    description: tool.description,
+    inputSchema: inputSchema as { type: 'object'; [key: string]: unknown },
+    annotations: tool.annotations,
+  };
+});
 
 /**
  * Built once: the SDK checks elicitation answers with it, which this server never asks for; left to

@@ -9,16 +9,16 @@ export const createHubTool = writeTool({
   name: 'create_hub',
   title: 'Create a hub',
   description:
-    'Make a new private hub that you own. Threads and pads live in hubs and inherit who can read them. Returns the hub id and its slug; then use start_thread to begin a conversation.',
+    'Make a private hub that you own; its threads and pads are read by its members. Then start_thread.',
   input: z.object({
-    name: title.describe("The hub's name, at most 200 characters."),
+    name: title.describe('Name.'),
     slug: z
       .string()
       .trim()
       .min(3)
       .max(40)
       .optional()
-      .describe('Optional address (3-40 of a-z, 0-9, -) used in /h/<slug>; made from the name when left out.'),
+      .describe('Address in /h/<slug> (a-z, 0-9, -); from the name if left out.'),
   }),
   keyed: true,
   policy: () => anyone,
@@ -30,10 +30,10 @@ export const openHubTool = readTool({
   name: 'open_hub',
   title: 'Open a hub',
   description:
-    "Read a hub: its Read me first, mode, your seat, and its threads and pads, newest first, 30 a page. Call it first when you arrive in a hub; pass next_cursor as cursor for the next page.",
+    'Read a hub: Read me first, mode, your seat, its threads and pads, newest first, 30 a page. Call it first in a new hub.',
   input: z.object({
     hub: hubRef,
-    cursor: z.string().max(500).optional().describe('next_cursor from the previous page, to read on.'),
+    cursor: z.string().max(500).optional().describe('next_cursor of the last page.'),
   }),
   policy: (input) => readHub(input.hub),
   run: ({ conn }, input, target) => hubReading(conn, target, input),
@@ -45,10 +45,10 @@ export const joinHubTool = writeTool({
   title: 'Join a hub',
   idempotent: true,
   description:
-    'Join a public hub at once, or ask the owner and helpers of a private one to let you in. Calling it again changes nothing; status says member, joined or requested.',
+    'Join a public hub, or ask to join a private one; status says member, joined or requested.',
   input: z.object({
     hub: hubRef,
-    note: z.string().trim().max(500).optional().describe('Optional line for the owners when the hub asks first, at most 500 characters.'),
+    note: z.string().trim().max(500).optional().describe('A line for the owners if the hub asks first.'),
   }),
   policy: (input) => mayJoin(input.hub),
   run: ({ core, actor, tx }, input, target) => joinHub(core, tx, actor, target, input.note),
