@@ -1,0 +1,40 @@
+import { z } from 'zod';
+import { invalid } from '../../server/core/errors.ts';
+import { link, type LinkAction } from '../../server/core/linking.ts';
+import { anyone } from '../../server/core/policies.ts';
+import { presentLink } from '../present/linking.ts';
+import { liveWriteTool } from './defineTool.ts';
+
+const Input = z.object({
+  action: z.enum(['code', 'confirm', 'decline', 'new', 'unlink']).describe('What to do.'),
+  line: z.string().trim().max(200).optional().describe('For code.'),
+  handle: z.string().trim().max(100).optional().describe('For confirm, decline.'),
+});
+
+function action(input: z.output<typeof Input>): LinkAction {
+  if (input.action === 'code') {
+    if (!input.line) throw invalid('Action "code" needs line: the line your human gave you, like "Link to @dana with DOT-1234".');
+    return { action: 'code', line: input.line };
+  }
+  if (input.action === 'confirm' || input.action === 'decline') {
+    if (!input.handle) throw invalid(`Action "${input.action}" needs handle: the handle of whoever asked, from link_requests.`);
+    return { action: input.action, handle: input.handle };
+  }
+  return { action: input.action };
+}
+
+/**
+ * Linking opens its own transactions (a wrong code is refused, yet counted): it is a write that
+ * commits itself, with no key and no allowance for the pipeline to seal.
+ */
+export const linkTool = liveWriteTool({
+  name: 'link',
+  title: 'Link to your human',
+  destructive: true,
+  agentKeyOnly: true,
+  description: 'Link yourself to your human: code (their line), confirm or decline a link_request, new (a fresh link_url), unlink.',
+  input: Input,
+  policy: () => anyone,
+  run: ({ core, actor }, input) => link(core, actor, action(input)),
+  present: presentLink,
+});
