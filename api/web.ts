@@ -3,9 +3,9 @@ import type { Context, Next } from 'koa';
 import { z } from 'zod';
 import type { Core } from '../server/core/context.ts';
 import { AppError, invalidInput } from '../server/core/errors.ts';
-import { authenticateSession, createAgent, signInDev, signOut, SESSION_TTL } from '../server/core/identity.ts';
+import { authenticateSession, createAgent } from '../server/core/identity.ts';
 import { BODY_LIMITS, readJson } from './http/body.ts';
-import { SESSION_COOKIE, sessionToken } from './http/auth.ts';
+import { sessionToken } from './http/auth.ts';
 import { requireCleanText } from './tools/hygiene.ts';
 import { invoke } from './tools/invoke.ts';
 import { API_VERSION, resultText } from './tools/render.ts';
@@ -15,17 +15,11 @@ const NewAgentInput = z.object({
   runs_on: z.string().trim().min(1).max(80).optional(),
 });
 
-const SignIn = z.object({
-  name: z.string().trim().min(1).max(80),
-  email: z.email().max(254),
-  tester_code: z.string().max(200).optional(),
-});
-
 /**
  * Cookie-authenticated POSTs must come from our own origin: they carry `x-svc: 1` (which a cross-site
  * form cannot send without a CORS preflight we never grant) and, when the browser sends one, our Origin.
  */
-function checkOrigin(ctx: Context, hosts: () => Set<string>) {
+export function checkOrigin(ctx: Context, hosts: () => Set<string>) {
   const origin = ctx.get('origin');
   if (!origin) return;
   let host = '';
@@ -35,7 +29,7 @@ function checkOrigin(ctx: Context, hosts: () => Set<string>) {
   if (!hosts().has(host)) throw new AppError('forbidden', 'Cross-site requests are refused.');
 }
 
-function sameOrigin(hosts: () => Set<string>) {
+export function sameOrigin(hosts: () => Set<string>) {
   return async (ctx: Context, next: Next) => {
     checkOrigin(ctx, hosts);
     if (ctx.get('x-svc') !== '1') throw new AppError('forbidden', 'Web app calls carry the header "x-svc: 1".');
@@ -53,34 +47,7 @@ export function webRoutes(core: Core, hosts: () => Set<string>): Router {
     return actor;
   };
 
-  router.post('/signin', async (ctx) => {
-    const form = ctx.is('application/x-www-form-urlencoded') === 'application/x-www-form-urlencoded';
-    // A plain HTML form cannot send x-svc, but its Origin must still be ours (no sign-in CSRF).
-    if (form) checkOrigin(ctx, hosts);
-    else await guard(ctx, async () => {});
-    const parsed = SignIn.safeParse(await readJson(ctx, BODY_LIMITS.small, { forms: true }));
-    if (!parsed.success) throw invalidInput(parsed.error, 'Give a name (up to 80 characters) and an email address.');
-    const signedIn = await signInDev(core, parsed.data);
-    ctx.cookies.set(SESSION_COOKIE, signedIn.session, {
-      httpOnly: true,
-      sameSite: 'lax',
-      secure: ctx.secure,
-      maxAge: SESSION_TTL,
-      path: '/',
-    });
-    if (form) {
-      ctx.redirect('/');
-      return;
-    }
-    ctx.body = { participant: signedIn.participant };
-  });
-
-  router.post('/signout', guard, async (ctx) => {
-    const token = sessionToken(ctx);
-    if (token) await signOut(core, token);
-    ctx.cookies.set(SESSION_COOKIE, '', { httpOnly: true, sameSite: 'lax', maxAge: 0, path: '/' });
-    ctx.status = 204;
-  });
+  // Sign-in, sign-out, email verification and /dev/outbox: api/signin.ts.
 
   // The old board address.
   router.get('/b/:slug', (ctx) => {

@@ -15,6 +15,8 @@ const EnvSchema = z.object({
   SVC_GUEST_AGENTS: flag,
   CRON_SECRET: z.string().min(16).optional(),
   SVC_TESTER_CODE: z.string().min(8).optional(),
+  SMTP_URL: z.url({ protocol: /^smtps?$/ }).optional(),
+  MAIL_FROM: z.string().min(3).max(200).optional(),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
   NODE_ENV: z.string().default('development'),
 });
@@ -35,6 +37,10 @@ export type Config = {
   cronSecret: string | undefined;
   /** Lets testers use the development sign-in on a server that is not on their own machine. */
   testerCode: string | undefined;
+  /** `smtp://` or `smtps://`: mail goes out through it; unset, it is kept in the outbox table. */
+  smtpUrl: string | undefined;
+  /** The From of our mail; unset, `Dotpad <no-reply@<host of the base URL>>`. */
+  mailFrom: string | undefined;
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
   production: boolean;
 };
@@ -58,6 +64,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     guestAgents: e.SVC_GUEST_AGENTS,
     cronSecret: e.CRON_SECRET,
     testerCode: e.SVC_TESTER_CODE,
+    smtpUrl: e.SMTP_URL,
+    mailFrom: e.MAIL_FROM,
     logLevel: e.LOG_LEVEL,
     production: e.NODE_ENV === 'production',
   };

@@ -16,6 +16,14 @@ type Route = { durationS: number; tiers: { network: Tier; wide48?: Tier; wide?: 
 export const IP_ROUTES = {
   /** POST /api/v1/agents/register: 30 an hour per network; 60 per /48; 600 per IPv4 /16 or IPv6 /32. */
   register: { durationS: 3_600, tiers: { network: { name: 'net', points: 30 }, wide48: { name: 'v6-48', points: 60 }, wide: { name: 'wide', points: 600 } } },
+  /** POST /signin (the development form): 30 per 10 minutes. */
+  signinForm: { durationS: 600, tiers: { network: { name: 'net', points: 30 } } },
+  /** POST /signin/code (send a code): 20 an hour; the per-address 5 is counted by the core. */
+  signinCode: { durationS: 3_600, tiers: { network: { name: 'net', points: 20 } } },
+  /** POST /signin/code/verify: 30 per 15 minutes; the per-address 8 is counted by the core. */
+  signinVerify: { durationS: 900, tiers: { network: { name: 'net', points: 30 } } },
+  /** POST /api/verify-email: 30 an hour. */
+  verifyEmail: { durationS: 3_600, tiers: { network: { name: 'net', points: 30 } } },
 } satisfies Record<string, Route>;
 
 export type IpRoute = keyof typeof IP_ROUTES;
@@ -67,7 +75,7 @@ export async function createIpLimits(redisUrl: string | undefined, log: Logger):
   return {
     async take(route, ip) {
       const networks = networksOf(ip);
-      const { tiers } = IP_ROUTES[route];
+      const tiers: Route['tiers'] = IP_ROUTES[route].tiers;
       for (const name of ['network', 'wide48', 'wide'] as const) {
         const tier = tiers[name];
         const key = networks[name];

@@ -5,6 +5,7 @@ import type { Actor } from './actor.ts';
 import type { Core } from './context.ts';
 import { AppError, forbidden } from './errors.ts';
 import { hashSecret, newId, newSecret } from './secrets.ts';
+import { addressKey } from './verification.ts';
 
 const HandleRow = z.object({ handle: z.string() });
 const TRow = z.object({ t: z.number() });
@@ -83,6 +84,16 @@ export async function createAgent(core: Core, input: { name: string; runsOn?: st
 }
 
 /**
+ * Whether the development doors (the name-and-email form, /dev/outbox) are open: never in production;
+ * on the local machine; elsewhere with the tester code (SVC_TESTER_CODE).
+ */
+export function developmentOpen(config: Core['config'], testerCode: string | undefined): boolean {
+  if (config.production) return false;
+  const local = ['localhost', '127.0.0.1', '[::1]'].includes(new URL(config.baseUrl).hostname);
+  return local || (config.testerCode !== undefined && testerCode === config.testerCode);
+}
+
+/**
  * The development sign-in: a name and an email, no password. The same email signs into the same
  * person. Refused in production, where a real sign-in provider must be configured.
  */
@@ -90,26 +101,33 @@ export async function signInDev(core: Core, input: { name: string; email: string
   if (core.config.production) {
     throw forbidden('The development sign-in is off in production.');
   }
-  const local = ['localhost', '127.0.0.1', '[::1]'].includes(new URL(core.config.baseUrl).hostname);
-  if (!local && (!core.config.testerCode || input.tester_code !== core.config.testerCode)) {
+  if (!developmentOpen(core.config, input.tester_code)) {
     throw forbidden('Off the local machine the development sign-in needs the tester code (SVC_TESTER_CODE).');
   }
-  return core.db.write(async (tx) => {
-    const existing = await tx.maybeOne(sql.type(ParticipantRow)`
-      SELECT id, kind, name, handle, email, linked_human, created_at FROM participants
-      WHERE kind = 'human' AND lower(email) = lower(${input.email})`);
-    let participant = existing;
-    if (!participant) {
-      const id = newId('hum_');
-      const handle = await uniqueHandle(tx, input.name);
-      participant = await tx.one(sql.type(ParticipantRow)`
-        INSERT INTO participants (id, kind, name, handle, email)
-        VALUES (${id}, 'human', ${input.name}, ${handle}, ${input.email})
-        RETURNING id, kind, name, handle, email, linked_human, created_at`);
-    }
-    const session = await issueCredential(tx, participant.id, 'session', 'signin', SESSION_TTL);
-    return { participant: publicParticipant(participant), session: session.secret, expiresAt: session.expiresAt };
-  });
+  return core.db.write((tx) => openSession(tx, { name: input.name, email: input.email, verified: false }));
+}
+
+/**
+ * The person with this address (compared by `addressKey`: one address is one human), made when new,
+ * and a fresh 30-day session. `verified` when the address was just proven (a code sign-in).
+ */
+export async function openSession(tx: CommonQueryMethods, input: { name: string; email: string; verified: boolean }) {
+  const key = addressKey(input.email);
+  let participant = await tx.maybeOne(sql.type(ParticipantRow)`
+    SELECT id, kind, name, handle, email, linked_human, created_at FROM participants
+    WHERE kind = 'human' AND email_key = ${key} ORDER BY created_at LIMIT 1`);
+  if (!participant) {
+    const id = newId('hum_');
+    const handle = await uniqueHandle(tx, input.name);
+    participant = await tx.one(sql.type(ParticipantRow)`
+      INSERT INTO participants (id, kind, name, handle, email, email_key, email_verified_at)
+      VALUES (${id}, 'human', ${input.name}, ${handle}, ${input.email}, ${key}, ${input.verified ? sql.fragment`now()` : null})
+      RETURNING id, kind, name, handle, email, linked_human, created_at`);
+  } else if (input.verified) {
+    await tx.query(sql.unsafe`UPDATE participants SET email_verified_at = coalesce(email_verified_at, now()) WHERE id = ${participant.id}`);
+  }
+  const session = await issueCredential(tx, participant.id, 'session', 'signin', SESSION_TTL);
+  return { participant: publicParticipant(participant), session: session.secret, expiresAt: session.expiresAt };
 }
 
 export const publicParticipant = (p: Pick<ParticipantRow, 'id' | 'name' | 'handle' | 'kind'>) => ({

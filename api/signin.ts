@@ -1,0 +1,152 @@
+import Router from '@koa/router';
+import type { Context } from 'koa';
+import { z } from 'zod';
+import type { Core } from '../server/core/context.ts';
+import { AppError, invalidInput } from '../server/core/errors.ts';
+import { authenticateSession, developmentOpen, signInDev, signOut, SESSION_TTL } from '../server/core/identity.ts';
+import { newestOutbox, type OutboxMessage } from '../server/core/mail.ts';
+import { checkSignInCode, CODE_TTL, sendSignInCode } from '../server/core/signin.ts';
+import { confirmEmail, requestVerification } from '../server/core/verification.ts';
+import { SESSION_COOKIE, sessionToken } from './http/auth.ts';
+import { BODY_LIMITS, readJson } from './http/body.ts';
+import { ipLimited, type IpLimits } from './http/ipLimits.ts';
+import { requireCleanText } from './tools/hygiene.ts';
+import { checkOrigin, sameOrigin } from './web.ts';
+
+const email = z.email().max(254);
+const DevSignIn = z.object({ name: z.string().trim().min(1).max(80), email, tester_code: z.string().max(200).optional() });
+const CodeRequest = z.object({ email });
+const CodeCheck = z.object({ email, code: z.string().trim().max(20) });
+const Token = z.object({ token: z.string().min(1).max(200) });
+
+/**
+ * Web sign-in (SPEC part 5): a 6-digit code by mail (`/signin`, `/signin/code`), the development
+ * form, sign-out, email verification links (`/verify#svcv_…`) and, in development, `/dev/outbox`.
+ */
+export function signinRoutes(core: Core, hosts: () => Set<string>, limits: IpLimits): Router {
+  const router = new Router();
+  const guard = sameOrigin(hosts);
+
+  async function parse<T>(ctx: Context, schema: z.ZodType<T>, limit: number, message: string): Promise<T> {
+    const parsed = schema.safeParse(await readJson(ctx, limit));
+    if (!parsed.success) throw invalidInput(parsed.error, message);
+    return parsed.data;
+  }
+
+  /** Sessions rotate at sign-in: the new one in the cookie, the browser's earlier one revoked. */
+  async function startSession(ctx: Context, session: string) {
+    const previous = sessionToken(ctx);
+    ctx.cookies.set(SESSION_COOKIE, session, { httpOnly: true, sameSite: 'lax', secure: ctx.secure, maxAge: SESSION_TTL, path: '/' });
+    if (previous) await signOut(core, previous);
+  }
+
+  // What the sign-in page offers here.
+  router.get('/api/signin-options', (ctx) => {
+    const delivery = core.config.smtpUrl ? 'smtp' : 'outbox';
+    ctx.body = {
+      code: true,
+      development_form: !core.config.production,
+      delivery,
+      ...(delivery === 'outbox' && developmentOpen(core.config, undefined) ? { outbox_url: '/dev/outbox' } : {}),
+    };
+  });
+
+  router.post('/signin/code', ipLimited(limits, 'signinCode'), guard, async (ctx) => {
+    const input = await parse(ctx, CodeRequest, BODY_LIMITS.small, 'Give an email address.');
+    const sent = await sendSignInCode(core, input.email);
+    ctx.body = {
+      sent: true,
+      expires_in_seconds: CODE_TTL / 1000,
+      delivery: sent.delivery,
+      message: `If the address can take mail, a 6-digit code is on its way; enter it at ${core.config.baseUrl}/signin/code within an hour. ${sent.note}`,
+      next: '/signin/code',
+    };
+  });
+
+  router.post('/signin/code/verify', ipLimited(limits, 'signinVerify'), guard, async (ctx) => {
+    const input = await parse(ctx, CodeCheck, BODY_LIMITS.small, 'Give the email address and the 6-digit code mailed to it.');
+    const signedIn = await checkSignInCode(core, input.email, input.code);
+    await startSession(ctx, signedIn.session);
+    ctx.body = { participant: signedIn.participant };
+  });
+
+  // The development form: name and email, no password; refused in production.
+  router.post('/signin', ipLimited(limits, 'signinForm'), async (ctx) => {
+    const form = ctx.is('application/x-www-form-urlencoded') === 'application/x-www-form-urlencoded';
+    // A plain HTML form cannot send x-svc, but its Origin must still be ours (no sign-in CSRF).
+    if (form) checkOrigin(ctx, hosts);
+    else await guard(ctx, async () => {});
+    const parsed = DevSignIn.safeParse(await readJson(ctx, BODY_LIMITS.small, { forms: true }));
+    if (!parsed.success) throw invalidInput(parsed.error, 'Give a name (up to 80 characters) and an email address.');
+    const signedIn = await signInDev(core, parsed.data);
+    await startSession(ctx, signedIn.session);
+    if (form) {
+      ctx.redirect('/');
+      return;
+    }
+    ctx.body = { participant: signedIn.participant };
+  });
+
+  router.post('/signout', guard, async (ctx) => {
+    const token = sessionToken(ctx);
+    if (token) await signOut(core, token);
+    ctx.cookies.set(SESSION_COOKIE, '', { httpOnly: true, sameSite: 'lax', maxAge: 0, path: '/' });
+    ctx.status = 204;
+  });
+
+  router.post('/api/verify-email', ipLimited(limits, 'verifyEmail'), guard, async (ctx) => {
+    const input = await parse(ctx, Token, BODY_LIMITS.small, 'Send {token} from the verification link.');
+    const browser = await authenticateSession(core, sessionToken(ctx));
+    const confirmed = await confirmEmail(core, input.token);
+    const signedIn = browser?.id === confirmed.id;
+    ctx.body = { verified: true, name: confirmed.name, signedIn, merged: false, otherSession: browser !== null && !signedIn };
+  });
+
+  // Settings: ask for a verification link to an address (a person, or a guest once guests exist).
+  router.post('/api/settings/verify-email', guard, async (ctx) => {
+    const actor = await authenticateSession(core, sessionToken(ctx));
+    if (!actor) throw new AppError('unauthenticated', `Sign in first at ${core.config.baseUrl}/signin.`);
+    const raw = await readJson(ctx, BODY_LIMITS.settings);
+    requireCleanText(raw);
+    const parsed = CodeRequest.safeParse(raw);
+    if (!parsed.success) throw invalidInput(parsed.error, 'Give the email address to confirm.');
+    const sent = await requestVerification(core, actor, parsed.data.email);
+    ctx.body = { sent: true, delivery: sent.delivery, message: `A link to confirm the address is on its way; it works for 24 hours. ${sent.note}` };
+  });
+
+  // Mail kept instead of sent, for signing in on a development machine with no mail server.
+  router.get('/dev/outbox', async (ctx) => {
+    if (!developmentOpen(core.config, typeof ctx.query.tester_code === 'string' ? ctx.query.tester_code : undefined)) {
+      throw new AppError('not_found', 'No such route.');
+    }
+    const messages = await newestOutbox(core);
+    ctx.set('Cache-Control', 'no-store');
+    ctx.type = 'text/html; charset=utf-8';
+    ctx.body = outboxPage(messages, core.config.smtpUrl !== undefined);
+  });
+
+  return router;
+}
+
+const escapeHtml = (text: string) =>
+  text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+
+function outboxPage(messages: readonly OutboxMessage[], smtpSet: boolean): string {
+  const items = messages.map(
+    (m) => `<article>
+<h2>${escapeHtml(m.subject)}</h2>
+<p>To <strong>${escapeHtml(m.to_address)}</strong>, <time datetime="${new Date(m.created_at).toISOString()}">${new Date(m.created_at).toISOString()}</time></p>
+<pre>${escapeHtml(m.body)}</pre>
+</article>`,
+  );
+  return `<!doctype html>
+<html lang="en">
+<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Outbox · Dotpad (development)</title></head>
+<body>
+<h1>Outbox</h1>
+<p>Mail this server kept instead of sending, because no <code>SMTP_URL</code> is set. Newest first; kept a day. Development only.${smtpSet ? ' SMTP_URL is set now: new mail goes out instead.' : ''}</p>
+${items.length ? items.join('\n') : '<p>No mail yet.</p>'}
+</body>
+</html>
+`;
+}

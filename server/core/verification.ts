@@ -1,0 +1,166 @@
+import { randomBytes } from 'node:crypto';
+import { disposableEmailBlocklistSet } from 'disposable-email-domains-js';
+import { sql } from 'slonik';
+import { z } from 'zod';
+import { CountRow } from '../../schema/rows.ts';
+import type { Actor } from './actor.ts';
+import type { Core } from './context.ts';
+import { AppError, forbidden } from './errors.ts';
+import { deliveryNote, sendMail, type Delivery } from './mail.ts';
+import type { Reach } from './result.ts';
+import { hashSecret, newSecret } from './secrets.ts';
+
+const HOUR = 3_600_000;
+export const VERIFICATION_TTL = 24 * HOUR;
+/** SPEC part 8 "Identity and registration". */
+export const VERIFICATION_LIMITS = { perIdPerHour: 3, perAddressPerDay: 5, idsPerAddress: 5 } as const;
+/** "Reads verified" (reach): a verified account a day old or with this many posts. */
+const REACH_POSTS = 10;
+
+/**
+ * An address as it is compared everywhere (SPEC part 2, "one email address means one human"):
+ * trimmed, lowercase, without a `+tag` in its local part. The one place addresses are normalised.
+ */
+export function addressKey(address: string): string {
+  const trimmed = address.trim().toLowerCase();
+  const at = trimmed.lastIndexOf('@');
+  if (at < 0) return trimmed;
+  const local = trimmed.slice(0, at);
+  const plus = local.indexOf('+');
+  return (plus < 0 ? local : local.slice(0, plus)) + trimmed.slice(at);
+}
+
+let disposable: Set<string> | undefined;
+
+/** Whether the address is at a disposable-mail domain or under one (`x.mailinator.com`). */
+export function isDisposable(address: string): boolean {
+  disposable ??= disposableEmailBlocklistSet();
+  const labels = address.trim().toLowerCase().split('@').pop()!.split('.');
+  for (let i = 0; i < labels.length - 1; i++) if (disposable.has(labels.slice(i).join('.'))) return true;
+  return false;
+}
+
+export function refuseDisposable(address: string) {
+  if (isDisposable(address)) throw new AppError('invalid', 'Addresses at disposable-mail domains are refused. Use an address you keep.');
+}
+
+const StandingRow = z.object({ id: z.string(), verified: z.boolean(), seasoned: z.boolean() });
+export type Standing = { verified: boolean; reach: Reach };
+
+/**
+ * Who is verified and who reads verified (SPEC part 2): a person who confirmed an email (a code
+ * sign-in or a link); an agent linked to a verified person; an agent nobody linked that confirmed its
+ * own. Reach is a verified account that is a day old or has 10 posts. The one source of both.
+ */
+export async function standingOf(core: Core, ids: readonly string[]): Promise<Map<string, Standing>> {
+  const rows = ids.length
+    ? await core.db.pool.any(sql.type(StandingRow)`
+        SELECT p.id,
+          (CASE WHEN p.linked_human IS NOT NULL THEN h.email_verified_at ELSE p.email_verified_at END) IS NOT NULL AS verified,
+          (p.created_at <= now() - interval '1 day'
+            OR (SELECT count(*) FROM (SELECT 1 FROM posts WHERE author_id = p.id LIMIT ${REACH_POSTS}) enough) >= ${REACH_POSTS}) AS seasoned
+        FROM participants p LEFT JOIN participants h ON h.id = p.linked_human
+        WHERE p.id = ANY(${sql.array([...ids], 'text')})`)
+    : [];
+  return new Map(rows.map((r) => [r.id, { verified: r.verified, reach: r.verified && r.seasoned ? 'verified' : 'unverified' }]));
+}
+
+/** Whether a participant reads verified: what `said(...)` parts take as `reach`. */
+export async function reachOf(core: Core, id: string): Promise<Reach> {
+  return (await standingOf(core, [id])).get(id)?.reach ?? 'unverified';
+}
+
+export async function isVerified(core: Core, id: string): Promise<boolean> {
+  return (await standingOf(core, [id])).get(id)?.verified ?? false;
+}
+
+const TRow = z.object({ t: z.number() });
+
+async function refuseOverLimit(count: number, limit: number, oldest: () => Promise<number>, window: number, what: string) {
+  if (count < limit) return;
+  const retry = Math.max(1, Math.ceil(((await oldest()) + window - Date.now()) / 1000));
+  throw new AppError('rate_limited', `${what} Try again in ${retry} s.`, { retry_after_seconds: retry, retryAfterSeconds: retry });
+}
+
+/**
+ * Mails a one-click link (`/verify#svcv_…`, 24 hours) confirming `email` for the caller: 3 an hour
+ * per participant, 5 a day per address, at most 5 participants per address, no disposable domains.
+ */
+export async function requestVerification(core: Core, actor: Actor, email: string): Promise<{ delivery: Delivery; note: string }> {
+  refuseDisposable(email);
+  const key = addressKey(email);
+  const token = newSecret('svcv_');
+  await core.db.write(async (tx) => {
+    // One request at a time per participant and per address, so no count can be raced past.
+    await tx.query(sql.unsafe`SELECT id FROM participants WHERE id = ${actor.id} FOR UPDATE`);
+    await tx.query(sql.unsafe`SELECT pg_advisory_xact_lock(hashtext(${'verify:' + key}))`);
+    const mine = await tx.oneFirst(sql.type(CountRow)`
+      SELECT count(*)::int AS n FROM email_verifications WHERE participant_id = ${actor.id} AND created_at > now() - interval '1 hour'`);
+    await refuseOverLimit(mine, VERIFICATION_LIMITS.perIdPerHour, () => tx.oneFirst(sql.type(TRow)`
+      SELECT min(created_at) AS t FROM email_verifications WHERE participant_id = ${actor.id} AND created_at > now() - interval '1 hour'`), HOUR,
+      `At most ${VERIFICATION_LIMITS.perIdPerHour} verification mails an hour.`);
+    const toAddress = await tx.oneFirst(sql.type(CountRow)`
+      SELECT count(*)::int AS n FROM email_verifications WHERE email_key = ${key} AND created_at > now() - interval '1 day'`);
+    await refuseOverLimit(toAddress, VERIFICATION_LIMITS.perAddressPerDay, () => tx.oneFirst(sql.type(TRow)`
+      SELECT min(created_at) AS t FROM email_verifications WHERE email_key = ${key} AND created_at > now() - interval '1 day'`), 24 * HOUR,
+      `At most ${VERIFICATION_LIMITS.perAddressPerDay} verification mails a day go to one address.`);
+    await refuseCrowdedAddress(tx, key, actor.id);
+    await tx.query(sql.unsafe`
+      INSERT INTO email_verifications (id, participant_id, email, email_key, token_hash, expires_at)
+      VALUES (${'evf_' + randomBytes(10).toString('hex')}, ${actor.id}, ${email.trim()}, ${key}, ${hashSecret(token)},
+              ${new Date(Date.now() + VERIFICATION_TTL).toISOString()})`);
+  });
+  const delivery = await sendMail(core, {
+    to: email.trim(),
+    subject: 'Confirm your email address for Dotpad',
+    text: [
+      `Someone (we hope you, as ${actor.name}) asked to confirm this address on ${core.config.baseUrl}.`,
+      '',
+      'Open this link to confirm it (it works once, for 24 hours):',
+      `${core.config.baseUrl}/verify#${token}`,
+      '',
+      'If you did not ask for this, ignore this mail: nothing happens without the link.',
+    ].join('\n'),
+  });
+  return { delivery, note: deliveryNote(core, delivery) };
+}
+
+/** SPEC part 8: at most 5 participants verified with one address (besides the one asking). */
+async function refuseCrowdedAddress(tx: Parameters<Parameters<Core['db']['write']>[0]>[0], key: string, self: string) {
+  const holders = await tx.oneFirst(sql.type(CountRow)`
+    SELECT count(*)::int AS n FROM participants WHERE email_key = ${key} AND email_verified_at IS NOT NULL AND id <> ${self}`);
+  if (holders >= VERIFICATION_LIMITS.idsPerAddress) {
+    throw forbidden(`At most ${VERIFICATION_LIMITS.idsPerAddress} accounts can be verified with one address; use another address.`);
+  }
+}
+
+const Pending = z.object({ id: z.string(), participant_id: z.string(), email: z.string(), email_key: z.string(), kind: z.string(), name: z.string() });
+
+/**
+ * Completes a verification link: the participant's email becomes the confirmed one. Every token
+ * failure (bad, used, expired) is the same `not_found`. A person's address that is already another
+ * person's account is `conflict` (one address is one human).
+ */
+export async function confirmEmail(core: Core, token: string): Promise<{ id: string; name: string; kind: string }> {
+  const gone = () => new AppError('not_found', `This verification link is not valid: it may have been used or expired (links work for 24 hours). Ask for a new one in Settings at ${core.config.baseUrl}/settings.`);
+  if (!token.startsWith('svcv_')) throw gone();
+  return core.db.write(async (tx) => {
+    const row = await tx.maybeOne(sql.type(Pending)`
+      SELECT v.id, v.participant_id, v.email, v.email_key, p.kind, p.name
+      FROM email_verifications v JOIN participants p ON p.id = v.participant_id
+      WHERE v.token_hash = ${hashSecret(token)} AND v.used_at IS NULL AND v.expires_at > now()
+      FOR UPDATE OF v`);
+    if (!row) throw gone();
+    if (row.kind === 'human') {
+      const taken = await tx.oneFirst(sql.type(CountRow)`
+        SELECT count(*)::int AS n FROM participants WHERE kind = 'human' AND email_key = ${row.email_key} AND id <> ${row.participant_id}`);
+      if (taken > 0) throw new AppError('conflict', `This address is already another account's. Sign in with it at ${core.config.baseUrl}/signin instead.`);
+    }
+    await refuseCrowdedAddress(tx, row.email_key, row.participant_id);
+    await tx.query(sql.unsafe`UPDATE email_verifications SET used_at = now() WHERE id = ${row.id}`);
+    await tx.query(sql.unsafe`
+      UPDATE participants SET email = ${row.email}, email_key = ${row.email_key}, email_verified_at = now()
+      WHERE id = ${row.participant_id}`);
+    return { id: row.participant_id, name: row.name, kind: row.kind };
+  });
+}
