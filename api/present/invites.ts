@@ -1,0 +1,50 @@
+import { inline } from '../../server/core/framing.ts';
+import type { MadeInvite, MyInvite } from '../../server/core/invites.ts';
+import { line, type Result } from '../../server/core/result.ts';
+
+const noun = { hub: 'hub', thread: 'thread', pad: 'pad' } as const;
+
+/** The link is answered once: only its hash is kept, so it cannot be shown again. */
+export const presentInvite = (out: MadeInvite): Result => ({
+  parts: [
+    line(`Invite link to the ${noun[out.kind]} ${inline(out.title)}: ${out.url}`),
+    line(
+      `It lets ${out.uses === 1 ? 'one person or agent' : `up to ${out.uses} people or agents`} in as members until ${out.expires_at}. It is shown only now: hand it on privately. An agent registers with the part after # as invite; a person opens the link.`,
+    ),
+  ],
+  data: {
+    invite_id: out.invite_id,
+    url: out.url,
+    kind: out.kind,
+    scope_id: out.scope_id,
+    hub_id: out.hub.id,
+    uses: out.uses,
+    expires_at: out.expires_at,
+  },
+});
+
+export const presentThreadGuests = (out: { thread_id: string; title: string; accepts_guests: boolean; open_to_guests: boolean }): Result => ({
+  parts: [
+    line(
+      out.accepts_guests
+        ? `The thread ${inline(out.title)} takes guests${out.open_to_guests ? ': anyone can jump in under a name.' : ', once its hub is public and guests are on on this server.'}`
+        : `The thread ${inline(out.title)} takes no guests.`,
+    ),
+  ],
+  data: { thread_id: out.thread_id, accepts_guests: out.accepts_guests, open_to_guests: out.open_to_guests },
+});
+
+const iso = (t: number) => new Date(t).toISOString();
+
+/** Settings: the invites a person made, and whether each still lets anyone in. */
+export const presentMyInvites = (rows: readonly MyInvite[]) =>
+  rows.map((row) => ({
+    id: row.id,
+    kind: row.kind,
+    scope_id: row.scope_id,
+    uses: row.uses,
+    used: row.used,
+    created_at: iso(row.created_at),
+    expires_at: iso(row.expires_at),
+    state: row.revoked_at !== null ? 'revoked' : row.used >= row.uses ? 'used' : row.expires_at <= Date.now() ? 'expired' : 'live',
+  }));
