@@ -8,8 +8,11 @@ import { AppError, invalidInput, notFound } from '../server/core/errors.ts';
 import { AGENT_KEY_TTL, authenticateSession, forgetCredentials, issueCredential } from '../server/core/identity.ts';
 import { acceptInvite, invitesMadeBy, revokeInvite } from '../server/core/invites.ts';
 import { presentMyInvites } from './present/invites.ts';
+import { deleteAccount } from '../server/core/account.ts';
+import { exportAccount, exportItem } from '../server/core/export.ts';
 import { askToLink, freeAgent, makeLinkCode, myAgents, previewLink } from '../server/core/linking.ts';
-import { sessionToken } from './http/auth.ts';
+import { formatOf } from './export.ts';
+import { SESSION_COOKIE, sessionToken } from './http/auth.ts';
 import { BODY_LIMITS, readJson } from './http/body.ts';
 import { requireCleanText } from './tools/hygiene.ts';
 import { sameOrigin } from './web.ts';
@@ -18,6 +21,8 @@ const Token = z.object({ token: z.string().trim().min(1).max(200) });
 const AgentRef = z.object({ agent_id: z.string().trim().min(1).max(100) });
 const CredentialRef = z.object({ credential_id: z.string().trim().min(1).max(100) });
 const Empty = z.object({});
+const ConfirmHandle = z.object({ confirm_handle: z.string().trim().min(1).max(100) });
+const ExportRef = z.object({ id: z.string().trim().min(1).max(100), format: z.enum(['md', 'json']).optional() });
 const InviteRef = z.object({ invite_id: z.string().trim().min(1).max(100) });
 
 const CredentialListRow = z.object({
@@ -49,7 +54,7 @@ export function settingsRoutes(core: Core, hosts: () => Set<string>): Router {
   const router = new Router();
   const guard = sameOrigin(hosts);
 
-  const op = <T>(names: string[], schema: z.ZodType<T>, handle: (person: Actor, input: T) => Promise<unknown>) => {
+  const op = <T>(names: string[], schema: z.ZodType<T>, handle: (person: Actor, input: T, ctx: Context) => Promise<unknown>) => {
     for (const name of names) {
       router.post(`/api/settings/${name}`, guard, async (ctx: Context) => {
         const person = await authenticateSession(core, sessionToken(ctx));
@@ -59,7 +64,7 @@ export function settingsRoutes(core: Core, hosts: () => Set<string>): Router {
         const parsed = schema.safeParse(raw ?? {});
         if (!parsed.success) throw invalidInput(parsed.error);
         ctx.set('Cache-Control', 'no-store');
-        ctx.body = await handle(person, parsed.data);
+        ctx.body = await handle(person, parsed.data, ctx);
       });
     }
   };
@@ -105,6 +110,16 @@ export function settingsRoutes(core: Core, hosts: () => Set<string>): Router {
   op(['link-agent', 'claim-agent'], Token, (person, { token }) => askToLink(core, person, token));
   op(['my-link'], Empty, (person) => myAgents(core, person));
   op(['free-agent'], AgentRef, (person, { agent_id }) => freeAgent(core, person, agent_id));
+  op(['export'], ExportRef, async (person, { id, format }) => {
+    const file = await exportItem(core, person, id, formatOf(format));
+    return { filename: file.filename, type: file.type, content: file.body };
+  });
+  op(['export-account'], Empty, (person) => exportAccount(core, person));
+  op(['delete-account'], ConfirmHandle, async (person, { confirm_handle }, ctx) => {
+    const deleted = await deleteAccount(core, person, confirm_handle);
+    ctx.cookies.set(SESSION_COOKIE, '', { httpOnly: true, sameSite: 'lax', maxAge: 0, path: '/' });
+    return deleted;
+  });
   // Invites: join by one while signed in; the invites one made, and withdrawing one.
   op(['accept-invite'], Token, (person, { token }) => acceptInvite(core, person, token));
   op(['invites'], Empty, async (person) => ({ invites: presentMyInvites(await invitesMadeBy(core.db.pool, person)) }));

@@ -20,14 +20,14 @@ CREATE TABLE link_requests (
   PRIMARY KEY (agent_id, human_id)
 );
 
--- What the linking limits count (wrong code guesses, code tries, confirmations, requests sent,
--- unlinks), per participant; rows past a day are of no use to any limit.
-CREATE TABLE link_events (
+-- What per-participant limits count (linking: wrong code guesses, code tries, confirmations,
+-- requests sent, unlinks; exports), one row a time; rows past a day are of no use to any limit.
+CREATE TABLE participant_events (
   participant_id  text NOT NULL REFERENCES participants (id),
   kind            text NOT NULL,
   at              timestamptz NOT NULL DEFAULT now()
 );
-CREATE INDEX link_events_participant ON link_events (participant_id, kind, at);
+CREATE INDEX participant_events_kind ON participant_events (participant_id, kind, at);
 
 -- An agent's pending requests show in its replies, which may be kept between changes.
 CREATE TRIGGER link_requests_read_change AFTER INSERT OR UPDATE OR DELETE ON link_requests

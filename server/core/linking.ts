@@ -6,6 +6,7 @@ import type { Actor } from './actor.ts';
 import type { Core } from './context.ts';
 import { AppError, forbidden, invalid, notFound } from './errors.ts';
 import { AGENT_KEY_TTL, forgetCredentials, freshLink, issueCredential } from './identity.ts';
+import { countedEvents, recordEvent, spendEvent } from './participantEvents.ts';
 import { hashSecret, newId } from './secrets.ts';
 
 const MINUTE = 60_000;
@@ -23,26 +24,6 @@ export const LINKING = {
   openRequestsPerAgent: 20,
   unlinksPerDay: 5,
 } as const;
-
-type LinkEvent = 'code_made' | 'code_wrong' | 'code_try' | 'confirm' | 'request' | 'unlink';
-
-/** How many times `participant` did `kind` within `windowMs`, and when the oldest of them frees. */
-async function counted(conn: CommonQueryMethods, participantId: string, kind: LinkEvent, windowMs: number) {
-  const row = await conn.one(sql.type(z.object({ n: z.number(), oldest: z.number().nullable() }))`
-    SELECT count(*) AS n, min(at) AS oldest FROM link_events
-    WHERE participant_id = ${participantId} AND kind = ${kind} AND at > now() - make_interval(secs => ${windowMs / 1000})`);
-  return row;
-}
-
-/** Refuses with `rate_limited` once `kind` was done `limit` times in the window; otherwise records one more. */
-async function spend(tx: CommonQueryMethods, participantId: string, kind: LinkEvent, limit: number, windowMs: number, what: string) {
-  const { n, oldest } = await counted(tx, participantId, kind, windowMs);
-  if (n >= limit) {
-    const retry = Math.max(1, Math.ceil(((oldest ?? Date.now()) + windowMs - Date.now()) / 1000));
-    throw new AppError('rate_limited', `${what} Try again in ${retry} seconds.`, { retry_after_seconds: retry });
-  }
-  await tx.query(sql.unsafe`INSERT INTO link_events (participant_id, kind) VALUES (${participantId}, ${kind})`);
-}
 
 const AgentRow = z.object({ id: z.string(), name: z.string(), handle: z.string(), linked_human: z.string().nullable() });
 const HumanRow = z.object({ id: z.string(), name: z.string(), handle: z.string() });
@@ -105,7 +86,7 @@ export async function makeLinkCode(core: Core, human: Actor): Promise<LinkCode> 
   requireHuman(human);
   return core.db.write(async (tx) => {
     await tx.query(sql.unsafe`SELECT id FROM participants WHERE id = ${human.id} FOR UPDATE`);
-    await spend(tx, human.id, 'code_made', LINKING.codesPerHour, HOUR, `You can make ${LINKING.codesPerHour} link codes an hour.`);
+    await spendEvent(tx, human.id, 'code_made', LINKING.codesPerHour, HOUR, `You can make ${LINKING.codesPerHour} link codes an hour.`);
     const code = `DOT-${String(randomInt(0, 10_000)).padStart(4, '0')}`;
     const expiresAt = new Date(Date.now() + LINKING.codeTtlMs).toISOString();
     await tx.query(sql.unsafe`
@@ -164,7 +145,7 @@ export async function askToLink(core: Core, human: Actor, token: string): Promis
     const agent = { id: link.agent_id, name: link.name, handle: link.handle };
     if (status === 'linked_to_you' || status === 'asked') return { agent, status };
     if (status === 'linked_elsewhere') throw new AppError('conflict', 'This agent is linked to someone else already.');
-    await spend(tx, human.id, 'request', LINKING.requestsPerHour, HOUR, `You can ask ${LINKING.requestsPerHour} agents an hour.`);
+    await spendEvent(tx, human.id, 'request', LINKING.requestsPerHour, HOUR, `You can ask ${LINKING.requestsPerHour} agents an hour.`);
     const open = await tx.oneFirst(sql.type(CountRow)`SELECT count(*) AS n FROM link_requests WHERE agent_id = ${link.agent_id}`);
     if (open >= LINKING.openRequestsPerAgent) throw new AppError('rate_limited', 'This agent has too many open requests; it must answer some first.', { retry_after_seconds: 3600 });
     await tx.query(sql.unsafe`INSERT INTO link_requests (agent_id, human_id) VALUES (${link.agent_id}, ${human.id})`);
@@ -252,11 +233,11 @@ export async function link(core: Core, actor: Actor, input: LinkAction): Promise
       if (!match) throw invalid('Pass the line your human gave you, like "Link to @dana with DOT-1234".');
       const linked = await core.db.write(async (tx) => {
         const agent = await lockAgent(tx, actor.id);
-        const { n: wrong } = await counted(tx, actor.id, 'code_wrong', HOUR);
+        const { n: wrong } = await countedEvents(tx, actor.id, 'code_wrong', HOUR);
         if (wrong >= LINKING.wrongGuessesPerHour) {
           throw new AppError('rate_limited', 'Too many wrong link codes this hour; ask your human for the line again later.', { retry_after_seconds: 3600 });
         }
-        await spend(tx, actor.id, 'code_try', LINKING.codeTriesPerHour, HOUR, `An agent can try ${LINKING.codeTriesPerHour} link codes an hour.`);
+        await spendEvent(tx, actor.id, 'code_try', LINKING.codeTriesPerHour, HOUR, `An agent can try ${LINKING.codeTriesPerHour} link codes an hour.`);
         const human = await humanByHandle(tx, match[1]!);
         const code = match[2]!.toUpperCase();
         const used = human
@@ -267,7 +248,7 @@ export async function link(core: Core, actor: Actor, input: LinkAction): Promise
               RETURNING id`)
           : null;
         if (!human || !used) {
-          await tx.query(sql.unsafe`INSERT INTO link_events (participant_id, kind) VALUES (${actor.id}, 'code_wrong')`);
+          await recordEvent(tx, actor.id, 'code_wrong');
           return null;
         }
         return linkTo(core, tx, agent, human);
@@ -278,7 +259,7 @@ export async function link(core: Core, actor: Actor, input: LinkAction): Promise
     case 'confirm':
       return core.db.write(async (tx) => {
         const agent = await lockAgent(tx, actor.id);
-        await spend(tx, actor.id, 'confirm', LINKING.confirmationsPerHour, HOUR, `An agent can confirm ${LINKING.confirmationsPerHour} links an hour.`);
+        await spendEvent(tx, actor.id, 'confirm', LINKING.confirmationsPerHour, HOUR, `An agent can confirm ${LINKING.confirmationsPerHour} links an hour.`);
         const human = await humanByHandle(tx, input.handle);
         const asked = human && (await tx.exists(sql.unsafe`SELECT 1 FROM link_requests WHERE agent_id = ${actor.id} AND human_id = ${human.id}`));
         if (!human || !asked) throw notFound('Nobody by that handle asked to link you; the requests waiting are in link_requests of your replies.');
@@ -299,7 +280,7 @@ export async function link(core: Core, actor: Actor, input: LinkAction): Promise
     case 'unlink': {
       const { stopped, fresh } = await core.db.write(async (tx) => {
         const agent = await lockAgent(tx, actor.id);
-        await spend(tx, actor.id, 'unlink', LINKING.unlinksPerDay, DAY, `An agent can unlink ${LINKING.unlinksPerDay} times a day.`);
+        await spendEvent(tx, actor.id, 'unlink', LINKING.unlinksPerDay, DAY, `An agent can unlink ${LINKING.unlinksPerDay} times a day.`);
         const stopped = await unlink(core, tx, agent);
         // The agent called with a key its human held: it gets a new one that only it holds.
         const fresh = stopped.includes(actor.credentialId) ? await issueCredential(tx, actor.id, 'agent_key', 'unlink', AGENT_KEY_TTL) : null;

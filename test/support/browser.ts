@@ -1,0 +1,66 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { signIn, type Reachable } from './server.ts';
+
+/**
+ * What the browser suites share: Debian's Chromium driven by playwright-core (never a downloaded
+ * browser), the client built when it is older than its sources, and a signed-in person's page.
+ */
+export const CHROMIUM = '/usr/bin/chromium';
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const DIST_INDEX = join(ROOT, 'client/dist/index.html');
+
+export const haveChromium = existsSync(CHROMIUM);
+if (!haveChromium && process.env.CI === 'true') {
+  throw new Error(`CI=true needs Chromium at ${CHROMIUM}: the browser suites may not be skipped.`);
+}
+
+function newestMtime(path: string): number {
+  const stat = statSync(path);
+  if (!stat.isDirectory()) return stat.mtimeMs;
+  return Math.max(stat.mtimeMs, ...readdirSync(path).map((name) => newestMtime(join(path, name))));
+}
+
+/** The server serves client/dist as it finds it at start, so build it when missing or older than its sources. */
+export function ensureClientBuilt() {
+  const sources = ['client/src', 'client/public', 'client/index.html', 'client/vite.config.ts', 'schema/pad.ts'].map((p) => join(ROOT, p)).filter(existsSync);
+  if (existsSync(DIST_INDEX) && statSync(DIST_INDEX).mtimeMs >= Math.max(...sources.map(newestMtime))) return;
+  const built = spawnSync(process.execPath, [join(ROOT, 'node_modules/vite/bin/vite.js'), 'build', '--config', 'client/vite.config.ts', '--logLevel', 'warn'], {
+    cwd: ROOT,
+    encoding: 'utf8',
+  });
+  if (built.status !== 0) throw new Error(`client build failed:\n${built.stdout}\n${built.stderr}`);
+}
+
+export const LAUNCH_ARGS = [
+  ...['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  // Pages that must behave as if in front: Chromium holds back animation frames and timers of windows it deems in the background.
+  ...['--disable-renderer-backgrounding', '--disable-backgrounding-occluded-windows', '--disable-background-timer-throttling'],
+];
+
+export const launchBrowser = (): Promise<Browser> => chromium.launch({ executablePath: CHROMIUM, args: LAUNCH_ARGS });
+
+/** A signed-in person's browser: the session cookie from the real sign-in, and every console error and failed response kept. */
+export type BrowserPerson = { name: string; id: string; cookie: string; context: BrowserContext; page: Page; errors: string[] };
+
+export async function personInBrowser(browser: Browser, server: Reachable, name: string, email = `${name.toLowerCase()}@example.test`): Promise<BrowserPerson> {
+  const session = await signIn(server, name, email);
+  const context = await browser.newContext({ baseURL: server.url });
+  const [cookieName, ...value] = session.cookie.split('=');
+  await context.addCookies([{ name: cookieName!, value: value.join('='), url: server.url }]);
+  // Waits end with the test's own failure rather than at the test timeout.
+  context.setDefaultTimeout(15_000);
+  const page = await context.newPage();
+  const errors: string[] = [];
+  page.on('console', (message) => {
+    if (message.type() === 'error') errors.push(message.text());
+  });
+  page.on('pageerror', (error) => errors.push(error.message));
+  page.on('response', (response) => {
+    if (response.status() >= 400) errors.push(`${response.status()} ${response.url()}`);
+  });
+  return { name, id: session.id, cookie: session.cookie, context, page, errors };
+}
