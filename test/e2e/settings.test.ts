@@ -78,7 +78,7 @@ describe.skipIf(!haveChromium).each(stores())('settings in the browser on %s', (
     expect(line).toMatch(/^Link to @\S+ with DOT-\d{4}$/);
     const linked = await rest(server, other.body.agent_key, 'link', { action: 'code', line });
     expect(linked.body.data.linked_to).toMatchObject({ id: dana.id });
-    await page.getByRole('button', { name: 'Done' }).click();
+    await page.reload();
     await expect.poll(() => page.getByTestId('agent').allInnerTexts()).toEqual([expect.stringContaining('Wanderer'), expect.stringContaining('Second')]);
   });
 });
