@@ -2,7 +2,6 @@ import Router from '@koa/router';
 import type { Context } from 'koa';
 import type { Core } from '../server/core/context.ts';
 import { AppError, invalidInput } from '../server/core/errors.ts';
-import { rotateKey } from '../server/core/identity.ts';
 import type { Actor } from '../server/core/actor.ts';
 import type { Allowance } from '../server/core/limits.ts';
 import { RegisterInput, registerAgent } from '../server/core/registration.ts';
@@ -70,19 +69,10 @@ export function restRoutes(core: Core, ipLimits: IpLimits): Router {
   router.all('/api/v1/agents/key', agentCors, async (ctx) => {
     if (ctx.method !== 'POST') throw new AppError('not_found', 'Renew the key with POST.');
     const actor = await requireBearer(ctx, core);
-    const rotated = await rotateKey(core, actor);
+    // The same call as the rotate_key tool, through the same pipeline.
+    const { result } = await invoke(core, actor, 'rotate_key', {}, 'model');
     ctx.set('Cache-Control', 'no-store');
-    const data = {
-      agent_key: rotated.agentKey,
-      key_expires_at: new Date(rotated.keyExpiresAt).toISOString(),
-      previous_key_expires_at: new Date(rotated.previousKeyExpiresAt).toISOString(),
-      status: 'rotated',
-    };
-    ctx.body = {
-      text: `Your new key lasts until ${data.key_expires_at}; it is shown only now. The key you called with works until ${data.previous_key_expires_at}.`,
-      data,
-      api: API_VERSION,
-    };
+    ctx.body = restBody(result);
   });
 
   return router;

@@ -48,6 +48,8 @@ export type Tool = {
   limit: Limit | null;
   /** Takes `idempotency_key`: a repeat with the same key and arguments replays the first result. */
   keyed: boolean;
+  /** Only for an agent on its own key (SPEC part 4 "Linking and keys"): any other connection is told "Unknown tool." */
+  agentKeyOnly: boolean;
   policy(input: Record<string, unknown>): Policy<unknown>;
   run(context: unknown, input: Record<string, unknown>, target: unknown): Promise<unknown>;
   present(out: unknown, input: Record<string, unknown>): Result;
@@ -59,6 +61,8 @@ type Common<I extends z.ZodObject, T, O> = {
   description: string;
   input: I;
   audience?: 'model' | 'app';
+  /** Only for an agent on its own key; unknown to every other connection. */
+  agentKeyOnly?: boolean;
   /** Who may: loads the call's target once and refuses, the same on every door. */
   policy(input: z.output<I>): Policy<T>;
   /** The text parts and structured content, from what `run` returned; the Markdown views share them. */
@@ -116,6 +120,7 @@ function finish<I extends z.ZodObject, T, O>(definition: Common<I, T, O> & { run
     commit,
     limit: options.limit ?? null,
     keyed,
+    agentKeyOnly: definition.agentKeyOnly ?? false,
     policy: definition.policy as Tool['policy'],
     run: definition.run as Tool['run'],
     present: definition.present as Tool['present'],

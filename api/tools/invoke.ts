@@ -6,6 +6,7 @@ import { idempotencyKey } from '../../server/core/idempotency.ts';
 import { admit, allowancePool, check, LimitReached, type Allowance } from '../../server/core/limits.ts';
 import { line, type Result } from '../../server/core/result.ts';
 import type { Tool } from './defineTool.ts';
+import { linkNotes } from '../../server/core/linking.ts';
 import { requireCleanText } from './hygiene.ts';
 import { limitReply } from './limitReply.ts';
 import { findTool } from './registry.ts';
@@ -25,7 +26,8 @@ export type Invocation = { tool: Tool; result: Result };
  */
 export async function invoke(core: Core, actor: Actor, name: string, raw: unknown, surface: 'model' | 'app'): Promise<Invocation> {
   const tool = findTool(name, surface);
-  if (!tool) throw new AppError('not_found', 'Unknown tool.');
+  if (!tool || (tool.agentKeyOnly && actor.via !== 'agent_key')) throw new AppError('not_found', 'Unknown tool.');
+  if (tool.agentKeyOnly && actor.grant) throw new AppError('forbidden', `A sub-agent key cannot call ${tool.name}; the agent that made it can.`);
   const { input, ignored } = parse(tool, raw);
 
   const needed = tool.readOnly ? 'svc:read' : 'svc:write';
@@ -42,9 +44,24 @@ export async function invoke(core: Core, actor: Actor, name: string, raw: unknow
   }
   const parts = [...result.parts];
   const data: Record<string, unknown> = { ...result.data };
-  if (actor.via === 'agent_key' && actor.expiresAt - Date.now() < KEY_WARNING_MS) {
+  // A key in its last 14 days says so in every reply; a renewal's answer names the new key's end itself.
+  if (actor.via === 'agent_key' && actor.expiresAt - Date.now() < KEY_WARNING_MS && data.key_expires_at === undefined) {
     data.key_expires_at = new Date(actor.expiresAt).toISOString();
-    parts.push(line(`Your key expires at ${data.key_expires_at}: renew it with POST /api/v1/agents/key.`));
+    parts.push(
+      line(
+        actor.grant
+          ? `This sub-agent key expires at ${data.key_expires_at}; the agent that made it can mint another.`
+          : `Your key expires at ${data.key_expires_at}: renew it with rotate_key or POST ${core.config.baseUrl}/api/v1/agents/key.`,
+      ),
+    );
+  }
+  // An agent's every reply says whom it is linked to, or who asked to link it (SPEC part 5).
+  const notes = await linkNotes(core, actor);
+  if (notes.linked_to && data.linked_to === undefined) data.linked_to = notes.linked_to;
+  if (notes.link_requests) {
+    data.link_requests = notes.link_requests;
+    const who = notes.link_requests.map((r) => r.handle).join(', ');
+    parts.push(line(`Asked to link you: ${who}. If you know them, link action "confirm" with their handle; otherwise "decline".`));
   }
   if (ignored.length) parts.push(line(`Ignored arguments (${tool.name} does not take them): ${ignored.join(', ')}.`));
   return { tool, result: { ...result, parts, data } };

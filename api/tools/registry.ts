@@ -1,5 +1,6 @@
 import type { Tool } from './defineTool.ts';
 import { createHubTool, joinHubTool, myHubsTool, openHubTool } from './hubTools.ts';
+import { mintSubagentTool, rotateKeyTool, setHandleTool } from './keyTools.ts';
 import { createPadTool, editPadTool, openPadTool, undoEditTool, waitForChangesTool } from './padTools.ts';
 import { markAnswerTool, openThreadTool, postReplyTool, reactTool, startThreadTool } from './threadTools.ts';
 
@@ -18,6 +19,9 @@ export const tools: readonly Tool[] = [
   editPadTool,
   undoEditTool,
   waitForChangesTool,
+  rotateKeyTool,
+  setHandleTool,
+  mintSubagentTool,
   myHubsTool,
 ];
 

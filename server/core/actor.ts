@@ -4,6 +4,12 @@
  */
 export type Scope = 'svc:read' | 'svc:write';
 
+/**
+ * What a sub-agent key was made for (`mint_subagent`): these threads, with the pads beside them, and
+ * these pads. Everything else answers as missing; a read-only key holds `svc:read` alone.
+ */
+export type Grant = { threads: readonly string[]; pads: readonly string[] };
+
 export type Actor = {
   id: string;
   kind: 'human' | 'agent';
@@ -21,4 +27,12 @@ export type Actor = {
   scopes: readonly Scope[];
   /** When the credential stops working (epoch ms). */
   expiresAt: number;
+  /** Set for a sub-agent key: the parent agent acting through a key limited to these items. */
+  grant?: Grant | undefined;
+  /**
+   * A guest person (`ppl_…`, SPEC part 2 "Guest people"): a person without an account, with a daily
+   * allowance, who posts only where invited or in public threads that take guests, and cannot bring
+   * or link an agent.
+   */
+  guest?: true;
 };

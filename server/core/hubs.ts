@@ -2,6 +2,7 @@ import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import { HubRow, IdRow, Role } from '../../schema/rows.ts';
 import type { Actor } from './actor.ts';
+import { grantsHubs } from './grants.ts';
 import type { Core } from './context.ts';
 import { AppError, invalid, notFound } from './errors.ts';
 import type { Seat } from './rights.ts';
@@ -38,6 +39,7 @@ const HubSeatOfRow = HubRow.extend({ role: Role.nullable() });
  * private hub and a missing one answer the same, so nobody learns which private hubs exist.
  */
 export async function readableHub(core: Core, conn: CommonQueryMethods, ref: string, reader: Actor | null) {
+  if (!grantsHubs(reader)) throw notFound('No such hub, or it is private.');
   const key = ref.trim().replace(/^\//, '').toLowerCase();
   const row = await conn.maybeOne(sql.type(HubSeatOfRow)`
     SELECT h.id, h.slug, h.name, h.readme, h.audience, h.mode, h.owner_id, h.created_at, h.updated_at, m.role

@@ -1,4 +1,4 @@
-import { sql, type DatabaseTransactionConnection, type CommonQueryMethods } from 'slonik';
+import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import { CountRow, CredentialRow, IdRow, ParticipantRow } from '../../schema/rows.ts';
 import type { Actor } from './actor.ts';
@@ -8,19 +8,16 @@ import { hashSecret, newId, newSecret } from './secrets.ts';
 import { addressKey } from './verification.ts';
 
 const HandleRow = z.object({ handle: z.string() });
-const TRow = z.object({ t: z.number() });
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 export const AGENT_KEY_TTL = 90 * DAY;
 export const SESSION_TTL = 30 * DAY;
 export const LINK_TTL = 30 * DAY;
-/** After a renewal the old key keeps working this long, so copies of an agent can catch up. */
-export const ROTATION_GRACE = HOUR;
-export const RENEWALS_PER_DAY = 5;
 
 type Kind = CredentialRow['kind'];
-type Origin = 'register' | 'rotate' | 'signin' | 'fresh';
+/** `settings`: a key its human made under Settings (it stops when they unlink); `unlink`: the key an agent gets when it unlinks itself with one of those. */
+type Origin = 'register' | 'rotate' | 'signin' | 'fresh' | 'guest' | 'subagent' | 'settings' | 'unlink';
 
 const handleBase = (name: string) =>
   name
@@ -30,18 +27,19 @@ const handleBase = (name: string) =>
     .replace(/^-+|-+$/g, '')
     .slice(0, 30) || 'agent';
 
-/** `@<name>`, made unique with a number when the plain one is taken. */
-async function uniqueHandle(tx: CommonQueryMethods, name: string): Promise<string> {
+/** `@<name>`, made unique with a number when the plain one is taken (now or before, SPEC: old handles keep pointing). */
+export async function uniqueHandle(tx: CommonQueryMethods, name: string): Promise<string> {
   const base = '@' + handleBase(name);
   const taken = new Set(
     await tx.anyFirst(sql.type(HandleRow)`
-      SELECT handle FROM participants WHERE handle = ${base} OR handle LIKE ${base + '-%'}`),
+      SELECT lower(handle) AS handle FROM participants WHERE lower(handle) = ${base} OR lower(handle) LIKE ${base + '-%'}
+      UNION SELECT lower(handle) FROM handle_history WHERE lower(handle) = ${base} OR lower(handle) LIKE ${base + '-%'}`),
   );
   if (!taken.has(base)) return base;
   for (let n = 2; ; n++) if (!taken.has(`${base}-${n}`)) return `${base}-${n}`;
 }
 
-async function issueCredential(tx: CommonQueryMethods, participantId: string, kind: Kind, origin: Origin, ttl: number) {
+export async function issueCredential(tx: CommonQueryMethods, participantId: string, kind: Kind, origin: Origin, ttl: number) {
   const prefix = kind === 'agent_key' ? 'svca_' : kind === 'session' ? 'svcs_' : 'svcc_';
   const secret = newSecret(prefix);
   const expiresAt = Date.now() + ttl;
@@ -65,22 +63,25 @@ export type NewAgent = {
  * itself), or linked to the human who added it under Settings (no daily allowance, SPEC part 5).
  */
 export async function createAgent(core: Core, input: { name: string; runsOn?: string | undefined; human?: string | undefined }): Promise<NewAgent> {
-  return core.db.write(async (tx) => {
-    const id = newId('agt_');
-    const handle = await uniqueHandle(tx, input.name);
-    await tx.query(sql.unsafe`
-      INSERT INTO participants (id, kind, name, handle, runs_on, linked_human)
-      VALUES (${id}, 'agent', ${input.name}, ${handle}, ${input.runsOn ?? null}, ${input.human ?? null})`);
-    const key = await issueCredential(tx, id, 'agent_key', 'register', AGENT_KEY_TTL);
-    const link = await issueCredential(tx, id, 'link', 'register', LINK_TTL);
-    return {
-      agent: { id, handle, displayName: input.name },
-      agentKey: key.secret,
-      keyCredentialId: key.id,
-      keyExpiresAt: key.expiresAt,
-      linkSecret: link.secret,
-    };
-  });
+  return core.db.write((tx) => insertAgent(tx, input));
+}
+
+/** createAgent inside a caller's transaction (registering with an invite joins in the same one). */
+export async function insertAgent(tx: CommonQueryMethods, input: { name: string; runsOn?: string | undefined; human?: string | undefined }): Promise<NewAgent> {
+  const id = newId('agt_');
+  const handle = await uniqueHandle(tx, input.name);
+  await tx.query(sql.unsafe`
+    INSERT INTO participants (id, kind, name, handle, runs_on, linked_human)
+    VALUES (${id}, 'agent', ${input.name}, ${handle}, ${input.runsOn ?? null}, ${input.human ?? null})`);
+  const key = await issueCredential(tx, id, 'agent_key', input.human ? 'settings' : 'register', AGENT_KEY_TTL);
+  const link = await issueCredential(tx, id, 'link', 'register', LINK_TTL);
+  return {
+    agent: { id, handle, displayName: input.name },
+    agentKey: key.secret,
+    keyCredentialId: key.id,
+    keyExpiresAt: key.expiresAt,
+    linkSecret: link.secret,
+  };
 }
 
 /**
@@ -147,46 +148,78 @@ const CredentialWithParticipant = z.object({
   linked_human: z.string().nullable(),
   name: z.string(),
   handle: z.string(),
+  /** A sub-agent key's grant (`mint_subagent`). */
+  grant_threads: z.array(z.string()).nullable(),
+  grant_pads: z.array(z.string()).nullable(),
+  read_only: z.boolean().nullable(),
 });
+type CredentialLookup = z.infer<typeof CredentialWithParticipant>;
 
 /**
- * Credential lookups are cached for a few seconds: every call of an agent starts with one. Revocation
- * on this instance clears the entry at once; other instances see it within the TTL (SPEC part 5 allows 5 s).
+ * Credential lookups are cached for a few seconds, per instance (per store): every call of an agent
+ * starts with one. A credential that ends (revoked, cut short, deleted) is heard at once on every
+ * instance through the change feed of migration 0009, which drops the cache and closes the live
+ * connections opened with it; the TTL bounds what a lost feed could keep (SPEC part 5 allows 5 s).
  */
 const CREDENTIAL_TTL_MS = 4_000;
-const credentialCache = new Map<string, { row: z.infer<typeof CredentialWithParticipant> | null; at: number }>();
+type CredentialCache = Map<string, { row: CredentialLookup | null; at: number }>;
+const credentialCaches = new WeakMap<Core['db'], CredentialCache>();
 
-function forgetCredential(hash: string) {
-  credentialCache.delete(hash);
+/** This instance's cache, made with the first lookup, which also starts listening for ended credentials. */
+function cacheOf(core: Core): CredentialCache {
+  let cache = credentialCaches.get(core.db);
+  if (cache) return cache;
+  const made: CredentialCache = new Map();
+  credentialCaches.set(core.db, made);
+  core.db.watchChanges({
+    changed: () => {},
+    hearing: () => {},
+    credentialEnded: (id) => {
+      made.clear();
+      void closeEnded(core, [id]).catch((error: Error) => core.log.warn('live connections of an ended credential not closed', { message: error.message }));
+    },
+  });
+  return made;
+}
+
+/** Forgets every cached lookup of this instance: a credential or its participant changed here. */
+export function forgetCredentials(core: Core) {
+  cacheOf(core).clear();
 }
 
 async function findCredential(core: Core, secret: string) {
   const hash = hashSecret(secret);
-  const cached = credentialCache.get(hash);
+  const cache = cacheOf(core);
+  const cached = cache.get(hash);
   if (cached && Date.now() - cached.at < CREDENTIAL_TTL_MS) return cached.row;
   const row = await lookupCredential(core, hash);
-  if (credentialCache.size > 10_000) credentialCache.clear();
-  credentialCache.set(hash, { row, at: Date.now() });
+  if (cache.size > 10_000) cache.clear();
+  cache.set(hash, { row, at: Date.now() });
   return row;
 }
 
+/** A sub-agent key reads as revoked once the key that made it is. */
 async function lookupCredential(core: Core, hash: string) {
   return core.db.pool.maybeOne(sql.type(CredentialWithParticipant)`
-    SELECT c.id AS credential_id, c.kind, c.expires_at, c.revoked_at,
-           p.id AS participant_id, p.kind AS participant_kind, p.linked_human, p.name, p.handle
+    SELECT c.id AS credential_id, c.kind, c.expires_at, coalesce(c.revoked_at, pc.revoked_at) AS revoked_at,
+           p.id AS participant_id, p.kind AS participant_kind, p.linked_human, p.name, p.handle,
+           g.thread_ids AS grant_threads, g.pad_ids AS grant_pads, g.read_only
     FROM credentials c JOIN participants p ON p.id = c.participant_id
+    LEFT JOIN subagent_grants g ON g.credential_id = c.id
+    LEFT JOIN credentials pc ON pc.id = g.parent_credential_id
     WHERE c.secret_hash = ${hash}`);
 }
 
 /** Why a credential is not good now, or null when it is. */
-function credentialProblem(row: z.infer<typeof CredentialWithParticipant> | null): string | null {
+function credentialProblem(row: CredentialLookup | null): string | null {
   if (!row) return 'The credential is invalid.';
   if (row.revoked_at !== null) return 'The credential was revoked.';
   if (row.expires_at <= Date.now()) return 'The credential has expired.';
   return null;
 }
 
-function toActor(row: z.infer<typeof CredentialWithParticipant>, via: Actor['via']): Actor {
+function toActor(row: CredentialLookup, via: Actor['via']): Actor {
+  const grant = row.grant_threads && row.grant_pads ? { threads: row.grant_threads, pads: row.grant_pads } : undefined;
   return {
     id: row.participant_id,
     kind: row.participant_kind,
@@ -195,8 +228,10 @@ function toActor(row: z.infer<typeof CredentialWithParticipant>, via: Actor['via
     handle: row.handle,
     credentialId: row.credential_id,
     via,
-    scopes: ['svc:read', 'svc:write'],
+    scopes: row.read_only ? ['svc:read'] : ['svc:read', 'svc:write'],
     expiresAt: row.expires_at,
+    ...(grant ? { grant } : {}),
+    ...(row.participant_id.startsWith('ppl_') ? { guest: true } : {}),
   };
 }
 
@@ -236,51 +271,35 @@ export async function signOut(core: Core, token: string) {
       WHERE secret_hash = ${hashSecret(token)} AND kind = 'session' AND revoked_at IS NULL
       RETURNING id`),
   );
-  forgetCredential(hashSecret(token));
+  cacheOf(core).delete(hashSecret(token));
   for (const id of revoked) core.sync.closeCredential(id);
 }
 
 /**
- * Of these credentials, the ones no longer good: revoked or expired, on any instance. Live pad
- * connections opened with them are closed with this (their key was renewed, or signed out elsewhere).
+ * Of these credentials, the ones no longer good: revoked or expired, on any instance, or gone, or a
+ * sub-agent key whose parent key was revoked. Live pad connections opened with them are closed with
+ * this (their key was renewed, or signed out elsewhere).
  */
 export async function endedCredentials(core: Core, ids: readonly string[]): Promise<string[]> {
   if (!ids.length) return [];
-  const ended = await core.db.pool.anyFirst(sql.type(IdRow)`
-    SELECT id FROM credentials
-    WHERE id = ANY(${sql.array(ids, 'text')}) AND (revoked_at IS NOT NULL OR expires_at <= now())`);
-  return [...ended];
+  const good = new Set(
+    await core.db.pool.anyFirst(sql.type(IdRow)`
+      SELECT c.id FROM credentials c
+      LEFT JOIN subagent_grants g ON g.credential_id = c.id
+      LEFT JOIN credentials pc ON pc.id = g.parent_credential_id
+      WHERE c.id = ANY(${sql.array(ids, 'text')}) AND c.revoked_at IS NULL AND c.expires_at > now() AND pc.revoked_at IS NULL`),
+  );
+  return ids.filter((id) => !good.has(id));
 }
 
-/** A new 90-day key for the calling agent; the calling key keeps working one more hour. */
-export async function rotateKey(core: Core, actor: Actor) {
-  if (actor.via !== 'agent_key') throw new AppError('not_found', 'Unknown tool.');
-  return core.db.write(async (tx: DatabaseTransactionConnection) => {
-    // Serialises renewals of one agent so the daily count cannot be raced past.
-    await tx.query(sql.unsafe`SELECT id FROM participants WHERE id = ${actor.id} FOR UPDATE`);
-    const renewals = await tx.oneFirst(sql.type(CountRow)`
-      SELECT count(*) AS n FROM credentials
-      WHERE participant_id = ${actor.id} AND kind = 'agent_key' AND origin = 'rotate'
-        AND created_at > now() - interval '1 day'`);
-    if (renewals >= RENEWALS_PER_DAY) {
-      const oldest = await tx.oneFirst(sql.type(TRow)`
-        SELECT min(created_at) AS t FROM credentials
-        WHERE participant_id = ${actor.id} AND kind = 'agent_key' AND origin = 'rotate'
-          AND created_at > now() - interval '1 day'`);
-      const retry = Math.max(1, Math.ceil((oldest + DAY - Date.now()) / 1000));
-      throw new AppError('rate_limited', `Keys can be renewed ${RENEWALS_PER_DAY} times a day.`, {
-        retry_after_seconds: retry,
-        retryAfterSeconds: retry,
-      });
-    }
-    const fresh = await issueCredential(tx, actor.id, 'agent_key', 'rotate', AGENT_KEY_TTL);
-    const previousExpiresAt = Math.min(actor.expiresAt, Date.now() + ROTATION_GRACE);
-    await tx.query(sql.unsafe`
-      UPDATE credentials SET expires_at = ${new Date(previousExpiresAt).toISOString()}
-      WHERE id = ${actor.credentialId}`);
-    credentialCache.clear();
-    return { agentKey: fresh.secret, keyExpiresAt: fresh.expiresAt, previousKeyExpiresAt: previousExpiresAt };
-  });
+/**
+ * Closes this instance's live connections opened with these credentials, or with sub-agent keys
+ * made from them, where they ended (a renewal only cuts the old key short; it goes on working).
+ */
+export async function closeEnded(core: Core, ids: readonly string[]) {
+  const children = await core.db.pool.anyFirst(sql.type(IdRow)`
+    SELECT credential_id AS id FROM subagent_grants WHERE parent_credential_id = ANY(${sql.array(ids, 'text')})`);
+  for (const id of await endedCredentials(core, [...new Set([...ids, ...children])])) core.sync.closeCredential(id);
 }
 
 export const FRESH_LINKS_PER_DAY = 10;

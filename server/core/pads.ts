@@ -6,6 +6,7 @@ import type { Block } from '../../sync/blocks.ts';
 import { blocksAt } from '../../sync/versions.ts';
 import type { AccessRecheck, SyncAuthenticate } from '../../sync/padSync.ts';
 import type { Actor } from './actor.ts';
+import { grantsPad } from './grants.ts';
 import type { Core } from './context.ts';
 import { AppError, forbidden, invalid, notFound } from './errors.ts';
 import { readsPublic } from './hubs.ts';
@@ -32,11 +33,12 @@ export async function readablePad(core: Core, conn: CommonQueryMethods, padId: s
            json_build_object('id', h.id, 'slug', h.slug, 'name', h.name, 'readme', h.readme, 'audience', h.audience,
              'mode', h.mode, 'owner_id', h.owner_id,
              'created_at', floor(extract(epoch FROM h.created_at) * 1000), 'updated_at', floor(extract(epoch FROM h.updated_at) * 1000)) AS hub,
-           m.role
+           coalesce(m.role, (SELECT i.role FROM item_members i
+             WHERE i.item_id IN (p.id, p.thread_id) AND i.participant_id = ${reader?.id ?? null} LIMIT 1)) AS role
     FROM pads p JOIN hubs h ON h.id = p.hub_id
     LEFT JOIN hub_members m ON m.hub_id = p.hub_id AND m.participant_id = ${reader?.id ?? null}
     WHERE p.id = ${padId}`);
-  if (!row || (row.role === null && !readsPublic(core, row.hub))) throw notFound('No such pad, or it is private.');
+  if (!row || (row.role === null && !readsPublic(core, row.hub)) || !grantsPad(reader, row)) throw notFound('No such pad, or it is private.');
   const { hub, role, ...pad } = row;
   return { pad, hub, seat: role as Seat };
 }
@@ -48,7 +50,7 @@ export async function readablePad(core: Core, conn: CommonQueryMethods, padId: s
  */
 export async function editablePad(core: Core, padId: string, actor: Actor): Promise<EditablePad> {
   const granted = core.editors.get(actor.id, padId);
-  if (granted) return granted;
+  if (granted && grantsPad(actor, granted.pad)) return granted;
   const { pad, hub, seat } = await readablePad(core, core.db.pool, padId, actor);
   requireEditor(seat, hub);
   const { version: _version, ...rest } = pad;
@@ -183,7 +185,7 @@ export function syncAuthenticator(core: Core): SyncAuthenticate {
       actor = await authenticateSession(core, session ? decodeURIComponent(session) : undefined);
     }
     const { hub, seat } = await readablePad(core, core.db.pool, padId, actor);
-    return { readOnly: !mayEditPad(seat, hub), author: actor ? authorOf(actor) : null, credentialId: actor?.credentialId ?? null };
+    return { readOnly: !mayEditPad(seat, hub) || (actor !== null && !actor.scopes.includes('svc:write')), author: actor ? authorOf(actor) : null, credentialId: actor?.credentialId ?? null };
   };
 }
 
@@ -199,7 +201,9 @@ export function padAccessRecheck(core: Core): AccessRecheck {
     const credentials = [...new Set(open.flatMap((o) => (o.credentialId ? [o.credentialId] : [])))];
     const ended = new Set(await endedCredentials(core, credentials));
     const rows = await core.db.pool.any(sql.type(AccessRow)`
-      SELECT x.pad_id, x.participant_id, h.audience, m.role
+      SELECT x.pad_id, x.participant_id, h.audience,
+             coalesce(m.role, (SELECT i.role FROM item_members i
+               WHERE i.item_id IN (p.id, p.thread_id) AND i.participant_id = x.participant_id LIMIT 1)) AS role
       FROM unnest(${sql.array(open.map((o) => o.padId), 'text')}::text[], ${sql.array(open.map((o) => o.participantId), 'text')}::text[]) AS x(pad_id, participant_id)
       LEFT JOIN pads p ON p.id = x.pad_id
       LEFT JOIN hubs h ON h.id = p.hub_id

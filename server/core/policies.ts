@@ -11,6 +11,7 @@ import type { EditablePad } from './editors.ts';
 import type { UndoTarget } from './padEdits.ts';
 import { editablePad, readablePad, type PadPlace } from './pads.ts';
 import { readableThread } from './threads.ts';
+import { grantsHubs } from './grants.ts';
 
 /**
  * Who may do what, one place per resource (as Outline's policies): a policy loads the target of a
@@ -24,8 +25,14 @@ export type HubTarget = { hub: HubRow; seat: Seat };
 export type ThreadTarget = { thread: ThreadRow; hub: HubRow; seat: Seat };
 export type PostTarget = ThreadTarget & { post: { id: string; thread_id: string } };
 
-/** Anyone with a credential (making a hub of one's own). */
-export const anyone: Policy<null> = async () => null;
+/**
+ * Anyone with a credential (making a hub of one's own), but a sub-agent key: it works only in the
+ * threads and pads it was made for.
+ */
+export const anyone: Policy<null> = async ({ actor }) => {
+  if (!grantsHubs(actor)) throw forbidden('A sub-agent key works only in the threads and pads it was made for.');
+  return null;
+};
 
 // Hubs
 
@@ -39,7 +46,8 @@ export const writeInHub = (ref: string): Policy<HubTarget> => async (scope) => {
 
 /** Joining: a private hub can be asked to let one in, so it is found by slug or id even unseen. */
 export const joinHub = (ref: string): Policy<HubTarget> => async ({ conn, actor }) => {
-  const hub = await findHub(conn, ref);
+  // A sub-agent key is told what a missing hub answers.
+  const hub = grantsHubs(actor) ? await findHub(conn, ref) : null;
   if (!hub) throw notFound('No such hub.');
   return { hub, seat: await seatIn(conn, hub.id, actor.id) };
 };

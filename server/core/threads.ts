@@ -2,6 +2,7 @@ import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import { CountRow, HubRow, Role, ThreadRow } from '../../schema/rows.ts';
 import type { Actor } from './actor.ts';
+import { grantsThread } from './grants.ts';
 import type { Core } from './context.ts';
 import { invalid, notFound } from './errors.ts';
 import { readsPublic } from './hubs.ts';
@@ -40,13 +41,15 @@ const ThreadTargetRow = ThreadRow.extend({
  * and the hub comes as plain columns, which Postgres sends for less than a JSON object of them.
  */
 export async function readableThread(core: Core, conn: CommonQueryMethods, threadId: string, reader: Actor | null): Promise<ThreadTarget> {
+  if (!grantsThread(reader, threadId)) throw notFound('No such thread, or it is private.');
   const load = () => conn.maybeOne(sql.prepared('readable_thread', ThreadTargetRow)`
     SELECT t.id, t.hub_id, t.title, t.status, t.answer_post_id, t.started_by, t.accepts_guests, t.version, t.post_count,
            t.created_at, t.updated_at, h.slug AS hub_slug, h.name AS hub_name, h.readme AS hub_readme,
            h.audience AS hub_audience, h.mode AS hub_mode, h.owner_id AS hub_owner_id,
-           h.created_at AS hub_created_at, h.updated_at AS hub_updated_at, m.role
+           h.created_at AS hub_created_at, h.updated_at AS hub_updated_at, coalesce(m.role, i.role) AS role
     FROM threads t JOIN hubs h ON h.id = t.hub_id
     LEFT JOIN hub_members m ON m.hub_id = t.hub_id AND m.participant_id = ${reader?.id ?? null}
+    LEFT JOIN item_members i ON i.item_id = t.id AND i.participant_id = ${reader?.id ?? null}
     WHERE t.id = ${threadId}`);
   // Outside a transaction the read may be one kept since the last change; a write reads afresh.
   const row = conn === core.db.pool ? await core.reads.read(`readable_thread ${threadId} ${reader?.id ?? ''}`, load) : await load();

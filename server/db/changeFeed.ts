@@ -3,6 +3,8 @@ import type { Logger } from '../log.ts';
 
 /** The channel the triggers of migration 0007 notify when a table that reads keep changes. */
 export const READ_CHANGES_CHANNEL = 'dotpad_reads';
+/** The channel the triggers of migration 0009 notify, with the credential's id, when one ends. */
+export const CREDENTIALS_CHANNEL = 'dotpad_credentials';
 
 const RETRY_MIN_MS = 200;
 const RETRY_MAX_MS = 5_000;
@@ -13,6 +15,8 @@ export type ChangeListener = {
   changed(): void;
   /** Whether changes made by other instances are heard; while they are not, nothing may be kept. */
   hearing(on: boolean): void;
+  /** A credential was revoked, cut short or deleted, here or on another instance (its id). */
+  credentialEnded?(id: string): void;
 };
 
 /**
@@ -46,12 +50,15 @@ export function listenForChanges(url: string, log: Logger, listener: ChangeListe
     if (closed) return;
     const next = new pg.Client({ connectionString: url, connectionTimeoutMillis: 10_000, application_name: 'dotpad change feed' });
     client = next;
-    next.on('notification', () => listener.changed());
+    next.on('notification', (message) => {
+      if (message.channel === CREDENTIALS_CHANNEL) listener.credentialEnded?.(message.payload ?? '');
+      else listener.changed();
+    });
     next.on('error', (error) => lost(error.message));
     next.on('end', () => lost('the connection ended'));
     try {
       await next.connect();
-      await next.query(`LISTEN ${READ_CHANGES_CHANNEL}`);
+      await next.query(`LISTEN ${READ_CHANGES_CHANNEL}; LISTEN ${CREDENTIALS_CHANNEL}`);
     } catch (error) {
       lost((error as Error).message);
       return;

@@ -32,6 +32,7 @@ export type Db = {
    * Tells `listener` of changes to what reads keep: after every `write` and `writeStatement` of
    * this process (committed or not), and, on Postgres, of every change another instance commits
    * (`changeFeed.ts`). The embedded store is one process's alone, so it hears everything at once.
+   * On Postgres `credentialEnded` hears every credential that ends, this instance's own included.
    */
   watchChanges(listener: ChangeListener): void;
   close(): Promise<void>;
@@ -211,6 +212,9 @@ function wrap(
     hearing: (on) => {
       hearing = on;
       for (const listener of listeners) listener.hearing(on);
+    },
+    credentialEnded: (id) => {
+      for (const listener of listeners) listener.credentialEnded?.(id);
     },
   };
   const feed = hearOthers?.(told);

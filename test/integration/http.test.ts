@@ -320,6 +320,8 @@ describe.each(stores())('HTTP surface on %s', (store) => {
           key_expires_at: expect.any(String),
           previous_key_expires_at: expect.any(String),
           status: 'rotated',
+          // As in every reply of a linked agent.
+          linked_to: { id: expect.any(String), name: expect.any(String), handle: expect.any(String) },
         },
         api: '1',
       });

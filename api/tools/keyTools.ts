@@ -1,0 +1,57 @@
+import { z } from 'zod';
+import { invalid } from '../../server/core/errors.ts';
+import { setHandle } from '../../server/core/handles.ts';
+import { grantable, mintSubagent, ownKey, rotateKey, SUBAGENT_HOURS } from '../../server/core/keys.ts';
+import { presentHandle, presentMinted, presentRotated } from '../present/keys.ts';
+import { writeTool } from './defineTool.ts';
+
+/** The agent-key-only tools of SPEC part 4 "Linking and keys" (besides `link`); not keyed: a replay would show a secret twice. */
+export const rotateKeyTool = writeTool({
+  name: 'rotate_key',
+  title: 'Renew your key',
+  description: 'Get a new 90-day agent key; the key you call with keeps working one more hour. 5 a day.',
+  input: z.object({}),
+  agentKeyOnly: true,
+  policy: () => ownKey('be renewed'),
+  run: ({ core, actor, tx }) => rotateKey(core, tx, actor),
+  present: presentRotated,
+});
+
+// At most 50 each, checked without a `maxItems` in the listing (every character of it is paid for by agents).
+const ids = (what: string) => z.array(z.string().trim()).refine((list) => list.length <= 50, 'At most 50.').optional().describe(what);
+
+export const mintSubagentTool = writeTool({
+  name: 'mint_subagent',
+  title: 'Sub-agent key',
+  description: 'A key acting as you only in the named threads and pads. 10 live, 30 an hour.',
+  input: z.object({
+    thread_ids: ids('Threads, with their pads.'),
+    pad_ids: ids('Pads.'),
+    hours: z.number().int().min(SUBAGENT_HOURS.min).max(SUBAGENT_HOURS.max).optional().describe('Lifetime, default 24.'),
+    read_only: z.boolean().optional().describe('Reads only.'),
+  }),
+  agentKeyOnly: true,
+  policy: (input) => async ({ core, conn, actor }) => {
+    const items = { thread_ids: input.thread_ids ?? [], pad_ids: input.pad_ids ?? [] };
+    if (!items.thread_ids.length && !items.pad_ids.length) {
+      throw invalid('Name at least one thread or pad the sub-agent may use.', { issues: [{ path: 'thread_ids', message: 'Give thread_ids, pad_ids or both.' }] });
+    }
+    return grantable(core, conn, actor, items);
+  },
+  run: ({ actor, tx }, input, items) => mintSubagent(tx, actor, items, { hours: input.hours ?? SUBAGENT_HOURS.default, readOnly: input.read_only ?? false }),
+  present: presentMinted,
+});
+
+export const setHandleTool = writeTool({
+  name: 'set_handle',
+  title: 'Set your handle',
+  description: 'Change your @handle, or place it under your human’s once linked. Old handles keep pointing to you. 5 a day.',
+  idempotent: true,
+  input: z.object({
+    handle: z.string().trim().min(1).max(80).describe('@name, or @name.<your human>.'),
+  }),
+  agentKeyOnly: true,
+  policy: () => ownKey('change the handle'),
+  run: ({ core, actor, tx }, input) => setHandle(core, tx, actor, input.handle),
+  present: presentHandle,
+});

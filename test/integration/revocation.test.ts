@@ -1,0 +1,112 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { sql } from 'slonik';
+import { authenticateBearer } from '../../server/core/identity.ts';
+import { revokeCredentials } from '../../server/core/keys.ts';
+import { durableStore, openProvider, poke, registerAgent, rest, startTestServer, stores, type TestServer } from '../support/server.ts';
+
+/**
+ * Revocation (SPEC part 5 "Bearer check"): at once on the instance that revoked, within 5 seconds on
+ * every other, open live connections included, which are closed.
+ */
+const redisUrl = process.env.TEST_REDIS_URL;
+const databaseUrl = process.env.TEST_DATABASE_URL;
+if (process.env.CI === 'true' && (!redisUrl || !databaseUrl)) {
+  throw new Error('CI=true needs TEST_REDIS_URL and TEST_DATABASE_URL: the several-instances suite may not be skipped.');
+}
+
+const closers: (() => void | Promise<void>)[] = [];
+afterAll(async () => {
+  for (const close of closers.reverse()) await close();
+});
+
+/** An agent with a pad of its own, a sub-agent key for it, and both keys used once on `reader` (so it holds their lookups). */
+async function keyedPad(maker: TestServer, reader: TestServer) {
+  const agent = await registerAgent(maker, 'Revocable');
+  const hub = await rest(maker, agent.key, 'create_hub', { name: 'Revocation' });
+  const pad = await rest(maker, agent.key, 'create_pad', { hub: hub.body.data.slug, title: 'Live', text: 'Live text.' });
+  const padId = pad.body.data.pad_id as string;
+  const sub = (await rest(maker, agent.key, 'mint_subagent', { pad_ids: [padId] })).body.data.agent_key as string;
+  for (const key of [agent.key, sub]) expect((await rest(reader, key, 'open_pad', { pad_id: padId })).status).toBe(200);
+  const live = async (key: string) => {
+    const provider = await openProvider(reader, padId, key);
+    closers.push(() => provider.close());
+    await provider.synced;
+    let closed = 0;
+    provider.provider.on('close', () => closed++);
+    return { closed: () => closed };
+  };
+  return { agent, padId, sub, credentialId: (await authenticateBearer(maker.core, agent.key)).credentialId, live };
+}
+
+describe.each(stores())('revocation on one instance on %s', (store) => {
+  it('a revoked key is refused at once, though just used, and its live connections and its sub-agents’ are closed', async () => {
+    const server = await startTestServer(store);
+    closers.push(() => server.close());
+    const { agent, padId, sub, credentialId, live } = await keyedPad(server, server);
+    const own = await live(agent.key);
+    const child = await live(sub);
+
+    expect(await revokeCredentials(server.core, [credentialId])).toEqual([credentialId]);
+    for (const key of [agent.key, sub]) {
+      const reply = await rest(server, key, 'open_pad', { pad_id: padId });
+      expect([reply.status, reply.body.error]).toEqual([401, 'unauthenticated']);
+    }
+    await expect.poll(() => [own.closed() > 0, child.closed() > 0]).toEqual([true, true]);
+  });
+});
+
+describe.skipIf(!redisUrl || !databaseUrl)('revocation across instances', () => {
+  /** Two instances on one fresh Postgres database, with Redis between them. */
+  const pair = async () => {
+    const store = await durableStore('postgres');
+    closers.push(() => store.drop());
+    const env = { ...store.env, REDIS_URL: redisUrl! };
+    const a = await startTestServer('postgres', env);
+    closers.push(() => a.close());
+    const b = await startTestServer('postgres', env);
+    closers.push(() => b.close());
+    return [a, b] as const;
+  };
+
+  it('a key revoked through instance A is refused on B within 5 s, and B closes its live connections', async () => {
+    const [a, b] = await pair();
+    const { agent, padId, sub, credentialId, live } = await keyedPad(a, b);
+    const own = await live(agent.key);
+    const child = await live(sub);
+    // What B hears on the change feed.
+    const heard: string[] = [];
+    b.core.db.watchChanges({ changed: () => {}, hearing: () => {}, credentialEnded: (id) => heard.push(id) });
+
+    const revokedAt = Date.now();
+    await revokeCredentials(a.core, [credentialId]);
+    await expect.poll(async () => (await rest(b, agent.key, 'open_pad', { pad_id: padId })).status, { timeout: 5_000, interval: 50 }).toBe(401);
+    await expect.poll(() => [own.closed() > 0, child.closed() > 0], { timeout: 5_000, interval: 50 }).toEqual([true, true]);
+    expect(Date.now() - revokedAt).toBeLessThan(5_000);
+    expect((await rest(b, sub, 'open_pad', { pad_id: padId })).status).toBe(401);
+    // B was told by the feed, not left to its lookups running out.
+    expect(heard).toContain(credentialId);
+  });
+
+  it('a key revoked straight in the database is heard by every instance, and a renewal closes nothing', async () => {
+    const [a, b] = await pair();
+    const { agent, padId, credentialId, live } = await keyedPad(a, b);
+    const heard: string[] = [];
+    b.core.db.watchChanges({ changed: () => {}, hearing: () => {}, credentialEnded: (id) => heard.push(id) });
+
+    // A renewal through A cuts the old key short: B hears it, and the old key goes on working there.
+    const own = await live(agent.key);
+    const renewed = await rest(a, agent.key, 'rotate_key', {});
+    expect(renewed.status).toBe(200);
+    await expect.poll(() => heard).toContain(credentialId);
+    const stillGood = await rest(b, agent.key, 'open_pad', { pad_id: padId });
+    expect(stillGood.status).toBe(200);
+    expect(own.closed()).toBe(0);
+
+    // As another service would: straight in the database, past both instances.
+    const fresh = renewed.body.data.agent_key as string;
+    const onB = await live(fresh);
+    await poke(a, sql.unsafe`UPDATE credentials SET revoked_at = now() WHERE id = ${(await authenticateBearer(a.core, fresh)).credentialId}`);
+    await expect.poll(async () => (await rest(b, fresh, 'open_pad', { pad_id: padId })).status, { timeout: 5_000, interval: 50 }).toBe(401);
+    await expect.poll(() => onB.closed(), { timeout: 5_000, interval: 50 }).toBeGreaterThan(0);
+  });
+});
