@@ -6,6 +6,7 @@ import type { Actor } from './actor.ts';
 import type { Core } from './context.ts';
 import { AppError, forbidden, invalid, notFound } from './errors.ts';
 import { AGENT_KEY_TTL, forgetCredentials, freshLink, issueCredential } from './identity.ts';
+import { participantIdOf } from './handles.ts';
 import { countedEvents, recordEvent, spendEvent } from './participantEvents.ts';
 import { hashSecret, newId } from './secrets.ts';
 
@@ -48,7 +49,9 @@ async function freeHandle(tx: CommonQueryMethods, wanted: string, self: string):
     (
       await tx.anyFirst(sql.type(z.object({ handle: z.string() }))`
         SELECT lower(handle) AS handle FROM participants
-        WHERE id <> ${self} AND (lower(handle) = lower(${wanted}) OR lower(handle) LIKE lower(${wanted + '-%'}))`)
+        WHERE id <> ${self} AND (lower(handle) = lower(${wanted}) OR lower(handle) LIKE lower(${wanted + '-%'}))
+        UNION SELECT lower(handle) FROM handle_history
+        WHERE participant_id <> ${self} AND (lower(handle) = lower(${wanted}) OR lower(handle) LIKE lower(${wanted + '-%'}))`)
     ).map(String),
   );
   if (!taken.has(wanted.toLowerCase())) return wanted;
@@ -71,10 +74,10 @@ async function linkTo(core: Core, tx: CommonQueryMethods, agent: AgentRow, human
   return human;
 }
 
+/** The human named by a handle (an earlier one too) or an id. */
 async function humanByHandle(conn: CommonQueryMethods, handle: string): Promise<HumanRow | null> {
-  const wanted = handle.trim().startsWith('@') ? handle.trim() : `@${handle.trim()}`;
   return conn.maybeOne(sql.type(HumanRow)`
-    SELECT id, name, handle FROM participants WHERE kind = 'human' AND lower(handle) = lower(${wanted})`);
+    SELECT p.id, p.name, p.handle FROM participants p WHERE p.kind = 'human' AND p.id = ${participantIdOf(handle)}`);
 }
 
 // The human's side.

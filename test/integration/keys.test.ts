@@ -282,4 +282,19 @@ describe.each(stores())('keys, sub-agents and handles on %s', (store) => {
     // Setting the handle it has is no change, and costs nothing.
     expect((await rest(server, agent.key, 'set_handle', { handle: '@three' })).body.data.status).toBe('unchanged');
   });
+  it('a participant named by an earlier handle is found: a link line naming the human by an old handle links', async () => {
+    const person = await signIn(server, 'Renamed Person', `renamed-${store}@example.com`);
+    const code = await request(`${server.url}/api/settings/link-code`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', cookie: person.cookie, 'x-svc': '1', origin: server.url },
+      body: '{}',
+    });
+    expect(code.status).toBe(200);
+    const oldHandle = /^Link to (\S+) with/.exec(code.body.line)![1]!;
+    // The person's handle changes (as Settings would change it) after the line was made.
+    await poke(server, sql.unsafe`UPDATE participants SET handle = ${`@renamed-${store}`} WHERE id = ${person.id}`);
+    const agent = await registerAgent(server, 'Linker', { unlinked: true });
+    const linked = await rest(server, agent.key, 'link', { action: 'code', line: `Link to ${oldHandle.toUpperCase()} with ${code.body.code}` });
+    expect(linked.body.data).toMatchObject({ status: 'linked', linked_to: { id: person.id, handle: `@renamed-${store}` } });
+  });
 });
