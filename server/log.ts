@@ -11,7 +11,7 @@ export type Logger = {
   child(fields: Fields): Logger;
 };
 
-export function createLogger(level: LogLevel, base: Fields = {}, write = (line: string) => process.stdout.write(line + '\n')): Logger {
+export function createLogger(level: LogLevel, base: Fields = {}, write: (line: string) => void = (line) => void process.stdout.write(line + '\n')): Logger {
   const threshold = levels[level];
   const emit = (at: Exclude<LogLevel, 'silent'>, msg: string, fields?: Fields) => {
     if (levels[at] < threshold) return;

@@ -33,7 +33,7 @@ describe.each(stores())('secrets on %s', (store) => {
     const database = await durableStore(store);
     drop = database.drop;
     const config = loadConfig({ PORT: '0', LOG_LEVEL: 'debug', SVC_GUEST_AGENTS: '1', SMTP_URL: smtp.url, ...database.env });
-    server = await startServer(config, { host: '127.0.0.1', log: createLogger('debug', {}, (line) => logLines.push(line)) });
+    server = await startServer(config, { host: '127.0.0.1', log: createLogger('debug', {}, (line) => void logLines.push(line)) });
   });
   afterAll(async () => {
     await server?.close();
