@@ -101,6 +101,32 @@ export async function signOut(): Promise<void> {
   await request<void>('POST', '/signout')
 }
 
+export interface SignInOptions {
+  code: boolean
+  development_form: boolean
+  delivery: 'smtp' | 'outbox'
+  outbox_url?: string
+}
+
+export const signInOptions = () => request<SignInOptions>('GET', '/api/signin-options')
+
+/** Mails a 6-digit code to the address; the answer is the same whether or not it has an account. */
+export const sendSignInCode = (email: string) => request<{ message: string; delivery: 'smtp' | 'outbox' }>('POST', '/signin/code', { email })
+
+export async function checkSignInCode(email: string, code: string): Promise<Participant> {
+  return (await request<{ participant: Participant }>('POST', '/signin/code/verify', { email, code })).participant
+}
+
+export interface Verified {
+  verified: boolean
+  name: string
+  signedIn: boolean
+  merged: boolean
+  otherSession: boolean
+}
+
+export const verifyEmail = (token: string) => request<Verified>('POST', '/api/verify-email', { token })
+
 // ---- Tools -----------------------------------------------------------------
 
 export interface HubSummary {

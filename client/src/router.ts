@@ -6,6 +6,8 @@ export type Route =
   | { name: 'hub'; slug: string }
   | { name: 'thread'; id: string }
   | { name: 'pad'; id: string }
+  | { name: 'signin'; step: 'address' | 'code' }
+  | { name: 'verify' }
   | { name: 'not-found' }
 
 const path = shallowRef(location.pathname)
@@ -22,6 +24,9 @@ function segment(raw: string): string {
 export function matchRoute(pathname: string): Route {
   const parts = pathname.split('/').filter(Boolean)
   if (parts.length === 0) return { name: 'home' }
+  if (parts[0] === 'signin' && parts.length === 1) return { name: 'signin', step: 'address' }
+  if (parts[0] === 'signin' && parts.length === 2 && parts[1] === 'code') return { name: 'signin', step: 'code' }
+  if (parts.length === 1 && parts[0] === 'verify') return { name: 'verify' }
   if (parts.length === 2 && parts[0] === 'h') {
     const slug = segment(parts[1])
     if (slug) return { name: 'hub', slug }
@@ -45,6 +50,22 @@ export const paths = {
   hub: (slug: string) => `/h/${encodeURIComponent(slug)}`,
   thread: (id: string | number) => `/t/${encodeURIComponent(String(id))}`,
   pad: (id: string) => `/p/${encodeURIComponent(id)}`,
+  /** `next`: the page to return to once signed in. */
+  signin: (next?: string) => (next ? `/signin?next=${encodeURIComponent(next)}` : '/signin'),
+  signinCode: (next?: string) => (next ? `/signin/code?next=${encodeURIComponent(next)}` : '/signin/code'),
+}
+
+/** Web-app pages that need a session: signed out, they go to /signin. */
+const APP_PAGES = ['/inbox', '/tasks', '/new', '/settings', '/dm', '/h/new']
+
+export function isAppPage(pathname: string): boolean {
+  return APP_PAGES.some((page) => pathname === page || pathname.startsWith(page + '/'))
+}
+
+/** A `next` page from the query, only if it is one of ours (a path, never another site). */
+export function nextPage(): string | undefined {
+  const next = new URLSearchParams(location.search).get('next')
+  return next && next.startsWith('/') && !next.startsWith('//') && !next.startsWith('/\\') ? next : undefined
 }
 
 export function navigate(to: string, options: { replace?: boolean } = {}): void {

@@ -1,0 +1,142 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { request, signIn, startTestServer, stores, type TestServer } from '../support/server.ts';
+
+/**
+ * Signing in through the pages in headless Chromium against the real server, with no mail server:
+ * the code is read where a newcomer reads it, at /dev/outbox. Then a verification link opened from it.
+ */
+
+const CHROMIUM = '/usr/bin/chromium';
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const DIST_INDEX = join(ROOT, 'client/dist/index.html');
+
+const haveChromium = existsSync(CHROMIUM);
+if (!haveChromium && process.env.CI === 'true') {
+  throw new Error(`CI=true needs Chromium at ${CHROMIUM}: the browser suite may not be skipped.`);
+}
+
+function newestMtime(path: string): number {
+  const stat = statSync(path);
+  if (!stat.isDirectory()) return stat.mtimeMs;
+  return Math.max(stat.mtimeMs, ...readdirSync(path).map((name) => newestMtime(join(path, name))));
+}
+
+/** The server serves client/dist as it finds it at start, so build it when missing or older than its sources. */
+function ensureClientBuilt() {
+  const sources = ['client/src', 'client/public', 'client/index.html', 'client/vite.config.ts', 'schema/pad.ts'].map((p) => join(ROOT, p)).filter(existsSync);
+  if (existsSync(DIST_INDEX) && statSync(DIST_INDEX).mtimeMs >= Math.max(...sources.map(newestMtime))) return;
+  const built = spawnSync(process.execPath, [join(ROOT, 'node_modules/vite/bin/vite.js'), 'build', '--config', 'client/vite.config.ts', '--logLevel', 'warn'], {
+    cwd: ROOT,
+    encoding: 'utf8',
+  });
+  if (built.status !== 0) throw new Error(`client build failed:\n${built.stdout}\n${built.stderr}`);
+}
+
+const LAUNCH_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+
+describe.skipIf(!haveChromium).each(stores())('sign-in pages in the browser on %s', (store) => {
+  let server: TestServer;
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+  const errors: string[] = [];
+
+  /** The newest kept mail's text, read in the browser at /dev/outbox as a newcomer would. */
+  async function newestMail(): Promise<string> {
+    const outbox = await context.newPage();
+    await outbox.goto('/dev/outbox');
+    const text = await outbox.locator('article pre').first().innerText();
+    await outbox.close();
+    return text;
+  }
+
+  beforeAll(async () => {
+    ensureClientBuilt();
+    server = await startTestServer(store);
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: LAUNCH_ARGS });
+    context = await browser.newContext({ baseURL: server.url });
+    context.setDefaultTimeout(15_000);
+    page = await context.newPage();
+    // Refusals are told apart by their address; the console's "Failed to load resource" names none.
+    page.on('console', (message) => {
+      if (message.type() === 'error' && !message.text().startsWith('Failed to load resource')) errors.push(message.text());
+    });
+    page.on('pageerror', (error) => errors.push(error.message));
+    page.on('response', (response) => {
+      if (response.status() >= 400) errors.push(`${response.status()} ${new URL(response.url()).pathname}`);
+    });
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+  });
+
+  it('sends a signed-out visit to an app page to /signin', async () => {
+    await page.goto('/settings');
+    await page.waitForURL((url) => url.pathname === '/signin' && url.searchParams.get('next') === '/settings');
+    await expect.poll(() => page.getByRole('heading', { name: 'Sign in' }).count()).toBe(1);
+    expect(await page.getByRole('link', { name: 'outbox' }).getAttribute('href')).toBe('/dev/outbox');
+  });
+
+  it('signs in with the code from /dev/outbox, after a wrong one, and returns to the page asked for', async () => {
+    await page.getByRole('textbox', { name: 'Email' }).fill('Grace@example.test');
+    await page.getByRole('button', { name: 'Send me a code' }).click();
+    await page.waitForURL((url) => url.pathname === '/signin/code' && url.searchParams.get('next') === '/settings');
+    expect(await page.getByRole('status').innerText()).toContain('kept locally');
+    const code = /^\s+(\d{6})\s*$/m.exec(await newestMail())![1]!;
+
+    expect(await page.getByRole('textbox', { name: 'Email' }).inputValue()).toBe('Grace@example.test');
+    await page.getByRole('textbox', { name: 'Code' }).fill(code === '000000' ? '111111' : '000000');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await expect.poll(() => page.getByRole('alert').innerText()).toMatch(/not right/);
+
+    await page.getByRole('textbox', { name: 'Code' }).fill(code);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL((url) => url.pathname === '/settings');
+    await expect.poll(() => page.locator('.who').innerText()).toBe('Signed in as Grace');
+    const cookies = await context.cookies();
+    expect(cookies.find((c) => c.name === 'svc_session')?.value).toMatch(/^svcs_/);
+  });
+
+  it('signs out from the header', async () => {
+    const session = (await context.cookies()).find((c) => c.name === 'svc_session')!;
+    await page.goto('/');
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await expect.poll(() => page.getByRole('link', { name: 'Sign in' }).count()).toBe(1);
+    const me = await request(`${server.url}/api/me`, { headers: { cookie: `svc_session=${session.value}` } });
+    expect(me.status).toBe(401);
+  });
+
+  it('confirms an email from the link in the mail, taking the token off the address bar', async () => {
+    const person = await signIn(server, 'Linus', 'linus@example.test');
+    const asked = await request(`${server.url}/api/settings/verify-email`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-svc': '1', origin: server.url, cookie: person.cookie },
+      body: JSON.stringify({ email: 'linus+dotpad@example.org' }),
+    });
+    expect(asked.status).toBe(200);
+    const link = /\/verify#svcv_[A-Za-z0-9_-]+/.exec(await newestMail())![0];
+    const [name, ...value] = person.cookie.split('=');
+    await context.addCookies([{ name: name!, value: value.join('='), url: server.url }]);
+    await page.goto(link);
+    await expect.poll(() => page.getByRole('status').first().innerText()).toContain('The address is confirmed for Linus');
+    expect(new URL(page.url()).hash).toBe('');
+    // The link works once (a page of its own: the same address with a new fragment would not reload).
+    const again = await context.newPage();
+    await again.goto(link);
+    await expect.poll(() => again.getByRole('alert').innerText()).toMatch(/not valid/);
+    await again.close();
+  });
+
+  it('logged nothing wrong in the browser: only the signed-out checks and the refused code', () => {
+    const expected = new Set(['401 /api/me', '400 /signin/code/verify']);
+    expect(errors.filter((e) => !expected.has(e))).toEqual([]);
+    expect(errors).toContain('400 /signin/code/verify');
+  });
+});
