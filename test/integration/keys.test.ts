@@ -191,6 +191,13 @@ describe.each(stores())('keys, sub-agents and handles on %s', (store) => {
     expect(edit.isError).toBe(true);
     expect((edit.structuredContent as { error: string }).error).toBe('forbidden');
     expect((await server.core.sync.read(padBeside)).map((b) => b.text)).toEqual(['Beside text.']);
+    // Its live connection to a pad of the thread is a read-only one.
+    const live = await openProvider(server, padBeside, sub);
+    closers.push(() => live.close());
+    await live.synced;
+    const credential = await credentialOf(sub);
+    const connections = server.core.sync.hocuspocus.documents.get(padBeside)!.getConnections();
+    expect(connections.filter((c) => c.context.credentialId === credential).map((c) => c.readOnly)).toEqual([true]);
   });
 
   it('sub-agent keys: never past the parent key, 10 live and 30 an hour, no minting of their own, and they end with the parent key', async () => {
