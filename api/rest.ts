@@ -96,18 +96,19 @@ async function joinOnRegister(core: Core, actor: Actor, hub: string, note: strin
   const base = core.config.baseUrl;
   try {
     const { result } = await invoke(core, actor, 'join_hub', { hub, ...(note !== undefined ? { note } : {}) }, 'model');
-    const { status, hub_id: id, slug } = result.data as { status: string; hub_id: string; slug: string };
-    const joined = status === 'joined' || status === 'member';
+    const { status, hub_id: id, slug } = result.data as { status: string; hub_id?: string; slug?: string };
+    // A request names no hub: a private hub and a missing one answer a newcomer alike.
+    if (status === 'requested' || !id || !slug) {
+      return { joined: false, requested: true, next: [{ call: 'join_hub', url: `${base}/api/v1/tools/join_hub`, body: { hub } }] };
+    }
     return {
-      joined,
-      requested: status === 'requested',
+      joined: true,
+      requested: false,
       hub: { id, slug },
-      next: joined
-        ? [
-            { call: 'open_hub', url: `${base}/api/v1/tools/open_hub`, body: { hub: slug } },
-            { call: 'start_thread', url: `${base}/api/v1/tools/start_thread`, body: { hub: slug, title: '…', body: '…' } },
-          ]
-        : [],
+      next: [
+        { call: 'open_hub', url: `${base}/api/v1/tools/open_hub`, body: { hub: slug } },
+        { call: 'start_thread', url: `${base}/api/v1/tools/start_thread`, body: { hub: slug, title: '…', body: '…' } },
+      ],
     };
   } catch (error) {
     if (!(error instanceof AppError)) throw error;

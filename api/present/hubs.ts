@@ -1,6 +1,7 @@
 import { inline } from '../../server/core/framing.ts';
 import type { CreatedHub, HubReading, JoinOutcome, MyHub } from '../../server/core/hubs.ts';
 import { line, said, type Result } from '../../server/core/result.ts';
+import { peopleData, peopleParts, peopleView } from './members.ts';
 
 const iso = (t: number) => new Date(t).toISOString();
 
@@ -13,7 +14,7 @@ export const presentCreatedHub = (out: CreatedHub): Result => ({
 });
 
 /** open_hub: Read me first, mode, the reader's seat, then threads and pads, newest first, 30 a page. */
-export function presentHub({ hub, seat, threads, pads, nextCursor }: HubReading): Result {
+export function presentHub({ hub, seat, threads, pads, nextCursor, people }: HubReading): Result {
   const parts = [
     line(`# Hub ${inline(hub.name)}`),
     line(`id ${hub.id} · slug ${hub.slug} · ${hub.audience} · mode ${hub.mode === 'open' ? 'Open' : 'Checked'} · your seat: ${seat ?? 'none (not a member)'}`),
@@ -26,6 +27,7 @@ export function presentHub({ hub, seat, threads, pads, nextCursor }: HubReading)
   for (const p of pads) parts.push(line(`- ${inline(p.title)} · ${p.id} · version ${p.count} · updated ${iso(p.updated_at)}`));
   if (!pads.length) parts.push(line('No pads yet.'));
   if (nextCursor) parts.push(line(`More: call open_hub with cursor "${nextCursor}".`));
+  if (people) parts.push(...peopleParts(people, hub.slug));
   if (seat === null) parts.push(line('You are not a member: join_hub to take part.'));
   else parts.push(line('Take part: start_thread to begin a conversation, open_thread to read one, post_reply to answer.'));
   return {
@@ -39,6 +41,7 @@ export function presentHub({ hub, seat, threads, pads, nextCursor }: HubReading)
       threads: threads.map((t) => ({ id: t.id, status: t.status, posts: t.count, updated: iso(t.updated_at) })),
       pads: pads.map((p) => ({ id: p.id, version: p.count, updated: iso(p.updated_at) })),
       ...(nextCursor ? { next_cursor: nextCursor } : {}),
+      ...(people ? peopleData(people) : {}),
     },
     view: () => ({
       hub: { id: hub.id, slug: hub.slug, name: hub.name, readme: hub.readme, mode: hub.mode, audience: hub.audience },
@@ -46,18 +49,25 @@ export function presentHub({ hub, seat, threads, pads, nextCursor }: HubReading)
       threads: threads.map((t) => ({ id: t.id, title: t.title, status: t.status, posts: t.count, updated: iso(t.updated_at) })),
       pads: pads.map((p) => ({ id: p.id, title: p.title, version: p.count, updated: iso(p.updated_at) })),
       ...(nextCursor ? { next_cursor: nextCursor } : {}),
+      ...(people ? peopleView(people) : {}),
     }),
   };
 }
 
-export function presentJoin({ hub, status, role }: JoinOutcome): Result {
+/** A request names nothing: a stranger cannot tell a private hub from a missing one. */
+export function presentJoin(out: JoinOutcome): Result {
+  if (out.status === 'requested') {
+    return {
+      parts: [line('If this hub exists, your request to join is with its owners. Once they let you in, join_hub answers "member" and open_hub shows the hub.')],
+      data: { status: 'requested' },
+    };
+  }
+  const { hub, status, role } = out;
   const text =
     status === 'member'
       ? `You are already in ${inline(hub.name)} as ${role}.`
-      : status === 'joined'
-        ? `You joined ${inline(hub.name)} as a member. open_hub "${hub.slug}" to see its threads and pads.`
-        : `${inline(hub.name)} is private: your request to join is with its owner and helpers.`;
-  return { parts: [line(text)], data: { hub_id: hub.id, slug: hub.slug, status, ...(role ? { role } : {}) } };
+      : `You joined ${inline(hub.name)} as a member. open_hub "${hub.slug}" to see its threads and pads.`;
+  return { parts: [line(text)], data: { hub_id: hub.id, slug: hub.slug, status, role } };
 }
 
 export const presentMyHubs = (rows: readonly MyHub[]): Result => ({

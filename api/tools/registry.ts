@@ -1,5 +1,6 @@
 import type { Tool } from './defineTool.ts';
 import { createHubTool, joinHubTool, myHubsTool, openHubTool } from './hubTools.ts';
+import { moderateTool, setHubGuideTool, setHubVisibilityTool } from './memberTools.ts';
 import { mintSubagentTool, rotateKeyTool, setHandleTool } from './keyTools.ts';
 import { createPadTool, editPadTool, openPadTool, undoEditTool, waitForChangesTool } from './padTools.ts';
 import { markAnswerTool, openThreadTool, postReplyTool, reactTool, startThreadTool } from './threadTools.ts';
@@ -9,6 +10,9 @@ export const tools: readonly Tool[] = [
   createHubTool,
   openHubTool,
   joinHubTool,
+  setHubVisibilityTool,
+  setHubGuideTool,
+  moderateTool,
   startThreadTool,
   postReplyTool,
   openThreadTool,

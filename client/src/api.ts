@@ -153,12 +153,46 @@ export interface PadSummary {
   updated: string
 }
 
+export interface HubMember {
+  id: Id
+  name: string
+  handle: string
+  kind: 'human' | 'agent'
+  role: Role
+}
+
+export interface JoinRequest {
+  id: Id
+  name: string
+  handle: string
+  kind: 'human' | 'agent'
+  note: string
+  asked: string
+}
+
 export interface HubView {
   hub: { id: Id; slug: string; name: string; readme?: string | null; mode: string; audience: string }
   seat: Seat
   threads: ThreadSummary[]
   pads: PadSummary[]
   next_cursor?: string | null
+  /** For a reader with a seat, on the first page. */
+  members?: HubMember[]
+  member_count?: number
+  /** For the owner and helpers: who waits to be let in. */
+  requests?: JoinRequest[] | null
+  request_count?: number
+}
+
+export type ModerateAction = 'let_in' | 'turn_away' | 'remove' | 'name_helper' | 'name_member'
+
+export interface AudienceChange {
+  audience: 'public' | 'private'
+  status: 'preview' | 'published' | 'made_private' | 'unchanged'
+  threads: number
+  posts: number
+  pads: number
+  members: number
 }
 
 export interface PadView {
@@ -215,6 +249,9 @@ interface Tools {
     view: unknown
   }
   open_pad: { args: { pad_id: Id }; data: unknown; view: PadView }
+  moderate: { args: { hub: string; action: ModerateAction; who: Id }; data: { role?: Role; changed: boolean }; view: unknown }
+  set_hub_guide: { args: { hub: string; text: string }; data: { characters: number; changed: boolean }; view: unknown }
+  set_hub_visibility: { args: { hub: string; audience: 'public' | 'private'; confirm?: boolean }; data: AudienceChange; view: unknown }
 }
 
 export type ToolName = keyof Tools

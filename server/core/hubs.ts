@@ -8,6 +8,7 @@ import { AppError, invalid, notFound } from './errors.ts';
 import type { Seat } from './rights.ts';
 import { newId } from './secrets.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
+import { hubPeople, type HubPeople } from './members.ts';
 
 const RoleRow = z.object({ role: Role });
 const HubSeatRow = HubRow.pick({ id: true, slug: true, name: true }).extend({ role: Role });
@@ -108,16 +109,22 @@ const ItemRow = z.object({
 const CursorShape = z.object({ t: z.number(), id: z.string() });
 
 export type HubItem = z.infer<typeof ItemRow>;
-export type HubReading = { hub: HubRow; seat: Seat; threads: HubItem[]; pads: HubItem[]; nextCursor: string | undefined };
+export type HubReading = { hub: HubRow; seat: Seat; threads: HubItem[]; pads: HubItem[]; nextCursor: string | undefined; people: HubPeople | null };
 
-/** A page of a hub's threads and pads, newest first, for a reader the policy let in. */
+/**
+ * A page of a hub's threads and pads, newest first, for a reader the policy let in; with `people`
+ * (open_hub, on its first page), who is in the hub for a reader with a seat, and who waits for its
+ * owner and helpers.
+ */
 export async function hubReading(
   conn: CommonQueryMethods,
   { hub, seat }: { hub: HubRow; seat: Seat },
   input: { cursor?: string | undefined; type?: 'thread' | 'pad' | undefined },
+  withPeople = true,
 ): Promise<HubReading> {
   const after = input.cursor === undefined ? null : decodeCursor(input.cursor, CursorShape);
-  const items = await conn.any(sql.type(ItemRow)`
+  const [items, people] = await Promise.all([
+    conn.any(sql.type(ItemRow)`
     SELECT * FROM (
       SELECT 'thread' AS type, id, title, status, post_count AS count, updated_at FROM threads WHERE hub_id = ${hub.id}
       UNION ALL
@@ -128,7 +135,9 @@ export async function hubReading(
     ${input.type ? sql.fragment`AND type = ${input.type}` : sql.fragment``}
     ${after ? sql.fragment`AND (updated_us, id) < (${after.t}, ${after.id})` : sql.fragment``}
     ORDER BY updated_us DESC, id DESC
-    LIMIT ${HUB_PAGE + 1}`);
+    LIMIT ${HUB_PAGE + 1}`),
+    withPeople && !after ? hubPeople(conn, hub.id, seat) : null,
+  ]);
   const page = items.slice(0, HUB_PAGE);
   const last = page.at(-1);
   const nextCursor = items.length > HUB_PAGE && last ? encodeCursor({ t: last.updated_us, id: last.id }) : undefined;
@@ -138,29 +147,37 @@ export async function hubReading(
     threads: page.filter((item) => item.type === 'thread'),
     pads: page.filter((item) => item.type === 'pad'),
     nextCursor,
+    people,
   };
 }
 
 /** The hub page of the Markdown views, readable as the hub is. */
 export async function hubPage(core: Core, reader: Actor | null, input: { hub: string; cursor?: string | undefined; type?: 'thread' | 'pad' | undefined }) {
-  return hubReading(core.db.pool, await readableHub(core, core.db.pool, input.hub, reader), input);
+  return hubReading(core.db.pool, await readableHub(core, core.db.pool, input.hub, reader), input, false);
 }
 
-export type JoinOutcome = { hub: HubRow; status: 'member' | 'joined' | 'requested'; role: Role | null };
+/** A request names no hub: a private hub and a missing one answer a stranger alike. */
+export type JoinOutcome = { hub: HubRow; status: 'member' | 'joined'; role: Role } | { hub: null; status: 'requested'; role: null };
 
-/** Public hub: join at once. Private: ask its owner and helpers. Calling again changes nothing. */
-export async function joinHub(core: Core, tx: CommonQueryMethods, actor: Actor, { hub, seat }: { hub: HubRow; seat: Seat }, note: string | undefined): Promise<JoinOutcome> {
-  if (seat) return { hub, status: 'member', role: seat };
-  if (readsPublic(core, hub)) {
+/**
+ * Public hub: join at once. Private: ask its owner and helpers. Calling again changes nothing. A
+ * stranger learns nothing of a private hub: the request is kept for its owners, and the answer is
+ * the one a missing hub gets.
+ */
+export async function joinHub(core: Core, tx: CommonQueryMethods, actor: Actor, { hub, seat }: { hub: HubRow | null; seat: Seat }, note: string | undefined): Promise<JoinOutcome> {
+  if (hub && seat) return { hub, status: 'member', role: seat };
+  if (hub && readsPublic(core, hub)) {
     await tx.query(sql.unsafe`
       INSERT INTO hub_members (hub_id, participant_id, role) VALUES (${hub.id}, ${actor.id}, 'member')
       ON CONFLICT DO NOTHING`);
     return { hub, status: 'joined', role: 'member' };
   }
-  await tx.query(sql.unsafe`
-    INSERT INTO join_requests (hub_id, participant_id, note) VALUES (${hub.id}, ${actor.id}, ${note ?? ''})
-    ON CONFLICT (hub_id, participant_id) DO NOTHING`);
-  return { hub, status: 'requested', role: null };
+  if (hub) {
+    await tx.query(sql.unsafe`
+      INSERT INTO join_requests (hub_id, participant_id, note) VALUES (${hub.id}, ${actor.id}, ${note ?? ''})
+      ON CONFLICT (hub_id, participant_id) DO NOTHING`);
+  }
+  return { hub: null, status: 'requested', role: null };
 }
 
 export type MyHub = z.infer<typeof HubSeatRow>;

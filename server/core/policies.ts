@@ -5,7 +5,7 @@ import type { Actor } from './actor.ts';
 import type { Core } from './context.ts';
 import { AppError, forbidden, invalid, notFound } from './errors.ts';
 import { findHub, readableHub, seatIn } from './hubs.ts';
-import { allows, requireWriter, type Seat } from './rights.ts';
+import { allows, requireWriter, type Right, type Seat } from './rights.ts';
 import { findEdit } from '../../sync/versions.ts';
 import type { EditablePad } from './editors.ts';
 import type { UndoTarget } from './padEdits.ts';
@@ -44,12 +44,27 @@ export const writeInHub = (ref: string): Policy<HubTarget> => async (scope) => {
   return target;
 };
 
-/** Joining: a private hub can be asked to let one in, so it is found by slug or id even unseen. */
-export const joinHub = (ref: string): Policy<HubTarget> => async ({ conn, actor }) => {
-  // A sub-agent key is told what a missing hub answers.
+/** A hub where the caller's seat carries `right`; a stranger to a private hub sees `not_found`. */
+export const hubWith = (ref: string, right: Right, refusal: string): Policy<HubTarget> => async (scope) => {
+  const target = await readHub(ref)(scope);
+  if (!allows(target.seat, right)) throw forbidden(refusal, { your_role: target.seat ?? 'none' });
+  return target;
+};
+
+/** Moderating: owner and helpers; naming helpers (and members again), the owner only. */
+export const moderateHub = (ref: string, action: string): Policy<HubTarget> =>
+  action === 'name_helper' || action === 'name_member'
+    ? hubWith(ref, 'setRoles', 'Only the owner of this hub names helpers.')
+    : hubWith(ref, 'moderate', 'Only the owner and helpers of this hub let people in, turn them away or remove them.');
+
+/**
+ * Joining: a private hub can be asked to let one in, so it is found by slug or id even unseen. A
+ * missing hub is no refusal: to a stranger it answers as a private hub does (`hub` null there).
+ */
+export const joinHub = (ref: string): Policy<{ hub: HubRow | null; seat: Seat }> => async ({ conn, actor }) => {
+  // A sub-agent key is told what a stranger to a missing hub is told, and nothing is asked.
   const hub = grantsHubs(actor) ? await findHub(conn, ref) : null;
-  if (!hub) throw notFound('No such hub.');
-  return { hub, seat: await seatIn(conn, hub.id, actor.id) };
+  return { hub, seat: hub && (await seatIn(conn, hub.id, actor.id)) };
 };
 
 // Threads

@@ -13,7 +13,12 @@ const rules = {
   /** Mark any thread's answer; members only the threads they started. */
   markAnyAnswer: ['owner', 'helper'],
   moderate: ['owner', 'helper'],
+  /** Write the hub's Read me first (`set_hub_guide`). */
+  guide: ['owner', 'helper'],
+  /** Name helpers; as only the owner makes helpers, only the owner removes one. */
   setRoles: ['owner'],
+  /** Publish the hub or make it private (`set_hub_visibility`). */
+  audience: ['owner'],
 } as const satisfies Record<string, readonly Role[]>;
 
 export type Right = keyof typeof rules;

@@ -297,12 +297,12 @@ describe.each(stores())('HTTP surface on %s', (store) => {
       expect(await count('participants')).toBe(before);
     });
 
-    it('still returns the key, with join_error, when the hub cannot be joined', async () => {
+    it('answers a missing hub as a private one (a request, no hub named) and still returns the key', async () => {
       const reply = await postJson(`${server.url}/api/v1/agents/register`, { name: 'Lost', hub: 'no-such-hub' });
       expect(reply.status).toBe(201);
       expect(reply.body.agent_key).toMatch(/^svca_/);
-      expect(reply.body.joined).toBe(false);
-      expect(reply.body.join_error).toMatchObject({ error: 'not_found', message: expect.any(String) });
+      expect(reply.body).toMatchObject({ joined: false, requested: true });
+      expect(reply.body).not.toHaveProperty('hub');
       expect(reply.body.next).toEqual([{ call: 'join_hub', url: `${base}/api/v1/tools/join_hub`, body: { hub: 'no-such-hub' } }]);
       expect((await rest(server, reply.body.agent_key, 'create_hub', { name: 'Own place' })).status).toBe(200);
     });

@@ -15,7 +15,7 @@ const normalise = (value: unknown): unknown =>
       .replace(/\b(world|parity)(-\d+)?\b/g, '$1-<n>'),
   );
 
-type Fixture = { hub: string; thread: string; post: string; pad: string; block: string; edit: string };
+type Fixture = { hub: string; thread: string; post: string; pad: string; block: string; edit: string; asker: string };
 type Case = { tool: string; args: (f: Fixture) => Record<string, unknown>; error?: string };
 
 /** At least one success and one refusal per model tool. */
@@ -25,7 +25,13 @@ const cases: Case[] = [
   { tool: 'open_hub', args: (f) => ({ hub: f.hub }) },
   { tool: 'open_hub', args: () => ({ hub: 'missing-hub' }), error: 'not_found' },
   { tool: 'join_hub', args: (f) => ({ hub: f.hub }) },
-  { tool: 'join_hub', args: () => ({ hub: 'missing-hub' }), error: 'not_found' },
+  { tool: 'join_hub', args: () => ({ hub: '' }), error: 'invalid' },
+  { tool: 'moderate', args: (f) => ({ hub: f.hub, action: 'let_in', who: f.asker }) },
+  { tool: 'moderate', args: (f) => ({ hub: f.hub, action: 'hide', who: f.asker }), error: 'invalid' },
+  { tool: 'set_hub_guide', args: (f) => ({ hub: f.hub, text: 'Start here.' }) },
+  { tool: 'set_hub_guide', args: () => ({ hub: 'missing-hub', text: 'x' }), error: 'not_found' },
+  { tool: 'set_hub_visibility', args: (f) => ({ hub: f.hub, audience: 'private' }) },
+  { tool: 'set_hub_visibility', args: (f) => ({ hub: f.hub, audience: 'public' }), error: 'forbidden' },
   { tool: 'start_thread', args: (f) => ({ hub: f.hub, title: 'T', body: 'B' }) },
   { tool: 'start_thread', args: (f) => ({ hub: f.hub, title: 'T' }), error: 'invalid' },
   { tool: 'post_reply', args: (f) => ({ thread_id: f.thread, body: 'reply' }) },
@@ -51,6 +57,7 @@ const cases: Case[] = [
 describe.each(stores())('REST, MCP and the web app agree on %s', (store) => {
   let server: TestServer;
   let key: string;
+  let asker: { key: string; id: string };
   let client: Client;
   let cookie: string;
 
@@ -67,12 +74,14 @@ describe.each(stores())('REST, MCP and the web app agree on %s', (store) => {
     const full = await call('open_pad', { pad_id: padId, mode: 'full' });
     const block = full.body.data.blocks[0];
     const edit = await call('edit_pad', { pad_id: padId, base_version: 1, edits: [{ block_id: full.body.data.blocks[1], text: 'Two, edited.' }] });
-    return { hub: hub.body.data.slug, thread: thread.body.data.thread_id, post: thread.body.data.post_id, pad: padId, block, edit: edit.body.data.edit_id };
+    await rest(server, asker.key, 'join_hub', { hub: hub.body.data.slug });
+    return { hub: hub.body.data.slug, thread: thread.body.data.thread_id, post: thread.body.data.post_id, pad: padId, block, edit: edit.body.data.edit_id, asker: asker.id };
   }
 
   beforeAll(async () => {
     server = await startTestServer(store);
     key = (await registerAgent(server, 'Parity Bot')).key;
+    asker = await registerAgent(server, 'Parity Asker');
     client = await mcpClient(server, key);
     cookie = (await signIn(server, 'Parity Person', 'parity@example.com')).cookie;
   });

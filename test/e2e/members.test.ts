@@ -1,0 +1,107 @@
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureClientBuilt, haveChromium, launchBrowser, personInBrowser, type BrowserPerson } from '../support/browser.ts';
+import { appTool, registerAgent, request, rest, startTestServer, stores, type TestServer } from '../support/server.ts';
+
+/**
+ * The hub page in headless Chromium against the real server: the owner lets in someone who asked,
+ * names them helper, removes them, writes the Read me first and publishes after the preview; a
+ * member sees who is in the hub and none of the owner's buttons.
+ */
+describe.skipIf(!haveChromium).each(stores())('members on the hub page on %s', (store) => {
+  let server: TestServer;
+  let browser: Browser;
+  let ada: BrowserPerson;
+  let bob: BrowserPerson;
+  let hub: { id: string; slug: string };
+
+  const row = (who: BrowserPerson, list: 'request' | 'member', id: string) => who.page.locator(`li.${list}[data-participant="${id}"]`);
+  /** The role badge's own text (the page shows it capitalised). */
+  const roleOf = (who: BrowserPerson, id: string) => row(who, 'member', id).locator('.badge').textContent();
+
+  beforeAll(async () => {
+    ensureClientBuilt();
+    server = await startTestServer(store, { SVC_PUBLIC_THREADS: '1' });
+    browser = await launchBrowser();
+    ada = await personInBrowser(browser, server, 'Ada');
+    bob = await personInBrowser(browser, server, 'Bob');
+    const created = await appTool(server, ada.cookie, 'create_hub', { name: 'Field Station' });
+    if (created.status !== 200) throw new Error(`create_hub failed: ${created.text}`);
+    hub = { id: created.body.data.hub_id, slug: created.body.data.slug };
+    await appTool(server, ada.cookie, 'start_thread', { hub: hub.slug, title: 'Sightings', body: 'Post yours here.' });
+    // Bob asks and is let in through the tools, so the page starts with one member beside the owner.
+    await appTool(server, bob.cookie, 'join_hub', { hub: hub.slug });
+    await appTool(server, ada.cookie, 'moderate', { hub: hub.slug, action: 'let_in', who: bob.id });
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+  });
+
+  it('lets in someone who asked, names them helper, then removes them', async () => {
+    const visitor = await registerAgent(server, 'Visiting Bot');
+    await rest(server, visitor.key, 'join_hub', { hub: hub.slug, note: 'I count birds.' });
+
+    const page = ada.page;
+    page.on('dialog', (dialog) => void dialog.accept());
+    await page.goto(`/h/${hub.slug}`);
+    const asking = row(ada, 'request', visitor.id);
+    await expect.poll(() => asking.innerText()).toContain('Visiting Bot');
+    expect(await asking.innerText()).toContain('I count birds.');
+
+    await asking.getByRole('button', { name: 'Let in' }).click();
+    const seated = row(ada, 'member', visitor.id);
+    await expect.poll(() => roleOf(ada, visitor.id)).toBe('member');
+    expect(await asking.count()).toBe(0);
+    await expect.poll(async () => (await page.getByRole('status').allInnerTexts()).join(' ')).toContain('Visiting Bot is a member now.');
+    expect((await rest(server, visitor.key, 'open_hub', { hub: hub.slug })).body.data.seat).toEqual({ role: 'member' });
+
+    await seated.getByRole('button', { name: 'Make helper' }).click();
+    await expect.poll(() => roleOf(ada, visitor.id)).toBe('helper');
+    expect((await rest(server, visitor.key, 'open_hub', { hub: hub.slug })).body.data.seat).toEqual({ role: 'helper' });
+
+    await seated.getByRole('button', { name: 'Remove' }).click();
+    await expect.poll(() => seated.count()).toBe(0);
+    expect((await rest(server, visitor.key, 'open_hub', { hub: hub.slug })).status).toBe(404);
+    expect(ada.errors).toEqual([]);
+  });
+
+  it('writes the Read me first, shown on the page and in the Markdown view', async () => {
+    const page = ada.page;
+    await page.goto(`/h/${hub.slug}`);
+    await page.getByRole('textbox', { name: 'Read me first' }).fill('Count once per day.\nNo guesses.');
+    await page.getByRole('button', { name: 'Save Read me first' }).click();
+    await expect.poll(() => page.locator('.readme').innerText()).toContain('Count once per day.\nNo guesses.');
+    const markdown = await request(`${server.url}/h/${hub.slug}.md`, { headers: { cookie: bob.cookie } });
+    expect(markdown.text).toContain('## Read me first\n\n~~~markdown\nCount once per day.\nNo guesses.\n~~~');
+    expect(ada.errors).toEqual([]);
+  });
+
+  it('publishes only after the preview, which changes nothing', async () => {
+    const page = ada.page;
+    const signedOut = () => request(`${server.url}/h/${hub.slug}.md`);
+    await page.goto(`/h/${hub.slug}`);
+    await page.getByRole('button', { name: 'Publish…' }).click();
+    const preview = page.locator('.preview');
+    await expect.poll(() => preview.innerText()).toContain('1 thread (1 post), 0 pads');
+    expect(await preview.innerText()).toContain('2 members');
+    expect(await preview.innerText()).toContain('Nothing has changed yet.');
+    expect((await signedOut()).status).toBe(404);
+
+    await page.getByRole('button', { name: 'Publish now' }).click();
+    await expect.poll(() => page.locator('.audience').innerText()).toContain('This hub is public');
+    expect((await signedOut()).status).toBe(200);
+    expect(ada.errors).toEqual([]);
+  });
+
+  it('shows a member who is in the hub, without the owner’s buttons', async () => {
+    const page = bob.page;
+    await page.goto(`/h/${hub.slug}`);
+    await expect.poll(() => roleOf(bob, ada.id)).toBe('owner');
+    expect(await roleOf(bob, bob.id)).toBe('member');
+    expect(await page.getByRole('button', { name: /Remove|Make helper|Let in|Publish/ }).count()).toBe(0);
+    expect(await page.getByRole('heading', { name: 'Hub settings' }).count()).toBe(0);
+    expect(bob.errors).toEqual([]);
+  });
+});
