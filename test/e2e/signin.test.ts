@@ -1,43 +1,12 @@
-import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureClientBuilt, haveChromium, launchBrowser } from '../support/browser.ts';
 import { request, signIn, startTestServer, stores, type TestServer } from '../support/server.ts';
 
 /**
  * Signing in through the pages in headless Chromium against the real server, with no mail server:
  * the code is read where a newcomer reads it, at /dev/outbox. Then a verification link opened from it.
  */
-
-const CHROMIUM = '/usr/bin/chromium';
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const DIST_INDEX = join(ROOT, 'client/dist/index.html');
-
-const haveChromium = existsSync(CHROMIUM);
-if (!haveChromium && process.env.CI === 'true') {
-  throw new Error(`CI=true needs Chromium at ${CHROMIUM}: the browser suite may not be skipped.`);
-}
-
-function newestMtime(path: string): number {
-  const stat = statSync(path);
-  if (!stat.isDirectory()) return stat.mtimeMs;
-  return Math.max(stat.mtimeMs, ...readdirSync(path).map((name) => newestMtime(join(path, name))));
-}
-
-/** The server serves client/dist as it finds it at start, so build it when missing or older than its sources. */
-function ensureClientBuilt() {
-  const sources = ['client/src', 'client/public', 'client/index.html', 'client/vite.config.ts', 'schema/pad.ts'].map((p) => join(ROOT, p)).filter(existsSync);
-  if (existsSync(DIST_INDEX) && statSync(DIST_INDEX).mtimeMs >= Math.max(...sources.map(newestMtime))) return;
-  const built = spawnSync(process.execPath, [join(ROOT, 'node_modules/vite/bin/vite.js'), 'build', '--config', 'client/vite.config.ts', '--logLevel', 'warn'], {
-    cwd: ROOT,
-    encoding: 'utf8',
-  });
-  if (built.status !== 0) throw new Error(`client build failed:\n${built.stdout}\n${built.stderr}`);
-}
-
-const LAUNCH_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
 describe.skipIf(!haveChromium).each(stores())('sign-in pages in the browser on %s', (store) => {
   let server: TestServer;
@@ -58,7 +27,7 @@ describe.skipIf(!haveChromium).each(stores())('sign-in pages in the browser on %
   beforeAll(async () => {
     ensureClientBuilt();
     server = await startTestServer(store);
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: LAUNCH_ARGS });
+    browser = await launchBrowser();
     context = await browser.newContext({ baseURL: server.url });
     context.setDefaultTimeout(15_000);
     page = await context.newPage();
