@@ -5,7 +5,9 @@ import { z } from 'zod';
 import type { Actor } from '../server/core/actor.ts';
 import type { Core } from '../server/core/context.ts';
 import { AppError, invalidInput, notFound } from '../server/core/errors.ts';
-import { AGENT_KEY_TTL, authenticateSession, forgetCredentials, issueCredential } from '../server/core/identity.ts';
+import { AGENT_KEY_TTL, authenticateSession, issueCredential } from '../server/core/identity.ts';
+import { renameHandle, type HandleChange } from '../server/core/handles.ts';
+import { revokeCredentials } from '../server/core/keys.ts';
 import { acceptInvite, invitesMadeBy, revokeInvite } from '../server/core/invites.ts';
 import { presentMyInvites } from './present/invites.ts';
 import { deleteAccount } from '../server/core/account.ts';
@@ -24,6 +26,15 @@ const Empty = z.object({});
 const ConfirmHandle = z.object({ confirm_handle: z.string().trim().min(1).max(100) });
 const ExportRef = z.object({ id: z.string().trim().min(1).max(100), format: z.enum(['md', 'json']).optional() });
 const InviteRef = z.object({ invite_id: z.string().trim().min(1).max(100) });
+const HandleInput = z.object({ agent_id: z.string().trim().min(1).max(100).optional(), handle: z.string().trim().min(1).max(80) });
+
+const handleChanged = (out: HandleChange) => ({
+  participant_id: out.id,
+  handle: out.handle,
+  previous_handle: out.previous,
+  status: out.changed ? 'changed' : 'unchanged',
+  changes_left: out.left,
+});
 
 const CredentialListRow = z.object({
   id: z.string(),
@@ -85,9 +96,8 @@ export function settingsRoutes(core: Core, hosts: () => Set<string>): Router {
   op(['revoke'], CredentialRef, async (person, { credential_id }) => {
     const mine = (await credentialsOf(core, person)).some((c) => c.id === credential_id);
     if (!mine) throw notFound('No connection of yours or your agents has this id; Settings lists them.');
-    await core.db.write((tx) => tx.query(sql.unsafe`UPDATE credentials SET revoked_at = now() WHERE id = ${credential_id} AND revoked_at IS NULL`));
-    forgetCredentials(core);
-    core.sync.closeCredential(credential_id);
+    // At once here (lookups, live connections, sub-agent keys made with it); other instances hear it.
+    await revokeCredentials(core, [credential_id]);
     return { credential_id, status: 'revoked' };
   });
 
@@ -105,6 +115,8 @@ export function settingsRoutes(core: Core, hosts: () => Set<string>): Router {
     };
   });
 
+  op(['rename-handle'], HandleInput, async (person, input) => handleChanged(await renameHandle(core, person, input)));
+  op(['handle-under'], AgentRef, async (person, { agent_id }) => handleChanged(await renameHandle(core, person, { agent_id, under: true })));
   op(['link-code'], Empty, (person) => makeLinkCode(core, person));
   op(['preview-link', 'preview-claim', 'link-status', 'claim-status'], Token, (person, { token }) => previewLink(core, person, token));
   op(['link-agent', 'claim-agent'], Token, (person, { token }) => askToLink(core, person, token));

@@ -64,7 +64,9 @@ export async function moveHandle(tx: CommonQueryMethods, participantId: string, 
   }
 }
 
-export type HandleChange = { handle: string; previous: string; changed: boolean; left: number };
+export type HandleChange = { id: string; handle: string; previous: string; changed: boolean; left: number };
+/** Whose handle changes: a human's own, or an agent's, under its linked human's if asked. */
+export type HandleHolder = { id: string; kind: 'human' | 'agent'; human: string | null };
 
 /**
  * `set_handle`: a plain `@name`, or `@name.<human>` under the handle of the human the agent is linked
@@ -72,35 +74,68 @@ export type HandleChange = { handle: string; previous: string; changed: boolean;
  */
 export async function setHandle(core: Core, tx: CommonQueryMethods, actor: Actor, wanted: string): Promise<HandleChange> {
   requireOwnKey(actor, 'change the handle');
+  return placeHandle(core, tx, actor, wanted);
+}
+
+/**
+ * A new handle for `who`, by set_handle or by its human under Settings (`rename-handle`,
+ * `handle-under`): a plain `@name`, or, for a linked agent, `@name.<its human>`. 5 a day.
+ */
+export async function placeHandle(core: Core, tx: CommonQueryMethods, who: HandleHolder, wanted: string): Promise<HandleChange> {
   const text = wanted.trim().replace(/^@/, '');
   const dot = text.indexOf('.');
   const name = dot === -1 ? text : text.slice(0, dot);
   if (!PLAIN.test(name)) {
-    throw invalid('A handle is @ and 1 to 30 letters, digits, - or _, starting with a letter or digit; add .<your human> to place it under theirs.', {
+    throw invalid('A handle is @ and 1 to 30 letters, digits, - or _, starting with a letter or digit; an agent adds .<its human> to place it under theirs.', {
       issues: [{ path: 'handle', message: 'Use @name or @name.<human>.' }],
     });
   }
   let handle = `@${name}`;
   if (dot !== -1) {
-    const human = actor.human && actor.human !== actor.id
-      ? await tx.maybeOneFirst(sql.type(HandleRow)`SELECT handle FROM participants WHERE id = ${actor.human}`)
+    const human = who.kind === 'agent' && who.human
+      ? await tx.maybeOneFirst(sql.type(HandleRow)`SELECT handle FROM participants WHERE id = ${who.human}`)
       : null;
     if (!human) throw invalid('Only an agent linked to its human can place its handle under theirs: link first.', { issues: [{ path: 'handle', message: 'Not linked.' }] });
-    if (text.slice(dot + 1).toLowerCase() !== human.replace(/^@/, '').toLowerCase()) {
-      throw invalid(`Under your human the handle reads @${name}.${human.replace(/^@/, '')}.`, { issues: [{ path: 'handle', message: `The part after the dot is your human's handle, ${human}.` }] });
+    const under = plainName(human);
+    if (text.slice(dot + 1).toLowerCase() !== under.toLowerCase()) {
+      throw invalid(`Under its human the handle reads @${name}.${under}.`, { issues: [{ path: 'handle', message: `The part after the dot is the human's handle, ${human}.` }] });
     }
-    handle = `@${name}.${human.replace(/^@/, '')}`;
+    handle = `@${name}.${under}`;
   }
-  await lockParticipant(tx, actor.id);
-  const previous = (await tx.oneFirst(sql.type(HandleRow)`SELECT handle FROM participants WHERE id = ${actor.id}`));
-  const window = sql.fragment`participant_id = ${actor.id} AND retired_at > now() - interval '1 day'`;
+  await lockParticipant(tx, who.id);
+  const previous = await tx.oneFirst(sql.type(HandleRow)`SELECT handle FROM participants WHERE id = ${who.id}`);
+  const window = sql.fragment`participant_id = ${who.id} AND retired_at > now() - interval '1 day'`;
   const changes = await tx.oneFirst(sql.type(CountRow)`SELECT count(*) AS n FROM handle_history WHERE ${window}`);
-  if (previous === handle) return { handle, previous, changed: false, left: Math.max(0, HANDLE_CHANGES_PER_DAY - changes) };
+  if (previous === handle) return { id: who.id, handle, previous, changed: false, left: Math.max(0, HANDLE_CHANGES_PER_DAY - changes) };
   if (changes >= HANDLE_CHANGES_PER_DAY) {
     const oldest = await tx.oneFirst(sql.type(TRow)`SELECT min(retired_at) AS t FROM handle_history WHERE ${window}`);
     throw paceRefused(`A handle can change ${HANDLE_CHANGES_PER_DAY} times a day.`, oldest + 24 * 3_600_000);
   }
-  await moveHandle(tx, actor.id, handle);
+  await moveHandle(tx, who.id, handle);
   forgetCredentials(core);
-  return { handle, previous, changed: true, left: HANDLE_CHANGES_PER_DAY - changes - 1 };
+  return { id: who.id, handle, previous, changed: true, left: HANDLE_CHANGES_PER_DAY - changes - 1 };
+}
+
+/** A handle's own name: `@scout.dana` is `scout`. */
+export const plainName = (handle: string) => handle.replace(/^@/, '').split('.')[0]!;
+
+const AgentOfRow = z.object({ id: z.string(), handle: z.string() });
+
+/**
+ * Settings: a person renames their own handle, or one of their agents' (`agent_id`); `under` places
+ * the agent's handle under theirs (`handle-under`). Another person's agent answers as a missing one.
+ */
+export async function renameHandle(core: Core, person: Actor, input: { agent_id?: string | undefined; handle?: string | undefined; under?: boolean }) {
+  return core.db.write(async (tx) => {
+    if (input.agent_id === undefined) {
+      if (input.under || input.handle === undefined) throw invalid('Give handle: the new @name.', { issues: [{ path: 'handle', message: 'Required.' }] });
+      return placeHandle(core, tx, { id: person.id, kind: 'human', human: null }, input.handle);
+    }
+    const agent = await tx.maybeOne(sql.type(AgentOfRow)`
+      SELECT id, handle FROM participants WHERE id = ${input.agent_id} AND kind = 'agent' AND linked_human = ${person.id}`);
+    if (!agent) throw notFound('No agent of yours has this id.');
+    const wanted = input.under ? `@${plainName(input.handle ?? agent.handle)}.${plainName(person.handle)}` : input.handle;
+    if (wanted === undefined) throw invalid('Give handle: the new @name, or @name.<you>.', { issues: [{ path: 'handle', message: 'Required.' }] });
+    return placeHandle(core, tx, { id: agent.id, kind: 'agent', human: person.id }, wanted);
+  });
 }

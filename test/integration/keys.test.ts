@@ -304,4 +304,38 @@ describe.each(stores())('keys, sub-agents and handles on %s', (store) => {
     const linked = await rest(server, agent.key, 'link', { action: 'code', line: `Link to ${oldHandle.toUpperCase()} with ${code.body.code}` });
     expect(linked.body.data).toMatchObject({ status: 'linked', linked_to: { id: person.id, handle: `@renamed-${store}` } });
   });
+  it('under Settings a person renames their handle and their agents’, places an agent’s under theirs, and revokes a key with its sub-agents', async () => {
+    const person = await signIn(server, 'Handle Person', `handles-${store}@example.com`);
+    const stranger = await signIn(server, 'Other Person', `other-handles-${store}@example.com`);
+    const settings = (who: { cookie: string }, op: string, body: unknown) =>
+      request(`${server.url}/api/settings/${op}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', cookie: who.cookie, 'x-svc': '1', origin: server.url },
+        body: JSON.stringify(body),
+      });
+    const made = await settings(person, 'create-agent', { name: 'Settings Agent' });
+    const agentId = made.body.agent.id as string;
+
+    const own = await settings(person, 'rename-handle', { handle: `@hp-${store}` });
+    expect(own.body).toMatchObject({ participant_id: person.id, handle: `@hp-${store}`, status: 'changed' });
+    const renamed = await settings(person, 'rename-handle', { agent_id: agentId, handle: '@Helper' });
+    expect(renamed.body).toMatchObject({ participant_id: agentId, handle: '@Helper', previous_handle: made.body.agent.handle });
+    const under = await settings(person, 'handle-under', { agent_id: agentId });
+    expect(under.body).toMatchObject({ handle: `@Helper.hp-${store}`, previous_handle: '@Helper' });
+    expect((await settings(stranger, 'handle-under', { agent_id: agentId })).status).toBe(404);
+    expect((await settings(person, 'rename-handle', { handle: `@x.hp-${store}` })).status).toBe(400);
+
+    // Revoking the agent's key from Settings ends it, and the sub-agent key it made, at once, live connections too.
+    const key = made.body.agent_key as string;
+    await seat(agentId);
+    const sub = (await mint(key, { pad_ids: [padAlone] })).body.data.agent_key as string;
+    const live = await openProvider(server, padAlone, sub);
+    closers.push(() => live.close());
+    await live.synced;
+    let closed = 0;
+    live.provider.on('close', () => closed++);
+    expect((await settings(person, 'revoke', { credential_id: await credentialOf(key) })).status).toBe(200);
+    for (const revoked of [key, sub]) expect((await rest(server, revoked, 'open_pad', { pad_id: padAlone })).status).toBe(401);
+    await expect.poll(() => closed).toBeGreaterThan(0);
+  });
 });
