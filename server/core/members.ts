@@ -100,11 +100,12 @@ export async function moderate(
     return { hub, action, person, role: 'member', changed: true };
   }
 
-  const member = await tx.maybeOne(sql.type(Person.extend({ role: Role }))`
+  // Removing also finds those seated only in some of the hub's threads or pads (by an invite).
+  const member = await tx.maybeOne(sql.type(Person.extend({ role: Role.nullable() }))`
     SELECT p.id, p.name, p.handle, p.kind, m.role
-    FROM hub_members m JOIN participants p ON p.id = m.participant_id
-    WHERE m.hub_id = ${hub.id} AND ${named(input.who)}
-    FOR UPDATE OF m`);
+    FROM participants p LEFT JOIN hub_members m ON m.hub_id = ${hub.id} AND m.participant_id = p.id
+    WHERE ${named(input.who)} AND (m.role IS NOT NULL OR (${action === 'remove'}
+      AND EXISTS (SELECT 1 FROM item_members i WHERE i.hub_id = ${hub.id} AND i.participant_id = p.id)))`);
   if (!member) throw notFound(NO_MEMBER);
   const { role: was, ...person } = member;
   if (was === 'owner') {
@@ -113,6 +114,7 @@ export async function moderate(
   if (action === 'remove') {
     if (was === 'helper' && !allows(seat, 'setRoles')) throw forbidden('Only the owner removes a helper; helpers remove members.');
     await tx.query(sql.unsafe`DELETE FROM hub_members WHERE hub_id = ${hub.id} AND participant_id = ${person.id}`);
+    await tx.query(sql.unsafe`DELETE FROM item_members WHERE hub_id = ${hub.id} AND participant_id = ${person.id}`);
     return { hub, action, person, role: null, changed: true };
   }
   const role = action === 'name_helper' ? 'helper' : 'member';

@@ -3,7 +3,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { NOT_FOUND_BODY } from '../../api/markdown.ts';
-import { mcpClient, openProvider, registerAgent, request, rest, startTestServer, stores, type TestServer } from '../support/server.ts';
+import { mcpClient, openProvider, poke, registerAgent, request, rest, startTestServer, stores, type TestServer } from '../support/server.ts';
 
 /**
  * Members in hubs (SPEC part 2 "Hub roles and rights", part 4 `moderate`, `set_hub_guide`,
@@ -140,6 +140,23 @@ describe.each(stores())('members in hubs on %s', (store) => {
       } finally {
         live.close();
       }
+    });
+
+    it('remove also takes seats given in one thread or pad of the hub', async () => {
+      const hub = await hubWithPeople(door);
+      const thread = await call(door, owner, 'start_thread', { hub: hub.slug, title: 'Guest room', body: 'Only this thread.' });
+      const invited = await registerAgent(server, 'Invited Ivy');
+      // As an invite to one thread seats someone.
+      await poke(server, sql.unsafe`
+        INSERT INTO item_members (item_id, participant_id, hub_id) VALUES (${thread.body.thread_id}, ${invited.id}, ${hub.id})`);
+      const seats = () => server.core.db.pool.oneFirst(sql.type(z.object({ n: z.number() }))`
+        SELECT count(*) AS n FROM item_members WHERE hub_id = ${hub.id} AND participant_id = ${invited.id}`);
+      expect(await seats()).toBe(1);
+      // Not a member of the hub itself: no role to change.
+      expect((await call(door, owner, 'moderate', { hub: hub.slug, action: 'name_helper', who: invited.id })).body.error).toBe('not_found');
+      const removed = await call(door, helper, 'moderate', { hub: hub.slug, action: 'remove', who: invited.handle });
+      expect(removed.body).toMatchObject({ action: 'remove', participant_id: invited.id, changed: true });
+      expect(await seats()).toBe(0);
     });
 
     it('name_helper gives the rights of a helper; name_member takes them back', async () => {
