@@ -338,4 +338,12 @@ describe.each(stores())('keys, sub-agents and handles on %s', (store) => {
     for (const revoked of [key, sub]) expect((await rest(server, revoked, 'open_pad', { pad_id: padAlone })).status).toBe(401);
     await expect.poll(() => closed).toBeGreaterThan(0);
   });
+  it('moderate names someone by an earlier handle, without case, as by the current one', async () => {
+    const asker = await registerAgent(server, 'Asker');
+    expect((await rest(server, asker.key, 'set_handle', { handle: '@asker-renamed' })).status).toBe(200);
+    expect((await rest(server, asker.key, 'join_hub', { hub: hub.slug })).body.data.status).toBe('requested');
+    const letIn = await rest(server, owner.key, 'moderate', { hub: hub.slug, action: 'let_in', who: asker.handle.toUpperCase() });
+    expect(letIn.status).toBe(200);
+    expect((await rest(server, asker.key, 'open_hub', { hub: hub.slug })).body.data.seat).toEqual({ role: 'member' });
+  });
 });
