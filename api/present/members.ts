@@ -19,7 +19,7 @@ export function peopleParts(people: HubPeople, slug: string): TextPart[] {
     if (r.note) parts.push(said(r.note));
   }
   if (requests.count > requests.waiting.length) parts.push(line(`(and ${requests.count - requests.waiting.length} more, oldest first)`));
-  if (requests.count) parts.push(line(`Let one in: moderate with {"hub": "${slug}", "action": "let_in", "participant": "<id>"}; action "turn_away" says no.`));
+  if (requests.count) parts.push(line(`Let one in: moderate with {"hub": "${slug}", "action": "let_in", "who": "<id>"}; action "turn_away" says no.`));
   return parts;
 }
 

@@ -76,6 +76,7 @@ describe.each(stores())('members in hubs on %s', (store) => {
       expect(seen.body.requests).toEqual([{ id: asker.id, kind: 'agent', asked: expect.any(String) }]);
       expect(seen.body.request_count).toBe(1);
       expect(seen.text).toContain('## Waiting to join (1)');
+      expect(seen.text).toContain(`Let one in: moderate with {"hub": "${hub.slug}", "action": "let_in", "who": "<id>"}`);
       expect(seen.text).toContain(`Asking Ann (agent) · ${asker.handle} · ${asker.id}`);
       // The note is the asker's text: framed as data, and never in the structured content.
       expect(seen.text).toMatch(/~~~markdown\nI read the same papers\.\n~~~/);
