@@ -8,7 +8,7 @@ import { RegisterInput, registerAgent } from '../server/core/registration.ts';
 import { readJson, BODY_LIMITS } from './http/body.ts';
 import { requireBearer } from './http/auth.ts';
 import { openCors } from './http/middleware.ts';
-import { ipLimited, type IpLimits } from './http/ipLimits.ts';
+import { takeIpLimit, type IpLimits } from './http/ipLimits.ts';
 import { requireCleanText } from './tools/hygiene.ts';
 import { invoke } from './tools/invoke.ts';
 import { modelTools } from './tools/registry.ts';
@@ -52,19 +52,20 @@ export function restRoutes(core: Core, ipLimits: IpLimits): Router {
     requireCleanText(raw);
     const parsed = RegisterInput.safeParse(raw);
     if (!parsed.success) throw invalidInput(parsed.error);
+    // Joining by invite has its own, wider per-IP limit (SPEC part 8 "Agent joins by invite").
+    await takeIpLimit(ipLimits, parsed.data.invite !== undefined ? 'inviteRegister' : 'register', ctx);
     const { body, actor } = await registerAgent(core, parsed.data);
     if (parsed.data.hub !== undefined) Object.assign(body, await joinOnRegister(core, actor, parsed.data.hub, parsed.data.note));
     ctx.set('Cache-Control', 'no-store');
     ctx.status = 201;
     ctx.body = body;
   };
-  const registerLimit = ipLimited(ipLimits, 'register');
   router.all('/api/v1/agents/register', agentCors, async (ctx) => {
     if (ctx.method !== 'POST') throw new AppError('not_found', 'Register with POST.');
-    await registerLimit(ctx, () => register(ctx));
+    await register(ctx);
   });
   // The older path: the same handler without CORS, kept until clients have moved.
-  router.post('/api/agents/register', registerLimit, register);
+  router.post('/api/agents/register', register);
 
   router.all('/api/v1/agents/key', agentCors, async (ctx) => {
     if (ctx.method !== 'POST') throw new AppError('not_found', 'Renew the key with POST.');

@@ -6,6 +6,8 @@ import { AppError, invalidInput } from '../server/core/errors.ts';
 import { authenticateSession, createAgent } from '../server/core/identity.ts';
 import { BODY_LIMITS, readJson } from './http/body.ts';
 import { sessionToken } from './http/auth.ts';
+import { emailStatus } from '../server/core/verification.ts';
+import { refuseGuest } from '../server/core/guests.ts';
 import { requireCleanText } from './tools/hygiene.ts';
 import { invoke } from './tools/invoke.ts';
 import { API_VERSION, resultText } from './tools/render.ts';
@@ -57,7 +59,7 @@ export function webRoutes(core: Core, hosts: () => Set<string>): Router {
 
   router.get('/api/me', async (ctx) => {
     const actor = await requireSession(ctx);
-    ctx.body = { participant: { id: actor.id, name: actor.name, handle: actor.handle, kind: actor.kind } };
+    ctx.body = { participant: { id: actor.id, name: actor.name, handle: actor.handle, kind: actor.kind, ...(await emailStatus(core, actor.id)) } };
   });
 
   // The web app's door into the same tool registry: model tools plus the app-only ones.
@@ -71,6 +73,7 @@ export function webRoutes(core: Core, hosts: () => Set<string>): Router {
   // Settings, "Your agents": an agent linked to the person who adds it, with a key shown once.
   router.post('/api/settings/create-agent', guard, async (ctx) => {
     const actor = await requireSession(ctx);
+    refuseGuest(actor, 'bring an agent');
     const raw = await readJson(ctx, BODY_LIMITS.settings);
     requireCleanText(raw);
     const parsed = NewAgentInput.safeParse(raw);

@@ -11,7 +11,10 @@ import { openApiRoutes } from '../api/openapi.ts';
 import { restRoutes } from '../api/rest.ts';
 import { createIpLimits } from '../api/http/ipLimits.ts';
 import { webRoutes } from '../api/web.ts';
+import { exportRoutes } from '../api/export.ts';
+import { settingsRoutes } from '../api/settings.ts';
 import { signinRoutes } from '../api/signin.ts';
+import { inviteRoutes } from '../api/invites.ts';
 import type { Config } from './config.ts';
 import type { Core } from './core/context.ts';
 import { openDatabase } from './db/database.ts';
@@ -60,7 +63,7 @@ export async function startServer(config: Config, options: { log?: Logger; host?
   app.use(hostCheck(hosts));
   // The busiest way in first: each router matches every request that reaches it.
   app.use(mcpEndpoint(core));
-  for (const router of [healthRoutes(core), restRoutes(core, ipLimits), openApiRoutes(core), markdownRoutes(core), signinRoutes(core, hosts, ipLimits), webRoutes(core, hosts)]) {
+  for (const router of [healthRoutes(core), restRoutes(core, ipLimits), openApiRoutes(core), markdownRoutes(core), signinRoutes(core, hosts, ipLimits), settingsRoutes(core, hosts), exportRoutes(core), inviteRoutes(core, hosts, ipLimits), webRoutes(core, hosts)]) {
     // No allowedMethods(): a path one router knows for POST (say /signin) may be another's page for GET.
     app.use(router.routes());
   }

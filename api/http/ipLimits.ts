@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 import { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
-import type { Middleware } from 'koa';
+import type { Context, Middleware } from 'koa';
 import { AppError } from '../../server/core/errors.ts';
 import type { Logger } from '../../server/log.ts';
 
@@ -24,6 +24,12 @@ export const IP_ROUTES = {
   signinVerify: { durationS: 900, tiers: { network: { name: 'net', points: 30 } } },
   /** POST /api/verify-email: 30 an hour. */
   verifyEmail: { durationS: 3_600, tiers: { network: { name: 'net', points: 30 } } },
+  /** POST /api/jump-in and POST /api/invite/join-guest, counted together: 90 an hour. */
+  guestJoin: { durationS: 3_600, tiers: { network: { name: 'net', points: 90 } } },
+  /** POST /api/invite-preview: 60 a minute. */
+  invitePreview: { durationS: 60, tiers: { network: { name: 'net', points: 60 } } },
+  /** Registering with an invite (agent joins by invite): 600 an hour per network, not the 30 of plain registration. */
+  inviteRegister: { durationS: 3_600, tiers: { network: { name: 'net', points: 600 } } },
 } satisfies Record<string, Route>;
 
 export type IpRoute = keyof typeof IP_ROUTES;
@@ -98,17 +104,20 @@ export async function createIpLimits(redisUrl: string | undefined, log: Logger):
   };
 }
 
-/** The route's per-IP limit as middleware: a refusal is `429` with `RateLimit: "ip";r=0;t=<n>`. */
+/** Counts one request of the route from the caller's address; a refusal is `429` with `RateLimit: "ip";r=0;t=<n>`. */
+export async function takeIpLimit(limits: IpLimits, route: IpRoute, ctx: Context): Promise<void> {
+  try {
+    await limits.take(route, ctx.ip);
+  } catch (error) {
+    if (error instanceof AppError && error.code === 'rate_limited') ctx.set('RateLimit', `"ip";r=0;t=${error.details.retry_after_seconds}`);
+    throw error;
+  }
+}
+
+/** The route's per-IP limit as middleware, on POSTs. */
 export function ipLimited(limits: IpLimits, route: IpRoute): Middleware {
   return async (ctx, next) => {
-    if (ctx.method === 'POST') {
-      try {
-        await limits.take(route, ctx.ip);
-      } catch (error) {
-        if (error instanceof AppError && error.code === 'rate_limited') ctx.set('RateLimit', `"ip";r=0;t=${error.details.retry_after_seconds}`);
-        throw error;
-      }
-    }
+    if (ctx.method === 'POST') await takeIpLimit(limits, route, ctx);
     await next();
   };
 }

@@ -91,6 +91,7 @@ export function presentThread(reading: ThreadReading): Result {
         title: thread.title,
         status: thread.status,
         ...(thread.answer_post_id ? { answer: thread.answer_post_id } : {}),
+        accepts_guests: thread.accepts_guests,
         hub: { slug: hub.slug, name: hub.name },
       },
       posts: posts.map((p) => ({

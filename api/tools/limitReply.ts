@@ -10,6 +10,17 @@ import { line, type Result } from '../../server/core/result.ts';
  * hashes are kept, so the link is a fresh one (up to 10 a day; past that, the earlier links still work).
  */
 export async function limitReply(core: Core, actor: Actor, allowance: Allowance): Promise<Result> {
+  // A guest person is handed the sign-in page instead (SPEC part 7): signing in lifts the count.
+  if (actor.guest) {
+    const signInUrl = `${core.config.baseUrl}/signin`;
+    return {
+      parts: [
+        line(`Not saved: guests have ${allowance.limit} writes a day. The next write frees up at ${allowance.resets_at}.`),
+        line(`To lift the limit, sign in at ${signInUrl}: what you wrote as a guest comes with you.`),
+      ],
+      data: { limit_reached: true, sign_in_url: signInUrl, allowance, next_write_at: allowance.resets_at },
+    };
+  }
   const link = actor.kind === 'agent' ? await freshLink(core, actor.id) : null;
   const linkUrl = link ?? `${core.config.baseUrl}/link`;
   return {

@@ -1,6 +1,7 @@
 import type { Tool } from './defineTool.ts';
 import { createHubTool, joinHubTool, myHubsTool, openHubTool } from './hubTools.ts';
 import { moderateTool, setHubGuideTool, setHubVisibilityTool } from './memberTools.ts';
+import { inviteTool, threadGuestsTool } from './inviteTools.ts';
 import { mintSubagentTool, rotateKeyTool, setHandleTool } from './keyTools.ts';
 import { createPadTool, editPadTool, openPadTool, undoEditTool, waitForChangesTool } from './padTools.ts';
 import { markAnswerTool, openThreadTool, postReplyTool, reactTool, startThreadTool } from './threadTools.ts';
@@ -13,6 +14,7 @@ export const tools: readonly Tool[] = [
   setHubVisibilityTool,
   setHubGuideTool,
   moderateTool,
+  inviteTool,
   startThreadTool,
   postReplyTool,
   openThreadTool,
@@ -27,6 +29,7 @@ export const tools: readonly Tool[] = [
   setHandleTool,
   mintSubagentTool,
   myHubsTool,
+  threadGuestsTool,
 ];
 
 export const modelTools = tools.filter((tool) => tool.audience === 'model');

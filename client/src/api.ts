@@ -8,6 +8,9 @@ export interface Participant {
   name: string
   handle: string
   kind: 'human' | 'agent'
+  /** From /api/me: the address held, and whether the account counts as verified. */
+  email?: string | null
+  verified?: boolean
 }
 
 export type Role = 'owner' | 'helper' | 'member'
@@ -101,6 +104,32 @@ export async function signOut(): Promise<void> {
   await request<void>('POST', '/signout')
 }
 
+/** A settings operation (`POST /api/settings/:op`): the person's agents, keys, links and connections. */
+export async function settingsOp<T = any>(op: string, body: Record<string, unknown> = {}): Promise<T> {
+  return request<T>('POST', `/api/settings/${encodeURIComponent(op)}`, body)
+}
+
+// ---- Invites ---------------------------------------------------------------
+
+export interface InvitePreview {
+  title: string
+  kind: 'hub' | 'thread' | 'pad'
+  role: Role
+  invitedBy: string
+  /** Whether the page may offer joining as a guest. */
+  guestJoin: boolean
+}
+
+/** What an invite is for; the token goes in the body, never in a URL. */
+export const previewInvite = (token: string) => request<InvitePreview>('POST', '/api/invite-preview', { token })
+
+/** Jumps into a public thread that takes guests under a name; signed out, the server sets a guest session. */
+export const jumpIn = (thread: Id, name: string) => request<{ participant: Participant; path: string }>('POST', '/api/jump-in', { thread, name })
+
+/** Joins by invite as a guest: the server sets a 30-day session cookie. */
+export const joinInviteAsGuest = (token: string, name: string) =>
+  request<{ participant: Participant; scopeId: Id; kind: InvitePreview['kind']; path: string }>('POST', '/api/invite/join-guest', { token, name })
+
 export interface SignInOptions {
   code: boolean
   development_form: boolean
@@ -124,6 +153,9 @@ export interface Verified {
   merged: boolean
   otherSession: boolean
 }
+
+/** Settings: mails a link confirming the address (`/verify#svcv_…`, 24 hours). */
+export const requestEmailLink = (email: string) => request<{ message: string }>('POST', '/api/settings/verify-email', { email })
 
 export const verifyEmail = (token: string) => request<Verified>('POST', '/api/verify-email', { token })
 
@@ -202,6 +234,36 @@ export interface PadView {
   canEdit: boolean
 }
 
+export type PadChange = { block_id: Id; change: 'added' | 'changed' | 'removed'; text: string; before?: string }
+
+export interface PadChangesView extends PadView {
+  since: number
+  changes: PadChange[]
+}
+
+export type WriterKind = 'person' | 'agent'
+
+export interface PadVersionEntry {
+  version: number
+  kind: 'create' | 'edit' | 'undo' | 'live'
+  writer: { id: Id; name: string; kind: WriterKind } | null
+  at: string
+  blocks: number
+  added: number
+  removed: number
+  snippet: string | null
+  editId: string | null
+  undoable: boolean
+}
+
+export interface PadHistoryView {
+  version: number
+  versions: PadVersionEntry[]
+  nextBefore: number | null
+  /** Each current block's last writer, by block id. */
+  authors: Record<Id, { id: Id; name: string; kind: WriterKind }>
+}
+
 export const REACTIONS = [
   { key: 'thumbs_up', emoji: '👍', label: 'Thumbs up' },
   { key: 'heart', emoji: '❤️', label: 'Heart' },
@@ -225,7 +287,7 @@ export interface Post {
 }
 
 export interface ThreadView {
-  thread: { id: Id; title: string; status: ThreadStatus; answer?: Id | null; hub: { slug: string; name: string } }
+  thread: { id: Id; title: string; status: ThreadStatus; answer?: Id | null; accepts_guests?: boolean; hub: { slug: string; name: string } }
   posts: Post[]
   members: { id: Id; name: string; kind: 'human' | 'agent'; role: Role }[]
   pads: { id: Id; title: string; version: number }[]
@@ -249,9 +311,16 @@ interface Tools {
     view: unknown
   }
   open_pad: { args: { pad_id: Id }; data: unknown; view: PadView }
+  ui_thread_guests: { args: { thread_id: Id; accepts_guests: boolean }; data: { accepts_guests: boolean; open_to_guests: boolean }; view: unknown }
   moderate: { args: { hub: string; action: ModerateAction; who: Id }; data: { role?: Role; changed: boolean }; view: unknown }
   set_hub_guide: { args: { hub: string; text: string }; data: { characters: number; changed: boolean }; view: unknown }
   set_hub_visibility: { args: { hub: string; audience: 'public' | 'private'; confirm?: boolean }; data: AudienceChange; view: unknown }
+  ui_pad_history: { args: { pad_id: Id; before?: number }; data: unknown; view: PadHistoryView }
+  undo_edit: {
+    args: { edit_id: string }
+    data: { pad_id: Id; version: number; changed: Id[]; conflicts: { block_id: Id; reason: string }[]; undone: string }
+    view: unknown
+  }
 }
 
 export type ToolName = keyof Tools
@@ -265,4 +334,9 @@ export interface ToolResult<N extends ToolName> {
 
 export function callTool<N extends ToolName>(name: N, args: Tools[N]['args']): Promise<ToolResult<N>> {
   return request<ToolResult<N>>('POST', `/api/tools/${encodeURIComponent(name)}`, args)
+}
+
+/** open_pad mode "changes": what changed since a version, paragraph by paragraph. */
+export async function padChangesSince(padId: Id, since: number): Promise<PadChangesView> {
+  return (await request<{ view: PadChangesView }>('POST', '/api/tools/open_pad', { pad_id: padId, mode: 'changes', since })).view
 }

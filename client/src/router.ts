@@ -8,6 +8,9 @@ export type Route =
   | { name: 'pad'; id: string }
   | { name: 'signin'; step: 'address' | 'code' }
   | { name: 'verify' }
+  | { name: 'settings' }
+  | { name: 'link' }
+  | { name: 'invite' }
   | { name: 'not-found' }
 
 const path = shallowRef(location.pathname)
@@ -27,6 +30,10 @@ export function matchRoute(pathname: string): Route {
   if (parts[0] === 'signin' && parts.length === 1) return { name: 'signin', step: 'address' }
   if (parts[0] === 'signin' && parts.length === 2 && parts[1] === 'code') return { name: 'signin', step: 'code' }
   if (parts.length === 1 && parts[0] === 'verify') return { name: 'verify' }
+  if (parts.length === 1 && parts[0] === 'settings') return { name: 'settings' }
+  if (parts.length === 1 && parts[0] === 'invite') return { name: 'invite' }
+  // The agent's link for its human; /claim is its older address.
+  if (parts.length === 1 && (parts[0] === 'link' || parts[0] === 'claim')) return { name: 'link' }
   if (parts.length === 2 && parts[0] === 'h') {
     const slug = segment(parts[1])
     if (slug) return { name: 'hub', slug }
@@ -53,6 +60,7 @@ export const paths = {
   /** `next`: the page to return to once signed in. */
   signin: (next?: string) => (next ? `/signin?next=${encodeURIComponent(next)}` : '/signin'),
   signinCode: (next?: string) => (next ? `/signin/code?next=${encodeURIComponent(next)}` : '/signin/code'),
+  settings: () => '/settings',
 }
 
 /** Web-app pages that need a session: signed out, they go to /signin. */

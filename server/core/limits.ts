@@ -30,6 +30,8 @@ export class LimitReached extends Error {
  * own pool (its sub-agents will join it); people and linked agents have none.
  */
 export function allowancePool(actor: Actor): string | null {
+  // A guest person without a verified email counts like an unlinked agent (SPEC part 8).
+  if (actor.guest) return `guest:${actor.id}`;
   return actor.kind === 'agent' && actor.human === null ? `agent:${actor.id}` : null;
 }
 

@@ -12,6 +12,8 @@ import type { UndoTarget } from './padEdits.ts';
 import { editablePad, readablePad, type PadPlace } from './pads.ts';
 import { readableThread } from './threads.ts';
 import { grantsHubs } from './grants.ts';
+import { mayPostAsGuest } from './guests.ts';
+import type { InviteTarget } from './invites.ts';
 
 /**
  * Who may do what, one place per resource (as Outline's policies): a policy loads the target of a
@@ -71,9 +73,37 @@ export const joinHub = (ref: string): Policy<{ hub: HubRow | null; seat: Seat }>
 
 export const readThread = (id: string): Policy<ThreadTarget> => ({ core, conn, actor }) => readableThread(core, conn, id, actor);
 
+/** Posting: members, and guests who jumped into a public thread that takes guests (or its hub). */
 export const postInThread = (id: string): Policy<ThreadTarget> => async (scope) => {
   const target = await readThread(id)(scope);
+  if (target.seat === null && (await mayPostAsGuest(scope.core, scope.conn, scope.actor, target))) return target;
   requireWriter(target.seat, target.hub);
+  return target;
+};
+
+/** Opening a thread to guests, or closing it: the hub's owner and helpers. */
+export const guestsOfThread = (id: string): Policy<ThreadTarget> => async (scope) => {
+  const target = await readThread(id)(scope);
+  if (!allows(target.seat, 'moderate')) throw forbidden('Only the owner and helpers of this hub open a thread to guests.', { your_role: target.seat ?? 'none' });
+  return target;
+};
+
+// Invites
+
+/** An invite link to a hub, a thread (`thr_…`) or a pad (`pad_…`): the hub's owner and helpers make them. */
+export const inviteInto = (to: string): Policy<InviteTarget> => async (scope) => {
+  let target: InviteTarget;
+  if (to.startsWith('thr_')) {
+    const { thread, hub, seat } = await readThread(to)(scope);
+    target = { kind: 'thread', scopeId: thread.id, title: thread.title, hub, seat };
+  } else if (to.startsWith('pad_')) {
+    const { pad, hub, seat } = await readPad(to)(scope);
+    target = { kind: 'pad', scopeId: pad.id, title: pad.title, hub, seat };
+  } else {
+    const { hub, seat } = await readHub(to)(scope);
+    target = { kind: 'hub', scopeId: hub.id, title: hub.name, hub, seat };
+  }
+  if (!allows(target.seat, 'invite')) throw forbidden('Only the owner and helpers of this hub make invite links.', { your_role: target.seat ?? 'none' });
   return target;
 };
 

@@ -5,6 +5,7 @@ import { AppError, invalid } from './errors.ts';
 import { createAgent } from './identity.ts';
 import { DAILY_WRITES } from './limits.ts';
 import type { NewAgent } from './identity.ts';
+import { registerWithInvite, type Joined } from './invites.ts';
 
 export const RegisterInput = z.object({
   name: z.string().trim().min(1).max(80).default('Agent').describe('Display name, at most 80 characters.'),
@@ -17,16 +18,19 @@ export type RegisterInput = z.infer<typeof RegisterInput>;
 
 /**
  * POST /api/v1/agents/register: an agent id, a 90-day key shown once, and a link for its human.
- * Open only with SVC_GUEST_AGENTS=1. The caller joins `hub` through the tool pipeline, as the agent.
+ * Open only with SVC_GUEST_AGENTS=1, or with an invite. The caller joins `hub` through the tool
+ * pipeline, as the agent.
  */
 export async function registerAgent(core: Core, input: RegisterInput) {
   const base = core.config.baseUrl;
   if (input.invite !== undefined && input.hub !== undefined) {
     throw invalid('Send either invite or hub, not both.', { issues: [{ path: 'hub', message: 'Not with invite.' }] });
   }
+  // An invite opens registration even where it is closed: the agent joins what it was invited to.
   if (input.invite !== undefined) {
-    // No invite can be made on this server yet, so every token is unknown.
-    throw new AppError('not_found', 'This invite is not valid: it is unknown, used or expired.');
+    const { created, joined } = await registerWithInvite(core, { token: input.invite, name: input.name, runsOn: input.runs_on });
+    const body = { ...agentBody(core, created), scope_id: joined.scope_id, invited: joined, next: invitedNext(base, joined) };
+    return { body, actor: agentActor(created) };
   }
   if (!core.config.guestAgents) {
     throw new AppError('registration_not_open', 'Self-registration is closed on this server. A person can sign in and add an agent under Settings, or register with an invite.', {
@@ -35,8 +39,14 @@ export async function registerAgent(core: Core, input: RegisterInput) {
     });
   }
   const created = await createAgent(core, { name: input.name, runsOn: input.runs_on });
+  return { body: agentBody(core, created), actor: agentActor(created) };
+}
+
+/** What register answers about the new agent, with or without an invite. */
+export function agentBody(core: Core, created: NewAgent): Record<string, unknown> {
+  const base = core.config.baseUrl;
   const linkUrl = `${base}/link#${created.linkSecret}`;
-  const body: Record<string, unknown> = {
+  return {
     agent: created.agent,
     agent_key: created.agentKey,
     key_expires_at: new Date(created.keyExpiresAt).toISOString(),
@@ -47,7 +57,13 @@ export async function registerAgent(core: Core, input: RegisterInput) {
     mcp: `${base}/mcp`,
     rest: `${base}/api/v1/tools`,
   };
-  return { body, actor: agentActor(created) };
+}
+
+/** The first call in what an invite opened, with its REST URL. */
+function invitedNext(base: string, joined: Joined) {
+  if (joined.kind === 'thread') return [{ call: 'open_thread', url: `${base}/api/v1/tools/open_thread`, body: { thread_id: joined.scope_id } }];
+  if (joined.kind === 'pad') return [{ call: 'open_pad', url: `${base}/api/v1/tools/open_pad`, body: { pad_id: joined.scope_id } }];
+  return [{ call: 'open_hub', url: `${base}/api/v1/tools/open_hub`, body: { hub: joined.hub.slug } }];
 }
 
 /** The new agent as the caller of its first calls (joining a hub in the same request). */

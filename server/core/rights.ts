@@ -13,6 +13,8 @@ const rules = {
   /** Mark any thread's answer; members only the threads they started. */
   markAnyAnswer: ['owner', 'helper'],
   moderate: ['owner', 'helper'],
+  /** Make invite links (`invite`). */
+  invite: ['owner', 'helper'],
   /** Write the hub's Read me first (`set_hub_guide`). */
   guide: ['owner', 'helper'],
   /** Name helpers; as only the owner makes helpers, only the owner removes one. */
