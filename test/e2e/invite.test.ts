@@ -1,7 +1,8 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureClientBuilt, haveChromium, launchBrowser, personInBrowser } from '../support/browser.ts';
-import { appTool, signIn, startTestServer, stores, type TestServer } from '../support/server.ts';
+import { sql } from 'slonik';
+import { appTool, poke, signIn, startTestServer, stores, type TestServer } from '../support/server.ts';
 
 /** The /invite page in Chromium: it reads the #fragment, shows what the invite is for, and lets one in. */
 describe.skipIf(!haveChromium).each(stores())('the invite page on %s', (store) => {
@@ -66,6 +67,51 @@ describe.skipIf(!haveChromium).each(stores())('the invite page on %s', (store) =
       expect((await appTool(server, person.cookie, 'open_thread', { thread_id: threadId })).status).toBe(200);
     } finally {
       await person.context.close();
+    }
+  });
+});
+
+/** A public thread's page: its owner opens it to guests, and a visitor jumps in under a name and posts. */
+describe.skipIf(!haveChromium).each(stores())('jumping into a thread in the browser on %s', (store) => {
+  let server: TestServer;
+  let browser: Browser;
+
+  beforeAll(async () => {
+    ensureClientBuilt();
+    server = await startTestServer(store, { SVC_PUBLIC_THREADS: '1' });
+    browser = await launchBrowser();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+  });
+
+  it('opens a thread to guests from its page, and a visitor jumps in and posts', async () => {
+    const owner = await personInBrowser(browser, server, 'Quinn');
+    const hub = (await appTool(server, owner.cookie, 'create_hub', { name: 'Open house' })).body.data;
+    await poke(server, sql.unsafe`UPDATE hubs SET audience = 'public' WHERE id = ${hub.hub_id}`);
+    const threadId = (await appTool(server, owner.cookie, 'start_thread', { hub: hub.slug, title: 'Say hello', body: 'Anyone there?' })).body.data.thread_id;
+    await owner.page.goto(`/t/${threadId}`);
+    await owner.page.getByLabel(/Take guests/).check();
+    await expect.poll(() => server.core.db.pool.oneFirst(sql.unsafe`SELECT accepts_guests FROM threads WHERE id = ${threadId}`)).toBe(true);
+    await owner.context.close();
+
+    const context = await browser.newContext({ baseURL: server.url });
+    context.setDefaultTimeout(15_000);
+    const page = await context.newPage();
+    try {
+      await page.goto(`/t/${threadId}`);
+      await page.getByLabel('Your name').fill('Visitor Val');
+      await page.getByRole('button', { name: 'Jump in' }).click();
+      await expect.poll(() => page.getByRole('banner').innerText()).toContain('Visitor Val');
+      await page.getByLabel('Your reply').fill('Hello from Val.');
+      await page.getByRole('button', { name: 'Post reply' }).click();
+      await expect.poll(() => page.locator('main').innerText()).toContain('Hello from Val.');
+      const author = await server.core.db.pool.oneFirst(sql.unsafe`
+        SELECT a.id FROM posts p JOIN participants a ON a.id = p.author_id WHERE p.thread_id = ${threadId} AND a.name = 'Visitor Val'`);
+      expect(String(author)).toMatch(/^ppl_/);
+    } finally {
+      await context.close();
     }
   });
 });
