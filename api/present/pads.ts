@@ -2,6 +2,7 @@ import { inline, linkForm } from '../../server/core/framing.ts';
 import { outlineRows, outlineTable, wholeText } from '../../server/core/sections.ts';
 import type { PadEdit, PadUndo } from '../../server/core/padEdits.ts';
 import type { CreatedPad, PadReading } from '../../server/core/pads.ts';
+import type { BlockWriter, PadHistory, Writer } from '../../server/core/padHistory.ts';
 import { line, said, type Result, type TextPart } from '../../server/core/result.ts';
 import type { EditOutcome } from '../../sync/padSync.ts';
 import type { WaitOutcome } from '../../server/core/waits.ts';
@@ -82,9 +83,28 @@ export const presentCreatedPad = (out: CreatedPad): Result => ({
 
 export const PAD_TEXT_CLIP = 40_000;
 
+/** A writer as agents read them: the name, then whether a person or an agent. */
+export const writerLabel = (writer: Pick<Writer, 'name' | 'kind'>) => `${inline(writer.name)} (${writer.kind})`;
+const writerData = (writer: Writer) => ({ participant_id: writer.id, kind: writer.kind });
+
+/** The outline table with a last column naming each section's last writer. */
+function outlineWithWriters(rows: ReturnType<typeof outlineRows>, writers: ReadonlyMap<string, BlockWriter>): string[] {
+  const table = outlineTable(rows, inline);
+  if (!rows.length) return table;
+  const cell = (i: number) => {
+    const writer = writers.get(rows[i]!.id);
+    return writer ? writerLabel(writer) : '(none)';
+  };
+  return table.map((row, i) => (i === 0 ? `${row} Last writer |` : i === 1 ? `${row}---|` : `${row} ${cell(i - 2)} |`));
+}
+
+/** open_pad's reading, with the last writer of each section (by section id) where the mode shows sections. */
+export type PadReadingWithWriters = PadReading & { writers?: ReadonlyMap<string, BlockWriter> };
+
 /** open_pad: the header, then what the mode asked for, then how to edit. */
-export function presentPad(reading: PadReading): Result {
+export function presentPad(reading: PadReadingWithWriters): Result {
   const { pad, hub, seat, version, blocks, sections: all, canEdit } = reading;
+  const writers = reading.writers ?? new Map<string, BlockWriter>();
   const parts: TextPart[] = [
     line(`# Pad ${inline(pad.title)}`),
     line(`id ${pad.id} · hub ${hub.slug} · version ${version} · status settled · ${blocks.length} blocks · ${all.length} sections`),
@@ -92,16 +112,24 @@ export function presentPad(reading: PadReading): Result {
   const data: Record<string, unknown> = { pad_id: pad.id, hub_id: hub.id, version, status: 'settled', mode: reading.mode };
   if (reading.mode === 'outline') {
     const rows = outlineRows(all);
-    parts.push(line(''), ...outlineTable(rows, inline).map(line));
+    parts.push(line(''), ...outlineWithWriters(rows, writers).map(line));
     parts.push(line(''), line('Read sections with open_pad mode "sections" and their ids, or mode "full" for the whole text.'));
-    data.sections = rows.map((r) => ({ id: r.id, level: r.level, words: r.words, ...(r.hidden ? { hidden: r.hidden } : {}) }));
+    data.sections = rows.map((r) => {
+      const writer = writers.get(r.id);
+      return { id: r.id, level: r.level, words: r.words, ...(r.hidden ? { hidden: r.hidden } : {}), ...(writer ? { last_writer: writerData(writer) } : {}) };
+    });
   } else if (reading.mode === 'sections') {
     for (const section of reading.found) {
+      const writer = writers.get(section.id);
       parts.push(line(''), line(`## ${inline(section.title)} (section ${section.id})`), line(`Blocks: ${section.blocks.map((b) => b.id).join(', ')}`));
+      if (writer) parts.push(line(`Last writer: ${writerLabel(writer)}`));
       parts.push(said(wholeText(section.blocks)));
     }
     if (reading.missing.length) parts.push(line(''), line(`No such sections: ${reading.missing.join(', ')}. open_pad mode "outline" lists the ids.`));
-    data.sections = reading.found.map((s) => ({ id: s.id, level: s.level, blocks: s.blocks.map((b) => b.id) }));
+    data.sections = reading.found.map((s) => {
+      const writer = writers.get(s.id);
+      return { id: s.id, level: s.level, blocks: s.blocks.map((b) => b.id), ...(writer ? { last_writer: writerData(writer) } : {}) };
+    });
     if (reading.missing.length) data.missing = reading.missing;
   } else if (reading.mode === 'changes') {
     const { since, changes } = reading;
@@ -115,10 +143,51 @@ export function presentPad(reading: PadReading): Result {
     data.changes = changes.map((c) => ({ block_id: c.block_id, change: c.change }));
   } else {
     const text = linkForm(wholeText(blocks));
+    const written = all.filter((s) => writers.has(s.id));
+    if (written.length) {
+      parts.push(line(''), line('Last writer of each section:'));
+      for (const s of written) parts.push(line(`- ${inline(s.title)} (section ${s.id}): ${writerLabel(writers.get(s.id)!)}`));
+      data.sections = written.map((s) => ({ id: s.id, last_writer: writerData(writers.get(s.id)!) }));
+    }
     parts.push(line(''), line(`Blocks in order: ${blocks.map((b) => b.id).join(', ') || 'none'}`), said(text, { clip: PAD_TEXT_CLIP, noun: 'pad', whole: 'open_pad mode "sections", a few sections at a time' }));
     data.blocks = blocks.map((b) => b.id);
     if (text.length > PAD_TEXT_CLIP) data.clipped = true;
   }
   parts.push(line(''), line(canEdit ? `Edit with edit_pad, pad_id "${pad.id}", base_version ${version}.` : 'You may read this pad; editing needs a seat in its hub.'));
-  return { parts, data, view: () => ({ pad: { id: pad.id, title: pad.title, version, hub: { slug: hub.slug, name: hub.name } }, seat: seat ? { role: seat } : null, canEdit }) };
+  const changes = reading.mode === 'changes' ? { since: reading.since, changes: reading.changes } : {};
+  return { parts, data, view: () => ({ pad: { id: pad.id, title: pad.title, version, hub: { slug: hub.slug, name: hub.name } }, seat: seat ? { role: seat } : null, canEdit, ...changes }) };
+}
+
+const KIND_WORDS = { create: 'created', edit: 'edit', undo: 'undo', live: 'typing' } as const;
+
+/** ui_pad_history: the versions, newest first, and who last wrote each block (names only in the view). */
+export function presentPadHistory(history: PadHistory): Result {
+  const { pad, versions } = history;
+  const parts: TextPart[] = [line(`Versions of ${pad.id}, newest first (the pad is at version ${history.version}):`)];
+  for (const v of versions) {
+    parts.push(line(`- v${v.version} ${KIND_WORDS[v.kind]} by ${v.writer ? writerLabel(v.writer) : 'the service'} at ${new Date(v.at).toISOString()}, ${v.blocks} blocks${v.editId ? `, edit ${v.editId}` : ''}`));
+  }
+  if (history.nextBefore !== null) parts.push(line(`Older versions: before ${history.nextBefore}.`));
+  return {
+    parts,
+    data: {
+      pad_id: pad.id,
+      version: history.version,
+      versions: versions.map((v) => ({
+        version: v.version,
+        kind: v.kind,
+        at: new Date(v.at).toISOString(),
+        blocks: v.blocks,
+        ...(v.writer ? { writer: writerData(v.writer) } : {}),
+        ...(v.editId ? { edit_id: v.editId } : {}),
+      })),
+      ...(history.nextBefore !== null ? { next_before: history.nextBefore } : {}),
+    },
+    view: () => ({
+      version: history.version,
+      versions: versions.map((v) => ({ ...v, at: new Date(v.at).toISOString() })),
+      nextBefore: history.nextBefore,
+      authors: Object.fromEntries([...history.writers].map(([blockId, w]) => [blockId, { id: w.id, name: w.name, kind: w.kind }])),
+    }),
+  };
 }

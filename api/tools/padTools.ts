@@ -3,6 +3,7 @@ import { createPad, padReading } from '../../server/core/pads.ts';
 import { editPad, undoEdit } from '../../server/core/padEdits.ts';
 import { editPad as mayEditPad, placePad, readPad, undoPadEdit, watch } from '../../server/core/policies.ts';
 import { waitForChanges, WAIT_DEFAULT_S, WAIT_MAX_S } from '../../server/core/waits.ts';
+import { blockWriters, sectionWriters } from '../../server/core/padHistory.ts';
 import { presentCreatedPad, presentEdit, presentPad, presentUndo, presentWait } from '../present/pads.ts';
 import { liveWriteTool, readTool } from './defineTool.ts';
 import { hubRef, seqNumber, threadId, title } from './fields.ts';
@@ -41,7 +42,12 @@ export const openPadTool = readTool({
     since: version.optional().describe('Mode changes: the version you have.'),
   }),
   policy: (input) => readPad(input.pad_id),
-  run: ({ core, conn }, input, target) => padReading(core, conn, target, input),
+  run: async ({ core, conn }, input, target) => {
+    const reading = await padReading(core, conn, target, input);
+    if (reading.mode === 'changes') return reading;
+    // Whose text each section is (its last writer), so an agent knows whose words it is about to change.
+    return { ...reading, writers: sectionWriters(reading.sections, await blockWriters(conn, reading.pad.id, reading.blocks)) };
+  },
   present: presentPad,
 });
 

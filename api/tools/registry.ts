@@ -4,6 +4,7 @@ import { moderateTool, setHubGuideTool, setHubVisibilityTool } from './memberToo
 import { inviteTool, threadGuestsTool } from './inviteTools.ts';
 import { mintSubagentTool, rotateKeyTool, setHandleTool } from './keyTools.ts';
 import { createPadTool, editPadTool, openPadTool, undoEditTool, waitForChangesTool } from './padTools.ts';
+import { padHistoryTool } from './padHistoryTools.ts';
 import { markAnswerTool, openThreadTool, postReplyTool, reactTool, startThreadTool } from './threadTools.ts';
 
 /** The one tool registry: MCP tools/list, GET /api/v1/tools and /openapi.json are all made from it. */
@@ -29,6 +30,7 @@ export const tools: readonly Tool[] = [
   setHandleTool,
   mintSubagentTool,
   myHubsTool,
+  padHistoryTool,
   threadGuestsTool,
 ];
 

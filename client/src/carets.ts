@@ -1,7 +1,9 @@
 // Who is where in a pad: each person's colour, their caret and selection, and the presence list.
 // The CSP forbids `style` attributes, so colours travel as hex in awareness (what other Tiptap
 // clients expect) but are drawn through one class per palette entry (see editor.css).
-import type { DecorationAttrs } from '@tiptap/pm/view'
+import { Extension, type Editor } from '@tiptap/core'
+import { Plugin, PluginKey } from '@tiptap/pm/state'
+import { Decoration, DecorationSet, type DecorationAttrs } from '@tiptap/pm/view'
 
 /** Caret colours; editor.css defines `.caret-color-<index>` for each, in this order. */
 export const PALETTE = ['#d1453b', '#2f7d32', '#2f5bd3', '#9c3fb5', '#c26a00', '#00838f', '#c2185b', '#5d6b00'] as const
@@ -10,6 +12,7 @@ export interface CaretUser {
   id?: string
   name?: string
   color?: string
+  kind?: 'human' | 'agent'
 }
 
 /** The same person gets the same colour in every tab and on every visit. */
@@ -55,6 +58,8 @@ export interface Present {
   name: string
   colorClass: string
   self: boolean
+  /** An agent connected to the pad (a Yjs client on its own key). */
+  agent: boolean
 }
 
 /** Everyone connected to the pad, one entry per person even with several tabs open, you first. */
@@ -70,7 +75,63 @@ export function presentPeople(states: Map<number, Record<string, unknown>>, self
       known.self ||= self
       continue
     }
-    people.set(key, { key, name: displayName(user), colorClass: colorClass(user.color), self })
+    people.set(key, { key, name: displayName(user), colorClass: colorClass(user.color), self, agent: user.kind === 'agent' })
   }
   return [...people.values()].sort((a, b) => Number(b.self) - Number(a.self) || a.name.localeCompare(b.name))
+}
+
+/** A block's last writer, as the history tool names them. */
+export interface BlockAuthor {
+  id: string
+  name: string
+  kind: 'person' | 'agent'
+}
+
+const authorsKey = new PluginKey<Record<string, BlockAuthor> | null>('authorColours')
+
+/**
+ * Author colours: each top-level block whose last writer is known gets that writer's colour (the
+ * same one as their caret) as a bar at its side, and their name in `data-author` and its title.
+ */
+export const AuthorColours = Extension.create({
+  name: 'authorColours',
+  addProseMirrorPlugins() {
+    return [
+      new Plugin<Record<string, BlockAuthor> | null>({
+        key: authorsKey,
+        state: {
+          init: () => null,
+          apply: (tr, value) => {
+            const next = tr.getMeta(authorsKey) as Record<string, BlockAuthor> | null | undefined
+            return next === undefined ? value : next
+          },
+        },
+        props: {
+          decorations(state) {
+            const authors = authorsKey.getState(state)
+            if (!authors) return null
+            const decorations: Decoration[] = []
+            state.doc.forEach((node, offset) => {
+              const author = typeof node.attrs.id === 'string' ? authors[node.attrs.id] : undefined
+              if (!author) return
+              const label = `${displayName(author)} (${author.kind})`
+              decorations.push(
+                Decoration.node(offset, offset + node.nodeSize, {
+                  class: `author-mark ${colorClass(colorFor(author.id))}`,
+                  'data-author': label,
+                  title: `Last written by ${label}`,
+                }),
+              )
+            })
+            return DecorationSet.create(state.doc, decorations)
+          },
+        },
+      }),
+    ]
+  },
+})
+
+/** Shows these authors' colours in the editor, or none. */
+export function showAuthors(editor: Editor, authors: Record<string, BlockAuthor> | null) {
+  editor.view.dispatch(editor.state.tr.setMeta(authorsKey, authors).setMeta('addToHistory', false))
 }

@@ -1,15 +1,40 @@
 // Who is signed in, shared by the header and every page.
 // `undefined` means "not known yet", `null` means "signed out".
 import { shallowRef } from 'vue'
-import { getMe, signOut as apiSignOut, type Participant } from './api'
+import { ApiError, getMe, signOut as apiSignOut, type Participant } from './api'
 
 export const me = shallowRef<Participant | null | undefined>(undefined)
 
+/** Who was last signed in on this device, so that pads kept here open with no network. */
+const KEPT_ME = 'dotpad:me'
+
+function keptMe(): Participant | null {
+  try {
+    return JSON.parse(localStorage.getItem(KEPT_ME) ?? 'null') as Participant | null
+  } catch {
+    return null
+  }
+}
+
 export async function refreshMe(): Promise<void> {
-  me.value = await getMe()
+  try {
+    me.value = await getMe()
+  } catch (err) {
+    const kept = err instanceof ApiError && err.code === 'network' ? keptMe() : null
+    if (!kept) throw err
+    me.value = kept
+    return
+  }
+  try {
+    if (me.value) localStorage.setItem(KEPT_ME, JSON.stringify(me.value))
+    else localStorage.removeItem(KEPT_ME)
+  } catch {
+    // Storage refused: only the offline reopening of pads is lost.
+  }
 }
 
 export async function signOut(): Promise<void> {
   await apiSignOut()
+  localStorage.removeItem(KEPT_ME)
   me.value = null
 }

@@ -1,0 +1,45 @@
+import type { Page } from 'playwright-core';
+import { sql } from 'slonik';
+import { appTool, mcpClient, poke, registerAgent, rest, type TestServer } from '../support/server.ts';
+import type { BrowserPerson } from '../support/browser.ts';
+
+/** What the pad browser suites (offline, history) share beyond test/support/browser.ts. */
+
+export const addMember = (server: TestServer, hubId: string, participant: string, role = 'member') =>
+  poke(server, sql.unsafe`INSERT INTO hub_members (hub_id, participant_id, role) VALUES (${hubId}, ${participant}, ${role})`);
+
+/** A hub owned by `owner`, with an agent as a member, and a pad the agent wrote there (so nothing in it is the owner's yet). */
+export async function hubWithAgentPad(server: TestServer, owner: BrowserPerson, hubName: string, title: string, text: string) {
+  const created = await appTool(server, owner.cookie, 'create_hub', { name: hubName });
+  if (created.status !== 200) throw new Error(`create_hub failed: ${created.text}`);
+  const hub = { id: created.body.data.hub_id as string, slug: created.body.data.slug as string };
+  const agent = await registerAgent(server, 'Scribe');
+  await addMember(server, hub.id, agent.id);
+  const pad = await rest(server, agent.key, 'create_pad', { hub: hub.slug, title, text });
+  if (pad.status !== 200) throw new Error(`create_pad failed: ${pad.text}`);
+  return { hub, agent, padId: pad.body.data.pad_id as string, mcp: await mcpClient(server, agent.key) };
+}
+
+/** The text of each top-level block of the page's pad, without other people's caret labels. */
+export const paragraphs = (page: Page) =>
+  page.locator('.pad-body').evaluate((body) =>
+    [...body.children].map((block) => {
+      const copy = block.cloneNode(true) as Element;
+      for (const caret of copy.querySelectorAll('.collaboration-carets__caret')) caret.remove();
+      return (copy.textContent ?? '').trim();
+    }),
+  );
+
+/** Waits until the editor has taken in a selection moved by a key (ProseMirror reads it on selectionchange). */
+export const selectionTaken = (page: Page) => page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0))));
+
+/** Types at the end of the paragraph that reads `text`. */
+export async function typeAtEndOf(page: Page, text: string, typed: string) {
+  await page.locator('.pad-body p', { hasText: text }).click();
+  await page.keyboard.press('End');
+  await selectionTaken(page);
+  await page.keyboard.type(typed);
+}
+
+/** The pad page's sync status line. */
+export const connection = (page: Page) => page.locator('.connection').innerText();
