@@ -95,6 +95,37 @@ describe.skipIf(!haveChromium).each(stores())('members on the hub page on %s', (
     expect(ada.errors).toEqual([]);
   });
 
+  it('lets a helper turn a request away and write the guide, but not publish or name helpers', async () => {
+    const cleo = await personInBrowser(browser, server, 'Cleo');
+    try {
+      // A hub of its own, still private, with Cleo as helper and Bob as member.
+      const watch = (await appTool(server, ada.cookie, 'create_hub', { name: 'Night Watch' })).body.data.slug as string;
+      for (const who of [cleo, bob]) {
+        await appTool(server, who.cookie, 'join_hub', { hub: watch });
+        await appTool(server, ada.cookie, 'moderate', { hub: watch, action: 'let_in', who: who.id });
+      }
+      await appTool(server, ada.cookie, 'moderate', { hub: watch, action: 'name_helper', who: cleo.id });
+      const pushy = await registerAgent(server, 'Pushy Bot');
+      await rest(server, pushy.key, 'join_hub', { hub: watch });
+
+      const page = cleo.page;
+      await page.goto(`/h/${watch}`);
+      const asking = row(cleo, 'request', pushy.id);
+      await asking.getByRole('button', { name: 'Turn away' }).click();
+      await expect.poll(() => asking.count()).toBe(0);
+      expect((await appTool(server, ada.cookie, 'open_hub', { hub: watch })).body.data.request_count).toBe(0);
+      expect(await row(cleo, 'member', pushy.id).count()).toBe(0);
+      // Helpers remove members (Bob), never the owner, and name nobody.
+      expect(await row(cleo, 'member', bob.id).getByRole('button', { name: 'Remove' }).count()).toBe(1);
+      expect(await row(cleo, 'member', ada.id).getByRole('button').count()).toBe(0);
+      expect(await page.getByRole('button', { name: /Make helper|Make member|Publish|Make private/ }).count()).toBe(0);
+      expect(await page.getByRole('textbox', { name: 'Read me first' }).count()).toBe(1);
+      expect(cleo.errors).toEqual([]);
+    } finally {
+      await cleo.context.close();
+    }
+  });
+
   it('shows a member who is in the hub, without the owner’s buttons', async () => {
     const page = bob.page;
     await page.goto(`/h/${hub.slug}`);
