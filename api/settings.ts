@@ -9,6 +9,7 @@ import { AGENT_KEY_TTL, authenticateSession, issueCredential } from '../server/c
 import { renameHandle, type HandleChange } from '../server/core/handles.ts';
 import { revokeCredentials } from '../server/core/keys.ts';
 import { acceptInvite, invitesMadeBy, revokeInvite } from '../server/core/invites.ts';
+import { refuseGuest } from '../server/core/guests.ts';
 import { presentMyInvites } from './present/invites.ts';
 import { deleteAccount } from '../server/core/account.ts';
 import { exportAccount, exportItem } from '../server/core/export.ts';
@@ -117,9 +118,16 @@ export function settingsRoutes(core: Core, hosts: () => Set<string>): Router {
 
   op(['rename-handle'], HandleInput, async (person, input) => handleChanged(await renameHandle(core, person, input)));
   op(['handle-under'], AgentRef, async (person, { agent_id }) => handleChanged(await renameHandle(core, person, { agent_id, under: true })));
-  op(['link-code'], Empty, (person) => makeLinkCode(core, person));
+  // A guest cannot bring or link an agent (SPEC part 2): they sign in first.
+  op(['link-code'], Empty, async (person) => {
+    refuseGuest(person, 'link an agent');
+    return makeLinkCode(core, person);
+  });
   op(['preview-link', 'preview-claim', 'link-status', 'claim-status'], Token, (person, { token }) => previewLink(core, person, token));
-  op(['link-agent', 'claim-agent'], Token, (person, { token }) => askToLink(core, person, token));
+  op(['link-agent', 'claim-agent'], Token, async (person, { token }) => {
+    refuseGuest(person, 'link an agent');
+    return askToLink(core, person, token);
+  });
   op(['my-link'], Empty, (person) => myAgents(core, person));
   op(['free-agent'], AgentRef, (person, { agent_id }) => freeAgent(core, person, agent_id));
   op(['export'], ExportRef, async (person, { id, format }) => {

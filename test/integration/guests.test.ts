@@ -74,6 +74,14 @@ describe.each(stores())('Guests on %s', (store) => {
       body: JSON.stringify({ name: 'Robin bot' }),
     });
     expect(agent.status).toBe(403);
+    for (const [op, body] of [['link-code', {}], ['link-agent', { token: 'svcc_whatever' }]] as const) {
+      const linking = await request(`${server.url}/api/settings/${op}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-svc': '1', cookie },
+        body: JSON.stringify(body),
+      });
+      expect(linking.status, op).toBe(403);
+    }
   });
 
   it('at the daily limit answers limit_reached with sign_in_url and saves nothing', async () => {
@@ -203,6 +211,29 @@ describe.each(stores())('Guests on %s', (store) => {
     const reply = await jumpIn(server, { thread: open, name: 'Keyholder guest' }, { authorization: `Bearer ${agent.key}` });
     expect(reply.status).toBe(201);
     expect(reply.body.participant.id).toMatch(/^ppl_/);
+  });
+});
+
+describe.each(stores())('Guest joins per address, on %s', (store) => {
+  let server: TestServer;
+  afterAll(() => server?.close());
+
+  it('counts jump-in and join-guest together: the 91st in an hour is 429', async () => {
+    server = await startTestServer(store, { SVC_PUBLIC_THREADS: '1' });
+    const joinGuest = () =>
+      request(`${server.url}/api/invite/join-guest`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-svc': '1' },
+        body: JSON.stringify({ token: 'svci_nothing', name: 'Someone' }),
+      });
+    const replies = [];
+    for (let i = 0; i < 60; i++) replies.push(await joinGuest());
+    for (let i = 0; i < 30; i++) replies.push(await jumpIn(server, { thread: 'thr_nothing', name: 'Someone' }));
+    expect(replies.every((r) => r.status === 404)).toBe(true);
+    const refused = await jumpIn(server, { thread: 'thr_nothing', name: 'Someone' });
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('ratelimit')).toMatch(/^"ip";r=0;t=\d+$/);
+    expect((await joinGuest()).status).toBe(429);
   });
 });
 
