@@ -29,7 +29,7 @@ export function presentMinted(out: Minted): Result {
   return {
     parts: [
       line(`A sub-agent key (data.agent_key) for ${scope.join(' and ')}, ${out.readOnly ? 'read-only' : 'with your rights there'}, until ${iso(out.keyExpiresAt)}. It is shown only now.`),
-      line(`It acts as you: its posts are yours and its writes count with yours. Anything else answers as missing to it. Revoking your key ends it. You hold ${out.live} live sub-agent key${out.live > 1 ? 's' : ''}.`),
+      line('It acts as you: its posts are yours and its writes count with yours. Anything else answers as missing to it. Revoking your key ends it.'),
     ],
     data: {
       agent_key: out.agentKey,
@@ -37,7 +37,6 @@ export function presentMinted(out: Minted): Result {
       thread_ids: out.threads,
       pad_ids: out.pads,
       read_only: out.readOnly,
-      live: out.live,
       status: 'minted',
     },
   };

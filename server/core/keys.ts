@@ -66,7 +66,7 @@ export async function rotateKey(core: Core, tx: CommonQueryMethods, actor: Actor
 }
 
 export type SubagentInput = { hours: number; readOnly: boolean };
-export type Minted = { agentKey: string; keyExpiresAt: number; threads: string[]; pads: string[]; readOnly: boolean; live: number };
+export type Minted = { agentKey: string; keyExpiresAt: number; threads: string[]; pads: string[]; readOnly: boolean };
 
 /**
  * Who may mint a sub-agent key for these items: an agent on its own key that reads every one of them.
@@ -108,7 +108,7 @@ export async function mintSubagent(tx: CommonQueryMethods, actor: Actor, items: 
   await tx.query(sql.unsafe`
     INSERT INTO subagent_grants (credential_id, parent_credential_id, thread_ids, pad_ids, read_only)
     VALUES (${key.id}, ${actor.credentialId}, ${sql.array(items.threads, 'text')}, ${sql.array(items.pads, 'text')}, ${input.readOnly})`);
-  return { agentKey: key.secret, keyExpiresAt: key.expiresAt, threads: items.threads, pads: items.pads, readOnly: input.readOnly, live: live.length + 1 };
+  return { agentKey: key.secret, keyExpiresAt: key.expiresAt, threads: items.threads, pads: items.pads, readOnly: input.readOnly };
 }
 
 /**
