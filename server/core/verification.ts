@@ -74,6 +74,17 @@ export async function isVerified(core: Core, id: string): Promise<boolean> {
   return (await standingOf(core, [id])).get(id)?.verified ?? false;
 }
 
+const EmailRow = z.object({ email: z.string().nullable() });
+
+/** The address a participant holds and whether they count as verified (for the web app's header and Settings). */
+export async function emailStatus(core: Core, id: string): Promise<{ email: string | null; verified: boolean }> {
+  const [row, verified] = await Promise.all([
+    core.db.pool.maybeOne(sql.type(EmailRow)`SELECT email FROM participants WHERE id = ${id}`),
+    isVerified(core, id),
+  ]);
+  return { email: row?.email ?? null, verified };
+}
+
 const TRow = z.object({ t: z.number() });
 
 async function refuseOverLimit(count: number, limit: number, oldest: () => Promise<number>, window: number, what: string) {

@@ -76,7 +76,7 @@ describe.each(stores())('Web app on %s', (store) => {
       const person = await signIn(server, 'Linus', 'linus@example.test');
       const reply = await me(person.cookie);
       expect(reply.status).toBe(200);
-      expect(reply.body).toEqual({ participant: { id: person.id, name: 'Linus', handle: '@linus', kind: 'human' } });
+      expect(reply.body).toEqual({ participant: { id: person.id, name: 'Linus', handle: '@linus', kind: 'human', email: 'linus@example.test', verified: false } });
     });
 
     it('answers 401 without a session, or with a made-up one', async () => {
