@@ -66,7 +66,10 @@ export const moderateHub = (ref: string, action: string): Policy<HubTarget> =>
 export const joinHub = (ref: string): Policy<{ hub: HubRow | null; seat: Seat }> => async ({ conn, actor }) => {
   // A sub-agent key is told what a stranger to a missing hub is told, and nothing is asked.
   const hub = grantsHubs(actor) ? await findHub(conn, ref) : null;
-  return { hub, seat: hub && (await seatIn(conn, hub.id, actor.id)) };
+  const seat = hub && (await seatIn(conn, hub.id, actor.id));
+  // Guests take part where they jumped in or were invited (SPEC part 2); the same answer for every hub.
+  if (actor.guest && !seat) throw forbidden('Guests take part in the threads they jumped into or were invited to. Sign in to join hubs.');
+  return { hub, seat };
 };
 
 // Threads

@@ -74,6 +74,9 @@ describe.each(stores())('Guests on %s', (store) => {
       body: JSON.stringify({ name: 'Robin bot' }),
     });
     expect(agent.status).toBe(403);
+    // Nor does a guest join hubs by themselves, public or not.
+    expect((await appTool(server, cookie, 'join_hub', { hub: hub.slug })).status).toBe(403);
+    expect((await appTool(server, cookie, 'join_hub', { hub: 'no-such-hub' })).status).toBe(403);
     for (const [op, body] of [['link-code', {}], ['link-agent', { token: 'svcc_whatever' }]] as const) {
       const linking = await request(`${server.url}/api/settings/${op}`, {
         method: 'POST',
