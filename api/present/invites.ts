@@ -1,5 +1,5 @@
 import { inline } from '../../server/core/framing.ts';
-import type { MadeInvite, MyInvite } from '../../server/core/invites.ts';
+import { invitePath, type MadeInvite, type MyInvite } from '../../server/core/invites.ts';
 import { line, type Result } from '../../server/core/result.ts';
 
 const noun = { hub: 'hub', thread: 'thread', pad: 'pad' } as const;
@@ -42,6 +42,8 @@ export const presentMyInvites = (rows: readonly MyInvite[]) =>
     id: row.id,
     kind: row.kind,
     scope_id: row.scope_id,
+    title: row.title,
+    path: invitePath(row),
     uses: row.uses,
     used: row.used,
     created_at: iso(row.created_at),

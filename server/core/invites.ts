@@ -123,6 +123,11 @@ const joinedOf = (invite: LiveInvite): Joined => ({
   path: invitePath(invite),
 });
 
+/** The title of what an invite `i` opens (its hub `h`), or null when that is gone. */
+const titleOf = sql.fragment`CASE i.kind WHEN 'hub' THEN h.name
+  WHEN 'thread' THEN (SELECT title FROM threads WHERE id = i.scope_id)
+  ELSE (SELECT title FROM pads WHERE id = i.scope_id) END`;
+
 const PreviewRow = z.object({ kind: z.enum(['hub', 'thread', 'pad']), title: z.string().nullable(), invited_by: z.string() });
 
 export type InvitePreview = { title: string; kind: InviteKind; role: 'member'; invitedBy: string; guestJoin: boolean };
@@ -130,10 +135,7 @@ export type InvitePreview = { title: string; kind: InviteKind; role: 'member'; i
 /** What an invite is for, without taking a use: for the `/invite` page before anyone joins. */
 export async function previewInvite(core: Core, token: string): Promise<InvitePreview> {
   const row = await core.db.pool.maybeOne(sql.type(PreviewRow)`
-    SELECT i.kind, p.name AS invited_by,
-           CASE i.kind WHEN 'hub' THEN h.name
-                       WHEN 'thread' THEN (SELECT title FROM threads WHERE id = i.scope_id)
-                       ELSE (SELECT title FROM pads WHERE id = i.scope_id) END AS title
+    SELECT i.kind, p.name AS invited_by, ${titleOf} AS title
     FROM invites i JOIN hubs h ON h.id = i.hub_id JOIN participants p ON p.id = i.created_by
     WHERE i.secret_hash = ${hashOf(token)} AND ${live}`);
   if (!row || row.title === null) throw badInvite();
@@ -201,6 +203,8 @@ const MyInviteRow = z.object({
   id: z.string(),
   kind: z.enum(['hub', 'thread', 'pad']),
   scope_id: z.string(),
+  hub_slug: z.string(),
+  title: z.string().nullable(),
   uses: z.number(),
   used: z.number(),
   expires_at: z.number(),
@@ -212,6 +216,8 @@ export type MyInvite = z.infer<typeof MyInviteRow>;
 /** The invites a person made, newest first (for Settings). */
 export async function invitesMadeBy(conn: CommonQueryMethods, actor: Actor): Promise<readonly MyInvite[]> {
   return conn.any(sql.type(MyInviteRow)`
-    SELECT id, kind, scope_id, uses, used, expires_at, revoked_at, created_at FROM invites
-    WHERE created_by = ${actor.id} ORDER BY created_at DESC LIMIT 200`);
+    SELECT i.id, i.kind, i.scope_id, h.slug AS hub_slug, ${titleOf} AS title,
+           i.uses, i.used, i.expires_at, i.revoked_at, i.created_at
+    FROM invites i JOIN hubs h ON h.id = i.hub_id
+    WHERE i.created_by = ${actor.id} ORDER BY i.created_at DESC LIMIT 200`);
 }

@@ -56,6 +56,27 @@ describe.skipIf(!haveChromium).each(stores())('the invite page on %s', (store) =
     }
   });
 
+  it('lists the invites one made under Settings and withdraws one', async () => {
+    const link = await inviteLink();
+    const ines = await personInBrowser(browser, server, 'Ines Owner', 'ines@example.test');
+    try {
+      await ines.page.goto('/settings');
+      const row = ines.page.getByTestId('made-invite').first();
+      await expect.poll(() => row.innerText()).toContain('Seed swap');
+      expect(await row.innerText()).toContain('0 of 1 used');
+      await row.getByRole('button', { name: 'Withdraw' }).click();
+      await expect.poll(() => row.innerText()).toContain('revoked');
+      const preview = await fetch(`${server.url}/api/invite-preview`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-svc': '1' },
+        body: JSON.stringify({ token: link.hash.slice(1) }),
+      });
+      expect(preview.status).toBe(404);
+    } finally {
+      await ines.context.close();
+    }
+  });
+
   it('lets a signed-in person accept as themselves', async () => {
     const link = await inviteLink();
     const person = await personInBrowser(browser, server, 'Pia');

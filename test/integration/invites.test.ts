@@ -213,7 +213,7 @@ describe.each(stores())('Invites on %s', (store) => {
       const { token, data } = await invite(padId);
       const listed = await web(server, '/api/settings/invites', {}, owner.cookie);
       expect(listed.status).toBe(200);
-      expect(listed.body.invites.find((i: any) => i.id === data.invite_id)).toMatchObject({ kind: 'pad', scope_id: padId, state: 'live' });
+      expect(listed.body.invites.find((i: any) => i.id === data.invite_id)).toMatchObject({ kind: 'pad', scope_id: padId, title: 'Spring notes', path: `/p/${padId}`, state: 'live' });
       const revoked = await web(server, '/api/settings/revoke-invite', { invite_id: data.invite_id }, owner.cookie);
       expect(revoked.status).toBe(200);
       expect((await preview(server, token)).status).toBe(404);
