@@ -84,7 +84,7 @@ export const presentCreatedPad = (out: CreatedPad): Result => ({
 export const PAD_TEXT_CLIP = 40_000;
 
 /** A writer as agents read them: the name, then whether a person or an agent. */
-export const writerLabel = (writer: Pick<Writer, 'name' | 'kind'>) => `${inline(writer.name)} (${writer.kind})`;
+export const writerLabel = (writer: Pick<Writer, 'name' | 'kind'>) => `${inline(writer.name)} (${writer.kind === 'agent' ? 'agent' : 'person'})`;
 const writerData = (writer: Writer) => ({ participant_id: writer.id, kind: writer.kind });
 
 /** The outline table with a last column naming each section's last writer. */

@@ -241,7 +241,7 @@ export interface PadChangesView extends PadView {
   changes: PadChange[]
 }
 
-export type WriterKind = 'person' | 'agent'
+export type WriterKind = 'human' | 'agent'
 
 export interface PadVersionEntry {
   version: number
@@ -271,7 +271,7 @@ export interface PadChangesView extends PadView {
   changes: PadChange[]
 }
 
-export type WriterKind = 'person' | 'agent'
+export type WriterKind = 'human' | 'agent'
 
 export interface PadVersionEntry {
   version: number

@@ -80,11 +80,14 @@ export function presentPeople(states: Map<number, Record<string, unknown>>, self
   return [...people.values()].sort((a, b) => Number(b.self) - Number(a.self) || a.name.localeCompare(b.name))
 }
 
+/** A writer's name and whether a person or an agent, as the pad page shows them. */
+export const writerLabel = (writer: { name?: string; kind: string }) => `${displayName(writer)} (${writer.kind === 'agent' ? 'agent' : 'person'})`
+
 /** A block's last writer, as the history tool names them. */
 export interface BlockAuthor {
   id: string
   name: string
-  kind: 'person' | 'agent'
+  kind: 'human' | 'agent'
 }
 
 const authorsKey = new PluginKey<Record<string, BlockAuthor> | null>('authorColours')
@@ -114,7 +117,7 @@ export const AuthorColours = Extension.create({
             state.doc.forEach((node, offset) => {
               const author = typeof node.attrs.id === 'string' ? authors[node.attrs.id] : undefined
               if (!author) return
-              const label = `${displayName(author)} (${author.kind})`
+              const label = writerLabel(author)
               decorations.push(
                 Decoration.node(offset, offset + node.nodeSize, {
                   class: `author-mark ${colorClass(colorFor(author.id))}`,

@@ -15,12 +15,12 @@ import type { HubRow, PadRow } from '../../schema/rows.ts';
  * blocks'), and the run of versions with their writer, kind, time and a short summary.
  */
 
-/** A person, or an agent on its own key. */
-export type WriterKind = 'person' | 'agent';
+/** A person (`human`, as participants' kinds are named everywhere in data), or an agent. */
+export type WriterKind = 'human' | 'agent';
 export type Writer = { id: string; name: string; kind: WriterKind };
 export type BlockWriter = Writer & { version: number };
 
-const writerKind = (actorKind: string | null): WriterKind => (actorKind === 'agent' ? 'agent' : 'person');
+const writerKind = (actorKind: string | null): WriterKind => (actorKind === 'agent' ? 'agent' : 'human');
 
 const AuthorRow = z.object({ block_id: z.string(), version: z.number(), actor_id: z.string(), actor_kind: z.string().nullable(), name: z.string().nullable() });
 

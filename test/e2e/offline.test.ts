@@ -104,7 +104,7 @@ describe.skipIf(!haveChromium).each(stores())('offline pad editing in the browse
         return (outline.structuredContent as { sections: { last_writer?: unknown }[] }).sections.map((s) => s.last_writer);
       }, { timeout: 10_000 })
       .toEqual([
-        { participant_id: ada.id, kind: 'person' },
+        { participant_id: ada.id, kind: 'human' },
         { participant_id: agent.id, kind: 'agent' },
       ]);
     const typed = await server.core.db.pool.anyFirst(sql.unsafe`SELECT actor_id FROM pad_versions WHERE pad_id = ${padId} AND kind = 'live'`);
