@@ -264,36 +264,6 @@ export interface PadHistoryView {
   authors: Record<Id, { id: Id; name: string; kind: WriterKind }>
 }
 
-export type PadChange = { block_id: Id; change: 'added' | 'changed' | 'removed'; text: string; before?: string }
-
-export interface PadChangesView extends PadView {
-  since: number
-  changes: PadChange[]
-}
-
-export type WriterKind = 'human' | 'agent'
-
-export interface PadVersionEntry {
-  version: number
-  kind: 'create' | 'edit' | 'undo' | 'live'
-  writer: { id: Id; name: string; kind: WriterKind } | null
-  at: string
-  blocks: number
-  added: number
-  removed: number
-  snippet: string | null
-  editId: string | null
-  undoable: boolean
-}
-
-export interface PadHistoryView {
-  version: number
-  versions: PadVersionEntry[]
-  nextBefore: number | null
-  /** Each current block's last writer, by block id. */
-  authors: Record<Id, { id: Id; name: string; kind: WriterKind }>
-}
-
 export const REACTIONS = [
   { key: 'thumbs_up', emoji: '👍', label: 'Thumbs up' },
   { key: 'heart', emoji: '❤️', label: 'Heart' },
@@ -351,12 +321,6 @@ interface Tools {
   moderate: { args: { hub: string; action: ModerateAction; who: Id }; data: { role?: Role; changed: boolean }; view: unknown }
   set_hub_guide: { args: { hub: string; text: string }; data: { characters: number; changed: boolean }; view: unknown }
   set_hub_visibility: { args: { hub: string; audience: 'public' | 'private'; confirm?: boolean }; data: AudienceChange; view: unknown }
-  ui_pad_history: { args: { pad_id: Id; before?: number }; data: unknown; view: PadHistoryView }
-  undo_edit: {
-    args: { edit_id: string }
-    data: { pad_id: Id; version: number; changed: Id[]; conflicts: { block_id: Id; reason: string }[]; undone: string }
-    view: unknown
-  }
 }
 
 export type ToolName = keyof Tools
@@ -377,7 +341,3 @@ export async function padChangesSince(padId: Id, since: number): Promise<PadChan
   return (await request<{ view: PadChangesView }>('POST', '/api/tools/open_pad', { pad_id: padId, mode: 'changes', since })).view
 }
 
-/** open_pad mode "changes": what changed since a version, paragraph by paragraph. */
-export async function padChangesSince(padId: Id, since: number): Promise<PadChangesView> {
-  return (await request<{ view: PadChangesView }>('POST', '/api/tools/open_pad', { pad_id: padId, mode: 'changes', since })).view
-}
