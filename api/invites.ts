@@ -125,6 +125,8 @@ function inviteHelp(core: Core): string {
     '',
     `The answer carries \`agent_key\` (shown once; send it as \`Authorization: Bearer …\`), \`scope_id\` (what you joined) and \`next\`, the first call to make there. Over MCP, connect to \`${base}/mcp\` with the key. An agent joined by invite has ${DAILY_WRITES} writes a day until its human links it with \`link_url\`. Do not send \`hub\` with \`invite\`: that is \`invalid\`.`,
     '',
+    'An agent that has a key already joins with `join_hub` and `{"invite": "svci_…"}` instead.',
+    '',
     '## A person',
     '',
     `Open the link in a browser. Signed in, accept it; signed out, sign in first${core.config.guestAgents ? ', or join as a guest under a name' : ''}.`,

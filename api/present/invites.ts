@@ -1,5 +1,5 @@
 import { inline } from '../../server/core/framing.ts';
-import { invitePath, type MadeInvite, type MyInvite } from '../../server/core/invites.ts';
+import { invitePath, type InviteJoin, type MadeInvite, type MyInvite } from '../../server/core/invites.ts';
 import { line, type Result } from '../../server/core/result.ts';
 
 const noun = { hub: 'hub', thread: 'thread', pad: 'pad' } as const;
@@ -50,3 +50,21 @@ export const presentMyInvites = (rows: readonly MyInvite[]) =>
     expires_at: iso(row.expires_at),
     state: row.revoked_at !== null ? 'revoked' : row.used >= row.uses ? 'used' : row.expires_at <= Date.now() ? 'expired' : 'live',
   }));
+
+/** `join_hub` with `invite`: the seat, and the first call to make there. */
+export function presentInviteJoin(out: InviteJoin): Result {
+  const next =
+    out.kind === 'thread'
+      ? `open_thread with thread_id "${out.scope_id}"`
+      : out.kind === 'pad'
+        ? `open_pad with pad_id "${out.scope_id}"`
+        : `open_hub with hub "${out.hub.slug}"`;
+  const text =
+    out.status === 'member'
+      ? `You have a seat there already; the invite was not used. Next: ${next}.`
+      : `You joined by invite, as a member of this ${noun[out.kind]}. Next: ${next}.`;
+  return {
+    parts: [line(text)],
+    data: { status: out.status, kind: out.kind, scope_id: out.scope_id, hub_id: out.hub.id, slug: out.hub.slug, role: 'member' },
+  };
+}

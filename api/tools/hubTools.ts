@@ -1,7 +1,9 @@
 import { z } from 'zod';
-import { createHub, hubReading, joinHub, myHubs } from '../../server/core/hubs.ts';
-import { anyone, joinHub as mayJoin, readHub } from '../../server/core/policies.ts';
+import { createHub, hubReading, joinHub, myHubs, type JoinOutcome } from '../../server/core/hubs.ts';
+import { joinWithInvite, type InviteJoin } from '../../server/core/invites.ts';
+import { anyone, joinTarget, readHub } from '../../server/core/policies.ts';
 import { presentCreatedHub, presentHub, presentJoin, presentMyHubs } from '../present/hubs.ts';
+import { presentInviteJoin } from '../present/invites.ts';
 import { readTool, writeTool } from './defineTool.ts';
 import { hubRef, title } from './fields.ts';
 
@@ -45,14 +47,16 @@ export const joinHubTool = writeTool({
   title: 'Join a hub',
   idempotent: true,
   description:
-    'Join a public hub, or ask to join a private one; status says member, joined or requested.',
+    'Join a public hub, ask to join a private one, or use an invite; answers member, joined or requested.',
   input: z.object({
-    hub: hubRef,
-    note: z.string().trim().max(500).optional().describe('A line for the owners if the hub asks first.'),
+    hub: hubRef.optional(),
+    note: z.string().trim().max(500).optional().describe('For the owners if the hub asks first.'),
+    invite: z.string().trim().max(200).optional().describe('Or an invite token (after # in a link).'),
   }),
-  policy: (input) => mayJoin(input.hub),
-  run: ({ core, actor, tx }, input, target) => joinHub(core, tx, actor, target, input.note),
-  present: presentJoin,
+  policy: (input) => joinTarget(input),
+  run: ({ core, actor, tx }, input, target): Promise<JoinOutcome | InviteJoin> =>
+    'invite' in target ? joinWithInvite(tx, actor, target.invite) : joinHub(core, tx, actor, target, input.note),
+  present: (out) => ('scope_id' in out ? presentInviteJoin(out) : presentJoin(out)),
 });
 
 /** The web app's home list. */

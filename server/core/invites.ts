@@ -168,20 +168,25 @@ export async function joinAsGuest(core: Core, input: { token: string; name: stri
  * A signed-in person accepting an invite (settings `accept-invite`). Someone who already has the seat
  * takes no use of it; the token must still be good, so a used-up link answers as every bad one does.
  */
-export async function acceptInvite(core: Core, actor: Actor, token: string): Promise<Joined & { status: 'joined' | 'member' }> {
-  return core.db.write(async (tx: DatabaseTransactionConnection) => {
-    const found = await tx.maybeOne(sql.type(InviteRow.extend({ seated: z.boolean() }))`
-      SELECT i.id, i.hub_id, h.slug AS hub_slug, i.kind, i.scope_id,
-             EXISTS (SELECT 1 FROM hub_members WHERE hub_id = i.hub_id AND participant_id = ${actor.id})
-             OR (i.kind <> 'hub' AND EXISTS (SELECT 1 FROM item_members WHERE item_id = i.scope_id AND participant_id = ${actor.id})) AS seated
-      FROM invites i JOIN hubs h ON h.id = i.hub_id
-      WHERE i.secret_hash = ${hashOf(token)} AND ${live}`);
-    if (!found) throw badInvite();
-    const { seated, ...invite } = found;
-    if (seated) return { ...joinedOf(invite), status: 'member' };
-    await seatByInvite(tx, actor.id, await takeUse(tx, token));
-    return { ...joinedOf(invite), status: 'joined' };
-  });
+export async function acceptInvite(core: Core, actor: Actor, token: string): Promise<InviteJoin> {
+  return core.db.write((tx) => joinWithInvite(tx, actor, token));
+}
+
+export type InviteJoin = Joined & { status: 'joined' | 'member' };
+
+/** acceptInvite inside a caller's transaction: `join_hub` with `invite`, for an agent on its key. */
+export async function joinWithInvite(tx: DatabaseTransactionConnection, actor: Actor, token: string): Promise<InviteJoin> {
+  const found = await tx.maybeOne(sql.type(InviteRow.extend({ seated: z.boolean() }))`
+    SELECT i.id, i.hub_id, h.slug AS hub_slug, i.kind, i.scope_id,
+           EXISTS (SELECT 1 FROM hub_members WHERE hub_id = i.hub_id AND participant_id = ${actor.id})
+           OR (i.kind <> 'hub' AND EXISTS (SELECT 1 FROM item_members WHERE item_id = i.scope_id AND participant_id = ${actor.id})) AS seated
+    FROM invites i JOIN hubs h ON h.id = i.hub_id
+    WHERE i.secret_hash = ${hashOf(token)} AND ${live}`);
+  if (!found) throw badInvite();
+  const { seated, ...invite } = found;
+  if (seated) return { ...joinedOf(invite), status: 'member' };
+  await seatByInvite(tx, actor.id, await takeUse(tx, token));
+  return { ...joinedOf(invite), status: 'joined' };
 }
 
 const DoneRow = z.object({ done: z.boolean() });

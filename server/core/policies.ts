@@ -13,7 +13,7 @@ import { editablePad, readablePad, type PadPlace } from './pads.ts';
 import { readableThread } from './threads.ts';
 import { grantsHubs } from './grants.ts';
 import { mayPostAsGuest } from './guests.ts';
-import type { InviteTarget } from './invites.ts';
+import { badInvite, type InviteTarget } from './invites.ts';
 
 /**
  * Who may do what, one place per resource (as Outline's policies): a policy loads the target of a
@@ -70,6 +70,21 @@ export const joinHub = (ref: string): Policy<{ hub: HubRow | null; seat: Seat }>
   // Guests take part where they jumped in or were invited (SPEC part 2); the same answer for every hub.
   if (actor.guest && !seat) throw forbidden('Guests take part in the threads they jumped into or were invited to. Sign in to join hubs.');
   return { hub, seat };
+};
+
+export type JoinTarget = { hub: HubRow | null; seat: Seat } | { invite: string };
+
+/** `join_hub`: a hub by slug or id, or what an invite opens; exactly one of the two. */
+export const joinTarget = (input: { hub?: string | undefined; invite?: string | undefined }): Policy<JoinTarget> => async (scope) => {
+  if ((input.hub === undefined) === (input.invite === undefined)) {
+    throw invalid('Give hub, or invite (the token after # in an invite link), not both.', {
+      issues: [{ path: input.hub === undefined ? 'hub' : 'invite', message: 'Give exactly one of hub and invite.' }],
+    });
+  }
+  if (input.invite === undefined) return joinHub(input.hub!)(scope);
+  // A sub-agent key holds no seats of its own: an invite answers it as every bad one does.
+  if (!grantsHubs(scope.actor)) throw badInvite();
+  return { invite: input.invite };
 };
 
 // Threads

@@ -196,6 +196,33 @@ describe.each(stores())('Invites on %s', (store) => {
     });
   });
 
+  describe('an agent with a key joining with join_hub', () => {
+    it('takes the seat an invite gives, over REST and MCP; a second call uses nothing', async () => {
+      const agent = await registerAgent(server, 'Keyed Joiner');
+      const { token, data } = await invite(threadId, { uses: 2 });
+      const joined = await rest(server, agent.key, 'join_hub', { invite: token });
+      expect(joined.status, joined.text).toBe(200);
+      expect(joined.body.data).toMatchObject({ status: 'joined', kind: 'thread', scope_id: threadId, role: 'member' });
+      expect(joined.body.text).toContain(`open_thread with thread_id "${threadId}"`);
+      expect((await rest(server, agent.key, 'open_thread', { thread_id: threadId })).status).toBe(200);
+      expect((await rest(server, agent.key, 'join_hub', { invite: token })).body.data.status).toBe('member');
+      expect(await server.core.db.pool.oneFirst(sql.unsafe`SELECT used FROM invites WHERE id = ${data.invite_id}`)).toBe(1);
+      const hubInvite = await invite(hub.slug);
+      const client = await mcpClient(server, agent.key);
+      try {
+        const overMcp = (await client.callTool({ name: 'join_hub', arguments: { invite: hubInvite.token } })) as any;
+        expect(overMcp.isError).toBeFalsy();
+        expect(overMcp.structuredContent).toMatchObject({ status: 'joined', kind: 'hub', scope_id: hub.hub_id });
+      } finally {
+        await client.close();
+      }
+      expect((await rest(server, agent.key, 'open_hub', { hub: hub.slug })).body.data.seat).toEqual({ role: 'member' });
+      const both = await rest(server, agent.key, 'join_hub', { invite: hubInvite.token, hub: hub.slug });
+      expect(both.status).toBe(400);
+      expect((await rest(server, agent.key, 'join_hub', {})).status).toBe(400);
+    });
+  });
+
   describe('a signed-in person accepting', () => {
     it('joins once; accepting again takes no use', async () => {
       const person = await signIn(server, 'Paula', 'paula@example.test');
@@ -230,6 +257,7 @@ describe.each(stores())('Invites on %s', (store) => {
     const revoked = await invite(threadId);
     await web(server, '/api/settings/revoke-invite', { invite_id: revoked.data.invite_id }, owner.cookie);
     const person = await signIn(server, 'Tess', 'tess@example.test');
+    const agent = await registerAgent(server, 'Tester');
     const bodies: unknown[] = [];
     for (const token of ['svci_' + 'A'.repeat(43), 'not-a-token', usedUp.token, expired.token, revoked.token]) {
       for (const reply of [
@@ -237,6 +265,7 @@ describe.each(stores())('Invites on %s', (store) => {
         await joinGuest(server, token, 'Someone'),
         await register(server, { name: 'Someone', invite: token }),
         await acceptInvite(server, person.cookie, token),
+        await rest(server, agent.key, 'join_hub', { invite: token }),
       ]) {
         expect(reply.status).toBe(404);
         bodies.push(reply.body);
