@@ -82,7 +82,7 @@ async function holdName(tx: CommonQueryMethods, { thread, hub }: JumpTarget, par
               WHERE m.hub_id = ${hub.id} AND a.id <> ${participantId} AND lower(a.name) = ${key}`
       }
     ) AS taken`);
-  if (taken) throw new AppError('conflict', `The name "${name}" is already used ${thread ? 'in this thread' : 'in this hub'}; choose another.`);
+  if (taken) throw new AppError('conflict', `That name is already used ${thread ? 'in this thread' : 'in this hub'}; choose another.`);
   await tx.query(sql.unsafe`
     INSERT INTO guest_names (scope_id, name_key, participant_id) VALUES (${thread?.id ?? hub.id}, ${key}, ${participantId})
     ON CONFLICT DO NOTHING`);

@@ -142,8 +142,10 @@ export const readPost = (id: string): Policy<PostTarget> => async (scope) => {
   }
 };
 
+/** Reacting: as posting, guests included where they may post. */
 export const reactToPost = (id: string): Policy<PostTarget> => async (scope) => {
   const target = await readPost(id)(scope);
+  if (target.seat === null && (await mayPostAsGuest(scope.core, scope.conn, scope.actor, target))) return target;
   requireWriter(target.seat, target.hub);
   return target;
 };

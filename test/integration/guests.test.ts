@@ -60,6 +60,8 @@ describe.each(stores())('Guests on %s', (store) => {
     const posted = await appTool(server, cookie, 'post_reply', { thread_id: open, body: 'Robin was here.' });
     expect(posted.status, posted.text).toBe(200);
     expect(posted.body.data.allowance).toMatchObject({ limit: 20, remaining: 19 });
+    const reacted = await appTool(server, cookie, 'react', { post_id: posted.body.data.post_id, reaction: 'heart' });
+    expect(reacted.status, reacted.text).toBe(200);
     const read = await appTool(server, owner.cookie, 'open_thread', { thread_id: open });
     expect(read.body.view.posts.at(-1)).toMatchObject({ author: { id: reply.body.participant.id, name: 'Robin' }, body: 'Robin was here.' });
     // Posting is for the thread it jumped into: another public thread, even one taking guests, is not.
