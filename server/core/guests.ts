@@ -184,7 +184,9 @@ export type Merged = { posts: number; threads: readonly string[]; revokedCredent
  * Folds a guest person into an account (at sign-in or email verification): their posts, reactions,
  * threads and pads started, hub and item seats, held names and join requests move to `humanId`, and
  * the guest's sessions are revoked. Threads whose posts moved change version, so no kept page shows
- * the old author. The caller closes the revoked sessions' live connections (`core.sync`).
+ * the old author. The revocation reaches every instance through the credentials trigger; the caller
+ * (sign-in) may also call `forgetCredentials(core)` and `core.sync.closeCredential` with
+ * `revokedCredentials` for the instance it runs on, and starts the account's own session.
  */
 export async function mergeGuest(tx: CommonQueryMethods, guestId: string, humanId: string): Promise<Merged> {
   if (!guestId.startsWith('ppl_')) throw invalid('Only a guest person (ppl_…) can be merged into an account.');
