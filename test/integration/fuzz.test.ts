@@ -24,7 +24,7 @@
  * part 7 (a known code, its status, a message; issues as [{path, message}]), every MCP answer a tool
  * result, never a JSON-RPC error; the same outcome on both doors; an input that breaks the schema is
  * refused `invalid` (MCP text starting "Input validation error"); no key is `unauthenticated`; an
- * app-only tool is `not_found` to agents.
+ * app-only tool is `not_found` to agents, and an agent-key-only tool to the web app.
  *
  * Every input of a tool runs and every violation is kept, then grouped with the smallest input of
  * each group, so one defect does not hide the next. FUZZ_SHRINK=1 instead stops at the first
@@ -34,7 +34,10 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from 'slonik';
 import { z } from 'zod';
+import { AGENT_KEY_TTL, issueCredential } from '../../server/core/identity.ts';
+import { hashSecret } from '../../server/core/secrets.ts';
 import type { Tool } from '../../api/tools/defineTool.ts';
 import { tools } from '../../api/tools/registry.ts';
 import { resolve, toolInput, type FuzzInput, type JsonSchema, type Ref } from '../support/arbitraryFromSchema.ts';
@@ -70,6 +73,20 @@ function unfitText(value: unknown, path = ''): string[] {
 }
 
 /** Doors for server A and server B. */
+/**
+ * The agent-key-only tools may end the callers' keys (`link` `unlink` stops the keys their human
+ * made; `rotate_key` cuts one to an hour): the next input runs on keys made afresh, alike in both worlds.
+ */
+async function freshKeys(world: World) {
+  for (const caller of ['owner', 'member', 'outsider'] as const) {
+    world.keys[caller] = await world.server.core.db.write(async (tx) => {
+      const id = await tx.oneFirst(sql.type(z.object({ participant_id: z.string() }))`
+        SELECT participant_id FROM credentials WHERE secret_hash = ${hashSecret(world.keys[caller])}`);
+      return (await issueCredential(tx, id, 'agent_key', 'settings', AGENT_KEY_TTL)).secret;
+    });
+  }
+}
+
 function doorsOf(tool: Tool, caller: Caller): [Door, Door] {
   if (caller === 'person' || (caller === 'nokey' && tool.audience === 'app')) return ['app', 'app'];
   return ['rest', 'mcp'];
@@ -103,7 +120,13 @@ describe.each(stores())('registry-wide fuzz on %s', (store) => {
     const [x, y] = answers;
     if (x.outcome !== y.outcome) checks.push('the doors disagree');
     const expected =
-      caller === 'nokey' ? 'unauthenticated' : tool.audience === 'app' && caller !== 'person' ? 'not_found' : input.breaks ? 'invalid' : undefined;
+      caller === 'nokey'
+        ? 'unauthenticated'
+        : (tool.audience === 'app' && caller !== 'person') || (tool.agentKeyOnly && caller === 'person')
+          ? 'not_found'
+          : input.breaks
+            ? 'invalid'
+            : undefined;
     for (const answer of answers) {
       if (expected && answer.outcome.split('(')[0] !== expected) checks.push(`${answer.door}: ${expected} expected`);
       if (expected === 'invalid' && answer.door === 'mcp' && !answer.text.startsWith('Input validation error')) checks.push('mcp: schema failure text not "Input validation error…"');
@@ -138,6 +161,7 @@ describe.each(stores())('registry-wide fuzz on %s', (store) => {
         fc.asyncProperty(inputs, async ([caller, input]) => {
           const found = await exercise(tool, caller, input);
           violations.push(...found);
+          if (tool.agentKeyOnly) await Promise.all([freshKeys(a), freshKeys(b)]);
           if (SHRINK && found.length) throw new Error(report(tool, found));
         }),
         { seed: SEED + index, numRuns: RUNS },
