@@ -5,11 +5,12 @@ import type { Core } from '../server/core/context.ts';
 import { AppError, invalidInput } from '../server/core/errors.ts';
 import { authenticateSession, developmentOpen, signInDev, signOut, SESSION_TTL } from '../server/core/identity.ts';
 import { newestOutbox, type OutboxMessage } from '../server/core/mail.ts';
+import { finishOidc, startOidc, type OidcPending } from '../server/core/oidc.ts';
 import { checkSignInCode, CODE_TTL, sendSignInCode } from '../server/core/signin.ts';
 import { confirmEmail, requestVerification } from '../server/core/verification.ts';
 import { SESSION_COOKIE, sessionToken } from './http/auth.ts';
 import { BODY_LIMITS, readJson } from './http/body.ts';
-import { ipLimited, type IpLimits } from './http/ipLimits.ts';
+import { ipLimited, takeIpLimit, type IpLimits } from './http/ipLimits.ts';
 import { requireCleanText } from './tools/hygiene.ts';
 import { checkOrigin, sameOrigin } from './web.ts';
 
@@ -18,6 +19,22 @@ const DevSignIn = z.object({ name: z.string().trim().min(1).max(80), email, test
 const CodeRequest = z.object({ email });
 const CodeCheck = z.object({ email, code: z.string().trim().max(20) });
 const Token = z.object({ token: z.string().min(1).max(200) });
+/** Between /signin/start and /auth/callback, in an HttpOnly cookie of that path only: 10 minutes. */
+const OIDC_COOKIE = 'svc_oidc';
+const Pending = z.object({ state: z.string(), verifier: z.string(), nonce: z.string(), next: z.string().optional() });
+
+/** A page of ours to go to after sign-in: a path, never another site. */
+const ourPage = (next: unknown) => (typeof next === 'string' && /^\/(?![/\\])/.test(next) ? next : undefined);
+
+function pendingOf(raw: string | undefined): (OidcPending & { next?: string | undefined }) | null {
+  if (!raw) return null;
+  try {
+    const parsed = Pending.safeParse(JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')));
+    return parsed.success ? parsed.data : null;
+  } catch {
+    return null;
+  }
+}
 
 /**
  * Web sign-in (SPEC part 5): a 6-digit code by mail (`/signin`, `/signin/code`), the development
@@ -45,6 +62,7 @@ export function signinRoutes(core: Core, hosts: () => Set<string>, limits: IpLim
     const delivery = core.config.smtpUrl ? 'smtp' : 'outbox';
     ctx.body = {
       code: true,
+      oidc: core.config.oidc !== undefined,
       development_form: !core.config.production,
       delivery,
       ...(delivery === 'outbox' && developmentOpen(core.config, undefined) ? { outbox_url: '/dev/outbox' } : {}),
@@ -85,6 +103,30 @@ export function signinRoutes(core: Core, hosts: () => Set<string>, limits: IpLim
       return;
     }
     ctx.body = { participant: signedIn.participant };
+  });
+
+  // With SVC_OIDC_ISSUER: off to the provider with PKCE, back at /auth/callback.
+  router.get('/signin/start', async (ctx) => {
+    await takeIpLimit(limits, 'oidc', ctx);
+    const started = await startOidc(core);
+    const value = Buffer.from(JSON.stringify({ ...started.pending, next: ourPage(ctx.query.next) })).toString('base64url');
+    ctx.cookies.set(OIDC_COOKIE, value, { httpOnly: true, sameSite: 'lax', secure: ctx.secure, maxAge: 600_000, path: '/auth/callback' });
+    ctx.redirect(started.url);
+  });
+
+  router.get('/auth/callback', async (ctx) => {
+    await takeIpLimit(limits, 'oidc', ctx);
+    const pending = pendingOf(ctx.cookies.get(OIDC_COOKIE));
+    ctx.cookies.set(OIDC_COOKIE, '', { httpOnly: true, sameSite: 'lax', maxAge: 0, path: '/auth/callback' });
+    try {
+      const signedIn = await finishOidc(core, new URL(ctx.originalUrl, core.config.baseUrl), pending);
+      await startSession(ctx, signedIn.session);
+      ctx.redirect(pending?.next ?? '/');
+    } catch (error) {
+      if (!(error instanceof AppError)) throw error;
+      // Back to the sign-in page, which shows why and does not send the browser off again.
+      ctx.redirect(`/signin?problem=${encodeURIComponent(error.message)}`);
+    }
   });
 
   router.post('/signout', guard, async (ctx) => {

@@ -17,6 +17,9 @@ const EnvSchema = z.object({
   SVC_TESTER_CODE: z.string().min(8).optional(),
   SMTP_URL: z.url({ protocol: /^smtps?$/ }).optional(),
   MAIL_FROM: z.string().min(3).max(200).optional(),
+  SVC_OIDC_ISSUER: z.url().optional(),
+  SVC_OIDC_CLIENT_ID: z.string().min(1).optional(),
+  SVC_OIDC_CLIENT_SECRET: z.string().min(1).optional(),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
   NODE_ENV: z.string().default('development'),
 });
@@ -41,6 +44,8 @@ export type Config = {
   smtpUrl: string | undefined;
   /** The From of our mail; unset, `Dotpad <no-reply@<host of the base URL>>`. */
   mailFrom: string | undefined;
+  /** Sign-in through an OpenID provider (authorization code with PKCE) when set. */
+  oidc: { issuer: string; clientId: string; clientSecret: string | undefined } | undefined;
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
   production: boolean;
 };
@@ -53,6 +58,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new Error(`Bad configuration: ${problems.join('; ')}`);
   }
   const e = parsed.data;
+  if (e.SVC_OIDC_ISSUER && !e.SVC_OIDC_CLIENT_ID) throw new Error('Bad configuration: SVC_OIDC_CLIENT_ID: needed with SVC_OIDC_ISSUER');
   return {
     port: e.PORT,
     baseUrl: (e.SVC_BASE_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ''),
@@ -66,6 +72,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     testerCode: e.SVC_TESTER_CODE,
     smtpUrl: e.SMTP_URL,
     mailFrom: e.MAIL_FROM,
+    oidc: e.SVC_OIDC_ISSUER ? { issuer: e.SVC_OIDC_ISSUER, clientId: e.SVC_OIDC_CLIENT_ID!, clientSecret: e.SVC_OIDC_CLIENT_SECRET } : undefined,
     logLevel: e.LOG_LEVEL,
     production: e.NODE_ENV === 'production',
   };

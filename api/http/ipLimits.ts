@@ -22,6 +22,8 @@ export const IP_ROUTES = {
   signinCode: { durationS: 3_600, tiers: { network: { name: 'net', points: 20 } } },
   /** POST /signin/code/verify: 30 per 15 minutes; the per-address 8 is counted by the core. */
   signinVerify: { durationS: 900, tiers: { network: { name: 'net', points: 30 } } },
+  /** GET /signin/start and GET /auth/callback (an OpenID provider's sign-in), together: 60 per 10 minutes. */
+  oidc: { durationS: 600, tiers: { network: { name: 'net', points: 60 } } },
   /** POST /api/verify-email: 30 an hour. */
   verifyEmail: { durationS: 3_600, tiers: { network: { name: 'net', points: 30 } } },
   /** POST /api/jump-in and POST /api/invite/join-guest, counted together: 90 an hour. */

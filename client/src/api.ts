@@ -132,6 +132,8 @@ export const joinInviteAsGuest = (token: string, name: string) =>
 
 export interface SignInOptions {
   code: boolean
+  /** An OpenID provider is set up: /signin/start goes there. */
+  oidc: boolean
   development_form: boolean
   delivery: 'smtp' | 'outbox'
   outbox_url?: string

@@ -1,6 +1,8 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureClientBuilt, haveChromium, launchBrowser } from '../support/browser.ts';
+import { isVerified } from '../../server/core/verification.ts';
+import { startOidcProvider } from '../support/oidc.ts';
 import { request, signIn, startTestServer, stores, type TestServer } from '../support/server.ts';
 
 /**
@@ -108,5 +110,84 @@ describe.skipIf(!haveChromium).each(stores())('sign-in pages in the browser on %
     const expected = new Set(['401 /api/me', '400 /signin/code/verify']);
     expect(errors.filter((e) => !expected.has(e))).toEqual([]);
     expect(errors).toContain('400 /signin/code/verify');
+  });
+});
+
+describe.skipIf(!haveChromium).each(stores())('sign-in through an OpenID provider on %s', (store) => {
+  let provider: Awaited<ReturnType<typeof startOidcProvider>>;
+  let server: TestServer;
+  let browser: Browser;
+
+  /** A fresh browser on the service's own origin (the provider sends it back there). */
+  async function freshPage(): Promise<Page> {
+    const context = await browser.newContext({ baseURL: server.core.config.baseUrl });
+    context.setDefaultTimeout(15_000);
+    return context.newPage();
+  }
+
+  /** At the provider's development pages: any password, then the consent. */
+  async function signInAtProvider(page: Page, login: string) {
+    await page.locator('input[name=login]').fill(login);
+    await page.locator('input[name=password]').fill('anything');
+    await page.getByRole('button', { name: 'Sign-in' }).click();
+    await page.getByRole('button', { name: 'Continue' }).click();
+  }
+
+  beforeAll(async () => {
+    ensureClientBuilt();
+    provider = await startOidcProvider({
+      grace: { email: 'Grace@Example.org', email_verified: true, name: 'Grace Hopper' },
+      unproven: { email: 'unproven@example.org', email_verified: false, name: 'Unproven' },
+    });
+    server = await startTestServer(store, { SVC_OIDC_ISSUER: provider.issuer, SVC_OIDC_CLIENT_ID: provider.clientId, SVC_OIDC_CLIENT_SECRET: provider.clientSecret });
+    provider.register(`${server.core.config.baseUrl}/auth/callback`);
+    browser = await launchBrowser();
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+    await provider?.close();
+  });
+
+  it('goes from /signin to the provider with PKCE and comes back signed in and verified, on the page asked for', async () => {
+    const page = await freshPage();
+    const asked: URL[] = [];
+    page.on('request', (r) => {
+      const url = new URL(r.url());
+      if (url.origin === provider.issuer && url.pathname === '/auth') asked.push(url);
+    });
+    await page.goto('/settings');
+    await page.waitForURL((url) => url.origin === provider.issuer);
+    const authorize = asked[0]!.searchParams;
+    expect(authorize.get('code_challenge_method')).toBe('S256');
+    expect(authorize.get('code_challenge')).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(authorize.get('state')).toBeTruthy();
+    expect(authorize.get('nonce')).toBeTruthy();
+    expect(authorize.get('redirect_uri')).toBe(`${server.core.config.baseUrl}/auth/callback`);
+
+    await signInAtProvider(page, 'grace');
+    await page.waitForURL((url) => url.pathname === '/settings');
+    await expect.poll(() => page.locator('.who').innerText()).toBe('Signed in as Grace Hopper');
+    const me = await page.evaluate(() => fetch('/api/me').then((r) => r.json()));
+    expect(me.participant).toMatchObject({ email: 'Grace@Example.org', verified: true });
+    expect(await isVerified(server.core, me.participant.id)).toBe(true);
+  });
+
+  it('turns away an address the provider has not verified, back on /signin saying why', async () => {
+    const page = await freshPage();
+    await page.goto('/signin/start');
+    await signInAtProvider(page, 'unproven');
+    await page.waitForURL((url) => url.pathname === '/signin' && url.searchParams.has('problem'));
+    await expect.poll(() => page.getByRole('alert').innerText()).toMatch(/verified email address/);
+    expect(new URL(page.url()).origin).toBe(server.core.config.baseUrl);
+    const me = await page.evaluate(() => fetch('/api/me').then((r) => r.status));
+    expect(me).toBe(401);
+  });
+
+  it('refuses a callback this browser did not start', async () => {
+    const reply = await request(`${server.url}/auth/callback?code=made-up&state=made-up`, { redirect: 'manual' });
+    expect(reply.status).toBe(302);
+    expect(decodeURIComponent(reply.headers.get('location')!)).toMatch(/^\/signin\?problem=This sign-in was not started in this browser/);
   });
 });

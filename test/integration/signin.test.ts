@@ -216,6 +216,6 @@ describe.each(stores())('in production on %s', (store) => {
     expect(outbox.status).toBe(404);
     expect(JSON.stringify(outbox.body)).not.toContain('ops@example.test');
     const options = await rawRequest(`${production.url}/api/signin-options`, { headers: { host: HOST } });
-    expect(options.body).toEqual({ code: true, development_form: false, delivery: 'outbox' });
+    expect(options.body).toEqual({ code: true, oidc: false, development_form: false, delivery: 'outbox' });
   });
 });
