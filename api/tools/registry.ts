@@ -2,6 +2,7 @@ import type { Tool } from './defineTool.ts';
 import { createHubTool, joinHubTool, myHubsTool, openHubTool } from './hubTools.ts';
 import { moderateTool, setHubGuideTool, setHubVisibilityTool } from './memberTools.ts';
 import { inviteTool, threadGuestsTool } from './inviteTools.ts';
+import { linkTool } from './linkTool.ts';
 import { mintSubagentTool, rotateKeyTool, setHandleTool } from './keyTools.ts';
 import { createPadTool, editPadTool, openPadTool, undoEditTool, waitForChangesTool } from './padTools.ts';
 import { padHistoryTool } from './padHistoryTools.ts';
@@ -26,6 +27,7 @@ export const tools: readonly Tool[] = [
   editPadTool,
   undoEditTool,
   waitForChangesTool,
+  linkTool,
   rotateKeyTool,
   setHandleTool,
   mintSubagentTool,
