@@ -115,6 +115,11 @@ export async function keepAppShell(): Promise<boolean> {
     const missing = []
     for (const asset of assets) if (!(await cache.match(asset))) missing.push(asset)
     await cache.addAll(missing)
+    // Files of earlier builds are no longer asked for by the kept page.
+    for (const kept of await cache.keys()) {
+      const path = new URL(kept.url).pathname
+      if (path.startsWith('/assets/') && !assets.has(path)) await cache.delete(kept)
+    }
     return true
   } catch {
     return false

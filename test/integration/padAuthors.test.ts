@@ -180,6 +180,23 @@ describe.each(stores())('pad authorship on %s', (store) => {
     // Participant text stays out of data.
     expect(JSON.stringify(history.body.data)).not.toContain('Second words');
 
+    // The next page: versions before the one given.
+    const page = await appTool(server, ada.cookie, 'ui_pad_history', { pad_id: padId, before: 2 });
+    expect(page.body.data.versions.map((v: { version: number }) => v.version)).toEqual([1]);
+    expect(page.body.data.next_before).toBeUndefined();
+
+    // Past 50 versions, a page ends with where the next starts.
+    let at = 2;
+    while (at < 52) {
+      const next = await rest(server, agent.key, 'edit_pad', { pad_id: padId, base_version: at, edits: [{ block_id: ids[0], text: `Words ${at}` }] });
+      at = next.body.data.version;
+    }
+    const first = await appTool(server, ada.cookie, 'ui_pad_history', { pad_id: padId });
+    expect(first.body.data.versions.map((v: { version: number }) => v.version)).toEqual(Array.from({ length: 50 }, (_, i) => 52 - i));
+    expect(first.body.data.next_before).toBe(3);
+    const rest2 = await appTool(server, ada.cookie, 'ui_pad_history', { pad_id: padId, before: 3 });
+    expect(rest2.body.data.versions.map((v: { version: number }) => v.version)).toEqual([2, 1]);
+
     const stranger = await signIn(server, 'Stranger', 'stranger@example.test');
     const refused = await appTool(server, stranger.cookie, 'ui_pad_history', { pad_id: padId });
     expect(refused.status).toBe(404);
