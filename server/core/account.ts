@@ -32,6 +32,10 @@ export async function deleteAccount(core: Core, person: Actor, confirmHandle: st
     }
     await tx.query(sql.unsafe`DELETE FROM hub_members WHERE participant_id = ${person.id}`);
     await tx.query(sql.unsafe`DELETE FROM join_requests WHERE participant_id = ${person.id}`);
+    // Seats an invite gave in one thread or pad, names held as a guest, and invite links not yet used.
+    await tx.query(sql.unsafe`DELETE FROM item_members WHERE participant_id = ${person.id}`);
+    await tx.query(sql.unsafe`DELETE FROM guest_names WHERE participant_id = ${person.id}`);
+    await tx.query(sql.unsafe`UPDATE invites SET revoked_at = now() WHERE created_by = ${person.id} AND revoked_at IS NULL`);
     await tx.query(sql.unsafe`DELETE FROM link_requests WHERE human_id = ${person.id}`);
     await tx.query(sql.unsafe`DELETE FROM link_codes WHERE human_id = ${person.id}`);
     const agentKeys = await tx.anyFirst(sql.type(z.object({ id: z.string() }))`

@@ -249,6 +249,20 @@ describe.each(stores())('Invites on %s', (store) => {
     });
   });
 
+  it('withdraws the invites of a deleted account, and drops the seats invites gave it', async () => {
+    const dee = await signIn(server, 'Dee', 'dee@example.test');
+    const deeHub = (await appTool(server, dee.cookie, 'create_hub', { name: 'Dee hub' })).body.data;
+    const deeToken = tokenOf((await appTool(server, dee.cookie, 'invite', { to: deeHub.slug })).body.data.url);
+    expect((await preview(server, deeToken)).status).toBe(200);
+    const seat = await invite(threadId);
+    expect((await acceptInvite(server, dee.cookie, seat.token)).body.status).toBe('joined');
+    const handle = (await request(`${server.url}/api/me`, { headers: { cookie: dee.cookie } })).body.participant.handle;
+    const deleted = await web(server, '/api/settings/delete-account', { confirm_handle: handle }, dee.cookie);
+    expect(deleted.status, deleted.text).toBe(200);
+    expect((await preview(server, deeToken)).status).toBe(404);
+    expect(Number(await server.core.db.pool.oneFirst(sql.unsafe`SELECT count(*) FROM item_members WHERE participant_id = ${dee.id}`))).toBe(0);
+  });
+
   it('answers every token failure with the same 404 body, on every door', async () => {
     const usedUp = await invite(threadId);
     expect((await register(server, { name: 'Uses it', invite: usedUp.token })).status).toBe(201);
