@@ -67,6 +67,7 @@ const TakenRow = z.object({ taken: z.boolean() });
  */
 async function holdName(tx: CommonQueryMethods, { thread, hub }: JumpTarget, participantId: string, name: string) {
   const key = nameKey(name);
+  await refuseCrowd(tx, thread?.id ?? hub.id);
   const scopes = thread ? [thread.id, hub.id] : [hub.id];
   const taken = await tx.oneFirst(sql.type(TakenRow)`
     SELECT EXISTS (
@@ -86,6 +87,23 @@ async function holdName(tx: CommonQueryMethods, { thread, hub }: JumpTarget, par
   await tx.query(sql.unsafe`
     INSERT INTO guest_names (scope_id, name_key, participant_id) VALUES (${thread?.id ?? hub.id}, ${key}, ${participantId})
     ON CONFLICT DO NOTHING`);
+}
+
+/** Guest joins into one thread (or hub): 300 an hour (SPEC part 8). */
+export const GUEST_JOINS_PER_SCOPE_HOUR = 300;
+
+const CrowdRow = z.object({ n: z.number(), oldest: z.number().nullable() });
+
+async function refuseCrowd(tx: CommonQueryMethods, scopeId: string) {
+  const { n, oldest } = await tx.one(sql.type(CrowdRow)`
+    SELECT count(*)::int AS n, min(created_at) AS oldest FROM guest_names
+    WHERE scope_id = ${scopeId} AND created_at > now() - interval '1 hour'`);
+  if (n < GUEST_JOINS_PER_SCOPE_HOUR) return;
+  const seconds = Math.max(1, Math.ceil(((oldest ?? Date.now()) + 3_600_000 - Date.now()) / 1000));
+  throw new AppError('rate_limited', `This thread has taken ${GUEST_JOINS_PER_SCOPE_HOUR} guests in the last hour. Try again in ${seconds} s.`, {
+    retry_after_seconds: seconds,
+    retryAfterSeconds: seconds,
+  });
 }
 
 export type JumpInInput = { thread?: string | undefined; hub?: string | undefined; name: string; agent?: boolean | undefined };

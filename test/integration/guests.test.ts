@@ -160,6 +160,17 @@ describe.each(stores())('Guests on %s', (store) => {
     expect((await appTool(server, person.cookie, 'post_reply', { thread_id: open, body: 'Pat here.' })).status).toBe(200);
   });
 
+  it('takes 300 guests an hour into one thread', async () => {
+    const busy = await thread('Busy thread');
+    await appTool(server, owner.cookie, 'ui_thread_guests', { thread_id: busy, accepts_guests: true });
+    await poke(server, sql.unsafe`
+      INSERT INTO guest_names (scope_id, name_key, participant_id) SELECT ${busy}, 'guest ' || i, ${owner.id} FROM generate_series(1, 299) i`);
+    expect((await jumpIn(server, { thread: busy, name: 'Number 300' })).status).toBe(201);
+    const refused = await jumpIn(server, { thread: busy, name: 'Number 301' });
+    expect(refused.status).toBe(429);
+    expect(refused.body.retry_after_seconds).toBeGreaterThan(3_000);
+  });
+
   it('refuses a body over 2 KB', async () => {
     const reply = await jumpIn(server, { thread: open, name: 'Big', padding: 'x'.repeat(2_100) });
     expect(reply.status).toBe(413);
