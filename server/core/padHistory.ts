@@ -22,16 +22,53 @@ export type BlockWriter = Writer & { version: number };
 
 const writerKind = (actorKind: string | null): WriterKind => (actorKind === 'agent' ? 'agent' : 'human');
 
-const AuthorRow = z.object({ block_id: z.string(), version: z.number(), actor_id: z.string(), actor_kind: z.string().nullable(), name: z.string().nullable() });
+type Known = { version: number; writers: Map<string, { id: string; kind: WriterKind; version: number } | null> };
 
-/** The last writer of each of `blocks` that someone wrote (a block only the service touched has none). */
+/**
+ * Each block's last writer as far as this instance has read a pad's versions: a read folds in only
+ * the versions after those (committed versions never change, and each commits after the one before
+ * it), so a pad with a long history costs its new versions, not all of them. Pads read least lately
+ * are forgotten past KNOWN_PADS.
+ */
+const known = new Map<string, Known>();
+const KNOWN_PADS = 1_000;
+
+const FreshRow = z.object({
+  fresh: z.array(z.object({ version: z.number(), actor_id: z.string().nullable(), actor_kind: z.string().nullable(), ids: z.array(z.string()) })),
+  names: z.record(z.string(), z.string()).nullable(),
+});
+
+/** The last writer of each of `blocks` that someone wrote (a block last touched by the service has none). */
 export async function blockWriters(conn: CommonQueryMethods, padId: string, blocks: readonly Pick<Block, 'id'>[]): Promise<Map<string, BlockWriter>> {
-  if (!blocks.length) return new Map();
-  const rows = await conn.any(sql.type(AuthorRow)`
-    SELECT a.block_id, a.version, a.actor_id, a.actor_kind, p.name
-    FROM pad_block_authors a LEFT JOIN participants p ON p.id = a.actor_id
-    WHERE a.pad_id = ${padId} AND a.block_id = ANY(${sql.array(blocks.map((b) => b.id), 'text')}) AND a.actor_id IS NOT NULL`);
-  return new Map(rows.map((r) => [r.block_id, { id: r.actor_id, name: r.name ?? 'Someone', kind: writerKind(r.actor_kind), version: r.version }]));
+  const cached = known.get(padId);
+  const since = cached?.version ?? 0;
+  const actors = [...new Set([...(cached?.writers.values() ?? [])].flatMap((w) => (w ? [w.id] : [])))];
+  // The versions after those already folded, each with the blocks it changed (its `changed`, or the
+  // ids its delta names), and the names of everyone who wrote any of them.
+  const row = await conn.one(sql.type(FreshRow)`
+    WITH fresh AS (
+      SELECT v.version, v.actor_id, v.actor_kind,
+             coalesce(v.changed, ARRAY(SELECT e->>0 FROM jsonb_array_elements(v.delta) AS e)) AS ids
+      FROM pad_versions v WHERE v.pad_id = ${padId} AND v.version > ${since})
+    SELECT coalesce((SELECT json_agg(fresh ORDER BY version) FROM fresh), '[]') AS fresh,
+           (SELECT json_object_agg(p.id, p.name) FROM participants p
+            WHERE p.id = ANY(${sql.array(actors, 'text')}) OR p.id IN (SELECT actor_id FROM fresh)) AS names`);
+  const writers = new Map(cached?.writers);
+  let version = since;
+  for (const v of row.fresh) {
+    version = v.version;
+    const writer = v.actor_id ? { id: v.actor_id, kind: writerKind(v.actor_kind), version: v.version } : null;
+    for (const id of v.ids) writers.set(id, writer);
+  }
+  known.delete(padId);
+  known.set(padId, { version, writers });
+  if (known.size > KNOWN_PADS) known.delete(known.keys().next().value!);
+  const out = new Map<string, BlockWriter>();
+  for (const block of blocks) {
+    const writer = writers.get(block.id);
+    if (writer) out.set(block.id, { ...writer, name: row.names?.[writer.id] ?? 'Someone' });
+  }
+  return out;
 }
 
 /** Each section's last writer: whoever wrote the most recently changed of its blocks (its heading included). */
