@@ -103,7 +103,9 @@ export async function mintSubagent(tx: CommonQueryMethods, actor: Actor, items: 
   if (made.length >= SUBAGENTS_PER_HOUR) {
     throw paceRefused(`An agent makes at most ${SUBAGENTS_PER_HOUR} sub-agent keys an hour.`, (made[0]!.t ?? Date.now()) + HOUR);
   }
-  const ttl = Math.min(input.hours * HOUR, actor.expiresAt - Date.now());
+  // A second short of the parent key's end at the latest: the clock may tick before the key is made.
+  const ttl = Math.min(input.hours * HOUR, actor.expiresAt - Date.now() - 1_000);
+  if (ttl <= 0) throw forbidden('Your key ends in a moment: renew it with rotate_key, then mint with the new one.');
   const key = await issueCredential(tx, actor.id, 'agent_key', 'subagent', ttl);
   await tx.query(sql.unsafe`
     INSERT INTO subagent_grants (credential_id, parent_credential_id, thread_ids, pad_ids, read_only)

@@ -164,6 +164,11 @@ describe.each(stores())('keys, sub-agents and handles on %s', (store) => {
     expect((await markdown(`/h/${hub.slug}`, sub)).status).toBe(404);
     // The parent itself still reads all of it.
     expect((await markdown(`/t/${other}`, owner.key)).status).toBe(200);
+    // Exports, the same.
+    const exported = (id: string) => request(`${server.url}/api/export/${id}?format=md`, { headers: { authorization: `Bearer ${sub}` } });
+    expect((await exported(granted)).status).toBe(200);
+    const [outside, nowhere] = [await exported(other), await exported('thr_00000000000000000000')];
+    expect([outside.status, outside.body]).toEqual([404, nowhere.body]);
 
     // /sync: a pad outside the grant is refused as a missing one; one inside syncs.
     const refused = await openProvider(server, padOther, sub);
