@@ -6,7 +6,7 @@ import { AppError, invalidInput } from '../server/core/errors.ts';
 import { authenticateSession, developmentOpen, signInDev, signOut, SESSION_TTL } from '../server/core/identity.ts';
 import { newestOutbox, type OutboxMessage } from '../server/core/mail.ts';
 import { finishOidc, startOidc, type OidcPending } from '../server/core/oidc.ts';
-import { checkSignInCode, CODE_TTL, sendSignInCode } from '../server/core/signin.ts';
+import { checkSignInCode, CODE_TTL, foldBrowserGuest, sendSignInCode } from '../server/core/signin.ts';
 import { confirmEmail, requestVerification } from '../server/core/verification.ts';
 import { SESSION_COOKIE, sessionToken } from './http/auth.ts';
 import { BODY_LIMITS, readJson } from './http/body.ts';
@@ -50,11 +50,20 @@ export function signinRoutes(core: Core, hosts: () => Set<string>, limits: IpLim
     return parsed.data;
   }
 
-  /** Sessions rotate at sign-in: the new one in the cookie, the browser's earlier one revoked. */
-  async function startSession(ctx: Context, session: string) {
+  /**
+   * Sessions rotate at sign-in: the new one in the cookie, the browser's earlier one revoked. A guest
+   * this browser was is folded into the account it signed into.
+   */
+  async function startSession(ctx: Context, signedIn: { session: string; participant: { id: string } }) {
     const previous = sessionToken(ctx);
-    ctx.cookies.set(SESSION_COOKIE, session, { httpOnly: true, sameSite: 'lax', secure: ctx.secure, maxAge: SESSION_TTL, path: '/' });
+    const browser = previous ? await authenticateSession(core, previous) : null;
+    await foldBrowserGuest(core, browser?.id, signedIn.participant.id);
+    setSessionCookie(ctx, signedIn.session);
     if (previous) await signOut(core, previous);
+  }
+
+  function setSessionCookie(ctx: Context, session: string) {
+    ctx.cookies.set(SESSION_COOKIE, session, { httpOnly: true, sameSite: 'lax', secure: ctx.secure, maxAge: SESSION_TTL, path: '/' });
   }
 
   // What the sign-in page offers here.
@@ -84,7 +93,7 @@ export function signinRoutes(core: Core, hosts: () => Set<string>, limits: IpLim
   router.post('/signin/code/verify', ipLimited(limits, 'signinVerify'), guard, async (ctx) => {
     const input = await parse(ctx, CodeCheck, BODY_LIMITS.small, 'Give the email address and the 6-digit code mailed to it.');
     const signedIn = await checkSignInCode(core, input.email, input.code);
-    await startSession(ctx, signedIn.session);
+    await startSession(ctx, signedIn);
     ctx.body = { participant: signedIn.participant };
   });
 
@@ -97,7 +106,7 @@ export function signinRoutes(core: Core, hosts: () => Set<string>, limits: IpLim
     const parsed = DevSignIn.safeParse(await readJson(ctx, BODY_LIMITS.small, { forms: true }));
     if (!parsed.success) throw invalidInput(parsed.error, 'Give a name (up to 80 characters) and an email address.');
     const signedIn = await signInDev(core, parsed.data);
-    await startSession(ctx, signedIn.session);
+    await startSession(ctx, signedIn);
     if (form) {
       ctx.redirect('/');
       return;
@@ -120,7 +129,7 @@ export function signinRoutes(core: Core, hosts: () => Set<string>, limits: IpLim
     ctx.cookies.set(OIDC_COOKIE, '', { httpOnly: true, sameSite: 'lax', maxAge: 0, path: '/auth/callback' });
     try {
       const signedIn = await finishOidc(core, new URL(ctx.originalUrl, core.config.baseUrl), pending);
-      await startSession(ctx, signedIn.session);
+      await startSession(ctx, signedIn);
       ctx.redirect(pending?.next ?? '/');
     } catch (error) {
       if (!(error instanceof AppError)) throw error;
@@ -138,10 +147,14 @@ export function signinRoutes(core: Core, hosts: () => Set<string>, limits: IpLim
 
   router.post('/api/verify-email', ipLimited(limits, 'verifyEmail'), guard, async (ctx) => {
     const input = await parse(ctx, Token, BODY_LIMITS.small, 'Send {token} from the verification link.');
-    const browser = await authenticateSession(core, sessionToken(ctx));
-    const confirmed = await confirmEmail(core, input.token);
-    const signedIn = browser?.id === confirmed.id;
-    ctx.body = { verified: true, name: confirmed.name, signedIn, merged: false, otherSession: browser !== null && !signedIn };
+    const previous = sessionToken(ctx);
+    const browser = await authenticateSession(core, previous);
+    const { session, ...confirmed } = await confirmEmail(core, input.token, browser);
+    if (session) {
+      setSessionCookie(ctx, session);
+      if (previous) await signOut(core, previous);
+    }
+    ctx.body = confirmed;
   });
 
   // Settings: ask for a verification link to an address (a person, or a guest once guests exist).

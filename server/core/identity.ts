@@ -116,7 +116,7 @@ export async function openSession(tx: CommonQueryMethods, input: { name: string;
   const key = addressKey(input.email);
   let participant = await tx.maybeOne(sql.type(ParticipantRow)`
     SELECT id, kind, name, handle, email, linked_human, created_at FROM participants
-    WHERE kind = 'human' AND email_key = ${key} ORDER BY created_at LIMIT 1`);
+    WHERE kind = 'human' AND email_key = ${key} AND left(id, 4) <> 'ppl_' ORDER BY created_at LIMIT 1`);
   if (!participant) {
     const id = newId('hum_');
     const handle = await uniqueHandle(tx, input.name);

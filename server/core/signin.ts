@@ -5,7 +5,8 @@ import { z } from 'zod';
 import { CountRow } from '../../schema/rows.ts';
 import type { Core } from './context.ts';
 import { AppError } from './errors.ts';
-import { openSession } from './identity.ts';
+import { mergeGuest, type Merged } from './guests.ts';
+import { forgetCredentials, openSession } from './identity.ts';
 import { deliveryNote, sendMail, type Delivery } from './mail.ts';
 import { addressKey, refuseDisposable } from './verification.ts';
 
@@ -109,4 +110,21 @@ export async function checkSignInCode(core: Core, email: string, code: string) {
     throw new AppError('invalid', `That code is not right, or it was used or has expired. Use the newest code mailed to you, or ask for a new one at ${core.config.baseUrl}/signin.`);
   }
   return outcome.signedIn;
+}
+
+/** After a guest was folded into an account: this instance forgets the guest's sessions at once (others within seconds). */
+export function forgetFolded(core: Core, folded: Merged) {
+  forgetCredentials(core);
+  for (const id of folded.revokedCredentials) core.sync.closeCredential(id);
+}
+
+/**
+ * A guest who signs in (SPEC part 2): the guest this browser was is folded into the account it signed
+ * into (posts, seats, held names), and the guest's sessions end. Nothing for anyone else.
+ */
+export async function foldBrowserGuest(core: Core, browserId: string | undefined, accountId: string): Promise<boolean> {
+  if (!browserId?.startsWith('ppl_') || accountId.startsWith('ppl_')) return false;
+  const folded = await core.db.write((tx) => mergeGuest(tx, browserId, accountId));
+  forgetFolded(core, folded);
+  return true;
 }

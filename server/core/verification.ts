@@ -9,6 +9,9 @@ import { AppError, forbidden } from './errors.ts';
 import { deliveryNote, sendMail, type Delivery } from './mail.ts';
 import type { Reach } from './result.ts';
 import { hashSecret, newSecret } from './secrets.ts';
+import { mergeGuest, type Merged } from './guests.ts';
+import { issueCredential, SESSION_TTL } from './identity.ts';
+import { forgetFolded } from './signin.ts';
 
 const HOUR = 3_600_000;
 export const VERIFICATION_TTL = 24 * HOUR;
@@ -146,32 +149,65 @@ async function refuseCrowdedAddress(tx: Parameters<Parameters<Core['db']['write'
 }
 
 const Pending = z.object({ id: z.string(), participant_id: z.string(), email: z.string(), email_key: z.string(), kind: z.string(), name: z.string() });
+const Account = z.object({ id: z.string(), name: z.string() });
+
+export type Confirmed = {
+  verified: true;
+  name: string;
+  /** This browser is (now) signed in as the one verified. */
+  signedIn: boolean;
+  /** A guest's posts were folded into the account that has the address. */
+  merged: boolean;
+  /** This browser is signed in as someone else, and stays so. */
+  otherSession: boolean;
+  /** A new session for this browser (a guest is signed in by the link). */
+  session: string | null;
+};
 
 /**
- * Completes a verification link: the participant's email becomes the confirmed one. Every token
- * failure (bad, used, expired) is the same `not_found`. A person's address that is already another
- * person's account is `conflict` (one address is one human).
+ * Completes a verification link. Every token failure (bad, used, expired) is the same `not_found`.
+ * A person or agent: the address becomes their confirmed one; a person's address that is already
+ * another account's is `conflict` (one address is one human). A guest (SPEC part 5): verified, and
+ * signed in by the link; if an account has the address, the guest is folded into it and the browser
+ * signed in as that account. A browser signed in as someone else is never switched.
  */
-export async function confirmEmail(core: Core, token: string): Promise<{ id: string; name: string; kind: string }> {
+export async function confirmEmail(core: Core, token: string, browser: Pick<Actor, 'id'> | null): Promise<Confirmed> {
   const gone = () => new AppError('not_found', `This verification link is not valid: it may have been used or expired (links work for 24 hours). Ask for a new one in Settings at ${core.config.baseUrl}/settings.`);
   if (!token.startsWith('svcv_')) throw gone();
-  return core.db.write(async (tx) => {
+  const { confirmed, folded } = await core.db.write(async (tx) => {
     const row = await tx.maybeOne(sql.type(Pending)`
       SELECT v.id, v.participant_id, v.email, v.email_key, p.kind, p.name
       FROM email_verifications v JOIN participants p ON p.id = v.participant_id
       WHERE v.token_hash = ${hashSecret(token)} AND v.used_at IS NULL AND v.expires_at > now()
       FOR UPDATE OF v`);
     if (!row) throw gone();
-    if (row.kind === 'human') {
-      const taken = await tx.oneFirst(sql.type(CountRow)`
-        SELECT count(*)::int AS n FROM participants WHERE kind = 'human' AND email_key = ${row.email_key} AND id <> ${row.participant_id}`);
-      if (taken > 0) throw new AppError('conflict', `This address is already another account's. Sign in with it at ${core.config.baseUrl}/signin instead.`);
-    }
-    await refuseCrowdedAddress(tx, row.email_key, row.participant_id);
+    const guest = row.participant_id.startsWith('ppl_');
+    const account = row.kind === 'human'
+      ? await tx.maybeOne(sql.type(Account)`
+          SELECT id, name FROM participants
+          WHERE kind = 'human' AND email_key = ${row.email_key} AND id <> ${row.participant_id} AND left(id, 4) <> 'ppl_'
+          ORDER BY created_at LIMIT 1`)
+      : null;
+    if (account && !guest) throw new AppError('conflict', `This address is already another account's. Sign in with it at ${core.config.baseUrl}/signin instead.`);
     await tx.query(sql.unsafe`UPDATE email_verifications SET used_at = now() WHERE id = ${row.id}`);
-    await tx.query(sql.unsafe`
-      UPDATE participants SET email = ${row.email}, email_key = ${row.email_key}, email_verified_at = now()
-      WHERE id = ${row.participant_id}`);
-    return { id: row.participant_id, name: row.name, kind: row.kind };
+    let folded: Merged | null = null;
+    let target = { id: row.participant_id, name: row.name };
+    if (account) {
+      folded = await mergeGuest(tx, row.participant_id, account.id);
+      target = account;
+    } else {
+      await refuseCrowdedAddress(tx, row.email_key, row.participant_id);
+      // A guest keeps the address only as compared (the account made later with it holds it in full).
+      await tx.query(sql.unsafe`
+        UPDATE participants SET email = ${guest ? null : row.email}, email_key = ${row.email_key}, email_verified_at = now()
+        WHERE id = ${row.participant_id}`);
+    }
+    const takesBrowser = guest && (!browser || browser.id === row.participant_id || browser.id === target.id);
+    const session = takesBrowser ? (await issueCredential(tx, target.id, 'session', 'signin', SESSION_TTL)).secret : null;
+    const signedIn = session !== null || browser?.id === target.id;
+    const confirmed: Confirmed = { verified: true, name: target.name, signedIn, merged: folded !== null, otherSession: browser !== null && !signedIn, session };
+    return { confirmed, folded };
   });
+  if (folded) forgetFolded(core, folded);
+  return confirmed;
 }

@@ -2,7 +2,7 @@ import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addressKey, isDisposable, isVerified, reachOf, standingOf } from '../../server/core/verification.ts';
 import { codeIn, startSmtp } from '../support/mail.ts';
-import { poke, request, signIn, startTestServer, stores, type Reachable, type TestServer } from '../support/server.ts';
+import { appTool, poke, request, signIn, startTestServer, stores, type Reachable, type TestServer } from '../support/server.ts';
 
 /** SPEC part 5 "Email verification", part 2 "Verified and unverified accounts", part 8 limits. */
 
@@ -189,5 +189,78 @@ describe.each(stores())('POST /api/verify-email per IP on %s', (store) => {
     const last = await post(server, '/api/verify-email', { token: 'svcv_last' });
     expect(last.status).toBe(429);
     expect(last.headers.get('ratelimit')).toMatch(/^"ip";r=0;t=\d+$/);
+  });
+});
+
+describe.each(stores())('guests confirming an address and signing in on %s', (store) => {
+  let smtp: Awaited<ReturnType<typeof startSmtp>>;
+  let server: TestServer;
+  let thread: string;
+
+  const cookieOf = (reply: { headers: Headers }) => reply.headers.getSetCookie().find((c) => c.startsWith('svc_session='))?.split(';')[0];
+  /** A guest who jumped into the public thread and posted there. */
+  async function guest(name: string) {
+    const jumped = await post(server, '/api/jump-in', { thread, name });
+    expect(jumped.status, jumped.text).toBe(201);
+    const cookie = cookieOf(jumped)!;
+    expect((await appTool(server, cookie, 'post_reply', { thread_id: thread, body: `${name} was here.` })).status).toBe(200);
+    return { id: jumped.body.participant.id as string, cookie };
+  }
+  async function linkFor(cookie: string, email: string) {
+    const after = smtp.messages.length;
+    expect((await post(server, '/api/settings/verify-email', { email }, { cookie })).status).toBe(200);
+    return /\/verify#(svcv_[A-Za-z0-9_-]{43})$/m.exec((await smtp.next(email, after)).text)![1]!;
+  }
+  const postsBy = (id: string) => server.core.db.pool.oneFirst(sql.unsafe`SELECT count(*)::int FROM posts WHERE author_id = ${id}`);
+
+  beforeAll(async () => {
+    smtp = await startSmtp();
+    server = await startTestServer(store, { SVC_PUBLIC_THREADS: '1', SMTP_URL: smtp.url });
+    const owner = await signIn(server, 'Owner', 'owner@example.test');
+    const hub = (await appTool(server, owner.cookie, 'create_hub', { name: 'Square' })).body.data;
+    await poke(server, sql.unsafe`UPDATE hubs SET audience = 'public' WHERE id = ${hub.hub_id}`);
+    thread = (await appTool(server, owner.cookie, 'start_thread', { hub: hub.slug, title: 'Open', body: 'Hi.' })).body.data.thread_id;
+    expect((await appTool(server, owner.cookie, 'ui_thread_guests', { thread_id: thread, accepts_guests: true })).status).toBe(200);
+  });
+  afterAll(async () => {
+    await server?.close();
+    await smtp?.close();
+  });
+
+  it('verifies a guest whose address has no account, signing the browser in as the guest', async () => {
+    const robin = await guest('Robin');
+    const token = await linkFor(robin.cookie, 'robin@example.org');
+    const done = await post(server, '/api/verify-email', { token });
+    expect(done.body).toEqual({ verified: true, name: 'Robin', signedIn: true, merged: false, otherSession: false });
+    const cookie = cookieOf(done)!;
+    expect((await request(`${server.url}/api/me`, { headers: { cookie } })).body.participant.id).toBe(robin.id);
+    expect(await isVerified(server.core, robin.id)).toBe(true);
+  });
+
+  it("folds a guest into the account that has the address, and signs the browser in as that account", async () => {
+    const account = await signIn(server, 'Sam', 'sam@example.org');
+    const sam = await guest('Sam as guest');
+    const token = await linkFor(sam.cookie, 'Sam+guest@example.org');
+    const done = await post(server, '/api/verify-email', { token }, { cookie: sam.cookie });
+    expect(done.body).toEqual({ verified: true, name: 'Sam', signedIn: true, merged: true, otherSession: false });
+    expect((await request(`${server.url}/api/me`, { headers: { cookie: cookieOf(done)! } })).body.participant.id).toBe(account.id);
+    expect(await postsBy(sam.id)).toBe(0);
+    expect(await postsBy(account.id)).toBe(1);
+    expect((await request(`${server.url}/api/me`, { headers: { cookie: sam.cookie } })).status).toBe(401);
+  });
+
+  it('folds the guest this browser was into the account it signs into with a code, and rotates the session', async () => {
+    const tess = await guest('Tess');
+    const after = smtp.messages.length;
+    expect((await post(server, '/signin/code', { email: 'tess@example.org' }, { cookie: tess.cookie })).status).toBe(200);
+    const code = codeIn((await smtp.next('tess@example.org', after)).text);
+    const signedIn = await post(server, '/signin/code/verify', { email: 'tess@example.org', code }, { cookie: tess.cookie });
+    expect(signedIn.status).toBe(200);
+    const account = signedIn.body.participant.id as string;
+    expect(account).not.toBe(tess.id);
+    expect(await postsBy(tess.id)).toBe(0);
+    expect(await postsBy(account)).toBe(1);
+    expect((await request(`${server.url}/api/me`, { headers: { cookie: tess.cookie } })).status).toBe(401);
+    expect((await request(`${server.url}/api/me`, { headers: { cookie: cookieOf(signedIn)! } })).body.participant.id).toBe(account);
   });
 });
