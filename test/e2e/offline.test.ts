@@ -86,10 +86,15 @@ describe.skipIf(!haveChromium).each(stores())('offline pad editing in the browse
     });
     expect(edited.isError).toBeFalsy();
 
+    // Bob is on the pad, online: he has the agent's edit, and nothing of Ada's yet.
+    await openPad(bob, padId);
+    await expect.poll(() => paragraphs(bob.page), WAIT).toEqual(['Plan', 'Leave at nine', 'Budget', 'Tickets cost 40 euros']);
+
     await ada.context.setOffline(false);
     await expect.poll(() => connection(ada.page), { timeout: 20_000 }).toBe('Live: synced');
     const both = ['Plan', 'Leave at nine from the north station, sharp', 'Budget', 'Tickets cost 40 euros'];
     await expect.poll(() => paragraphs(ada.page), { timeout: 10_000 }).toEqual(both);
+    await expect.poll(() => paragraphs(bob.page), { timeout: 10_000 }).toEqual(both);
     await expect.poll(() => onServer(padId), { timeout: 10_000 }).toEqual(['# Plan', both[1], '# Budget', both[3]]);
 
     const markdown = await request(`${server.url}/p/${padId}.md`, { headers: { authorization: `Bearer ${agent.key}` } });
