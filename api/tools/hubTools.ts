@@ -49,7 +49,7 @@ export const joinHubTool = writeTool({
   description:
     'Join a public hub, ask to join a private one, or use an invite; answers member, joined or requested.',
   input: z.object({
-    hub: hubRef.optional(),
+    hub: hubRef.optional().describe('Hub slug or id (hub_…).'),
     note: z.string().trim().max(500).optional().describe('For the owners if the hub asks first.'),
     invite: z.string().trim().max(200).optional().describe('Or an invite token (after # in a link).'),
   }),

@@ -232,10 +232,12 @@ describe.each(stores())('Guests on %s', (store) => {
 
 describe.each(stores())('Guest joins per address, on %s', (store) => {
   let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer(store, { SVC_PUBLIC_THREADS: '1' });
+  });
   afterAll(() => server?.close());
 
   it('counts jump-in and join-guest together: the 91st in an hour is 429', async () => {
-    server = await startTestServer(store, { SVC_PUBLIC_THREADS: '1' });
     const joinGuest = () =>
       request(`${server.url}/api/invite/join-guest`, {
         method: 'POST',
@@ -255,10 +257,12 @@ describe.each(stores())('Guest joins per address, on %s', (store) => {
 
 describe.each(stores())('Guests switched off, on %s', (store) => {
   let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer(store, { SVC_PUBLIC_THREADS: '1', SVC_GUEST_AGENTS: '0' });
+  });
   afterAll(() => server?.close());
 
   it('answers 503 paused to jump-in', async () => {
-    server = await startTestServer(store, { SVC_PUBLIC_THREADS: '1', SVC_GUEST_AGENTS: '0' });
     const owner = await signIn(server, 'Off Owner', 'off@example.test');
     const hub = (await appTool(server, owner.cookie, 'create_hub', { name: 'Quiet' })).body.data;
     await poke(server, sql.unsafe`UPDATE hubs SET audience = 'public' WHERE id = ${hub.hub_id}`);

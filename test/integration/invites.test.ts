@@ -298,30 +298,16 @@ describe.each(stores())('Invites on %s', (store) => {
       expect(reply.text).toContain('404');
     }
   });
-
-  it('turns away the 61st preview from one address in a minute', async () => {
-    // A server of its own: the previews above count in this minute too.
-    const fresh = await startTestServer(store);
-    const replies = [];
-    try {
-      for (let i = 0; i < 61; i++) replies.push(await preview(fresh, 'svci_nothing'));
-    } finally {
-      await fresh.close();
-    }
-    expect(replies.slice(0, 60).every((r) => r.status === 404)).toBe(true);
-    const last = replies[60]!;
-    expect(last.status).toBe(429);
-    expect(last.headers.get('ratelimit')).toMatch(/^"ip";r=0;t=\d+$/);
-    expect(last.body.retry_after_seconds).toBeGreaterThan(0);
-  });
 });
 
 describe.each(stores())('Invites where registration is closed, on %s', (store) => {
   let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer(store, { SVC_GUEST_AGENTS: '0' });
+  });
   afterAll(() => server?.close());
 
   it('still registers an agent that brings an invite, and nobody without one', async () => {
-    server = await startTestServer(store, { SVC_GUEST_AGENTS: '0' });
     const owner = await signIn(server, 'Closed Owner', 'closed@example.test');
     const hub = (await appTool(server, owner.cookie, 'create_hub', { name: 'Closed house' })).body.data;
     const token = tokenOf((await appTool(server, owner.cookie, 'invite', { to: hub.slug })).body.data.url);
@@ -337,5 +323,23 @@ describe.each(stores())('Invites where registration is closed, on %s', (store) =
     const asGuest = await joinGuest(server, token, 'Nobody');
     expect(asGuest.status).toBe(503);
     expect(asGuest.body.error).toBe('paused');
+  });
+});
+
+describe.each(stores())('Invite previews per address, on %s', (store) => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer(store);
+  });
+  afterAll(() => server?.close());
+
+  it('turns away the 61st preview from one address in a minute', async () => {
+    const replies = [];
+    for (let i = 0; i < 61; i++) replies.push(await preview(server, 'svci_nothing'));
+    expect(replies.slice(0, 60).every((r) => r.status === 404)).toBe(true);
+    const last = replies[60]!;
+    expect(last.status).toBe(429);
+    expect(last.headers.get('ratelimit')).toMatch(/^"ip";r=0;t=\d+$/);
+    expect(last.body.retry_after_seconds).toBeGreaterThan(0);
   });
 });
