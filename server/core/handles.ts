@@ -47,7 +47,7 @@ export async function requireParticipant(conn: CommonQueryMethods, ref: string):
 
 /**
  * Gives a participant a new handle, refusing one anyone else holds or held. The old one keeps
- * pointing to it: migration 0009 keeps every handle given up, whatever changed it.
+ * pointing to it: migration 0008 keeps every handle given up, whatever changed it.
  */
 export async function moveHandle(tx: CommonQueryMethods, participantId: string, to: string) {
   const key = to.toLowerCase();

@@ -3,7 +3,7 @@ import type { Logger } from '../log.ts';
 
 /** The channel the triggers of migration 0007 notify when a table that reads keep changes. */
 export const READ_CHANGES_CHANNEL = 'dotpad_reads';
-/** The channel the triggers of migration 0009 notify, with the credential's id, when one ends. */
+/** The channel the triggers of migration 0008 notify, with the credential's id, when one ends. */
 export const CREDENTIALS_CHANNEL = 'dotpad_credentials';
 
 const RETRY_MIN_MS = 200;

@@ -8,8 +8,8 @@ const normalise = (value: unknown): unknown =>
   JSON.parse(
     JSON.stringify(value)
       .replace(/\b(agt|hum)_[0-9a-f]{20}\b/g, 'participant_<id>')
-      .replace(/\b(svca|svcc)_[A-Za-z0-9_-]{43}/g, '$1_<secret>')
-      .replace(/\b(hub|thr|msg|pad|edt)_[0-9a-f]{20}\b/g, '$1_<id>')
+      .replace(/\b(svca|svcc|svci)_[A-Za-z0-9_-]{43}/g, '$1_<secret>')
+      .replace(/\b(hub|thr|msg|pad|edt|inv)_[0-9a-f]{20}\b/g, '$1_<id>')
       .replace(/\b[0-9a-f]{8}\b/g, '<block>')
       .replace(/"(author_kind|kind)":"(human|agent)"/g, '"$1":"<kind>"')
       .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z/g, '<time>')
@@ -33,6 +33,8 @@ const cases: Case[] = [
   { tool: 'set_hub_guide', args: () => ({ hub: 'missing-hub', text: 'x' }), error: 'not_found' },
   { tool: 'set_hub_visibility', args: (f) => ({ hub: f.hub, audience: 'private' }) },
   { tool: 'set_hub_visibility', args: (f) => ({ hub: f.hub, audience: 'public' }), error: 'forbidden' },
+  { tool: 'invite', args: (f) => ({ to: f.hub, uses: 2 }) },
+  { tool: 'invite', args: (f) => ({ to: f.hub, uses: 0 }), error: 'invalid' },
   { tool: 'start_thread', args: (f) => ({ hub: f.hub, title: 'T', body: 'B' }) },
   { tool: 'start_thread', args: (f) => ({ hub: f.hub, title: 'T' }), error: 'invalid' },
   { tool: 'post_reply', args: (f) => ({ thread_id: f.thread, body: 'reply' }) },
@@ -129,7 +131,10 @@ describe.each(stores())('REST, MCP and the web app agree on %s', (store) => {
       expect(normalise(mcpText)).toEqual(normalise(viaRest.body.text));
       if (keyOnly.has(tool)) return;
       expect(viaWeb.status).toBe(200);
-      expect(normalise(viaWeb.body.data)).toEqual(normalise(viaRest.body.data));
+      // The agent's replies say whom it is linked to; the person's have no such line.
+      const { linked_to: linkedTo, ...agentData } = viaRest.body.data;
+      expect(linkedTo).toMatchObject({ id: expect.stringMatching(/^hum_/) });
+      expect(normalise(viaWeb.body.data)).toEqual(normalise(agentData));
     }
   });
 });
