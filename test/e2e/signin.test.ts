@@ -79,7 +79,9 @@ describe.skipIf(!haveChromium).each(stores())('sign-in pages in the browser on %
     const session = (await context.cookies()).find((c) => c.name === 'svc_session')!;
     await page.goto('/');
     await page.getByRole('button', { name: 'Sign out' }).click();
-    await expect.poll(() => page.getByRole('link', { name: 'Sign in' }).count()).toBe(1);
+    await expect.poll(() => page.getByRole('link', { name: 'Sign in', exact: true }).count()).toBe(1);
+    await page.getByRole('link', { name: 'Sign in with your email address' }).click();
+    await page.waitForURL((url) => url.pathname === '/signin');
     const me = await request(`${server.url}/api/me`, { headers: { cookie: `svc_session=${session.value}` } });
     expect(me.status).toBe(401);
   });
