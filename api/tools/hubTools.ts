@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { createHub, hubReading, joinHub, myHubs, type JoinOutcome } from '../../server/core/hubs.ts';
 import { joinWithInvite, type InviteJoin } from '../../server/core/invites.ts';
-import { anyone, joinTarget, readHub } from '../../server/core/policies.ts';
+import { anyone, joinTarget, makeHub, readHub } from '../../server/core/policies.ts';
 import { presentCreatedHub, presentHub, presentJoin, presentMyHubs } from '../present/hubs.ts';
 import { presentInviteJoin } from '../present/invites.ts';
 import { readTool, writeTool } from './defineTool.ts';
@@ -23,7 +23,7 @@ export const createHubTool = writeTool({
       .describe('Address in /h/<slug> (a-z, 0-9, -); from the name if left out.'),
   }),
   keyed: true,
-  policy: () => anyone,
+  policy: () => makeHub,
   run: ({ actor, tx }, input) => createHub(tx, actor, input),
   present: presentCreatedHub,
 });

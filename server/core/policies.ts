@@ -38,6 +38,12 @@ export const anyone: Policy<null> = async ({ actor }) => {
 
 // Hubs
 
+/** Making a hub: anyone with an account of their own; not a guest, nor a sub-agent key. */
+export const makeHub: Policy<null> = async (scope) => {
+  if (scope.actor.guest) throw forbidden(`Guests take part in the threads they joined; sign in at ${scope.core.config.baseUrl}/signin to make a hub.`);
+  return anyone(scope);
+};
+
 export const readHub = (ref: string): Policy<HubTarget> => ({ core, conn, actor }) => readableHub(core, conn, ref, actor);
 
 export const writeInHub = (ref: string): Policy<HubTarget> => async (scope) => {

@@ -1,53 +1,15 @@
-import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
+import { type Browser, type Locator } from 'playwright-core';
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { appTool, mcpClient, registerAgent, signIn, startTestServer, stores, type TestServer, poke } from '../support/server.ts';
+import { ensureClientBuilt, haveChromium, launchBrowser, personInBrowser, type BrowserPerson as Person } from '../support/browser.ts';
+import { appTool, mcpClient, poke, registerAgent, startTestServer, stores, type TestServer } from '../support/server.ts';
+import { addMember, paragraphs, selectionTaken } from './browserPeople.ts';
 
 /**
  * The live pad in the web app, in headless Chromium against the real server (and its real CSP):
  * two people type into one pad and see each other, and an agent's edit_pad reaches both pages.
  */
-
-const CHROMIUM = '/usr/bin/chromium';
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const DIST_INDEX = join(ROOT, 'client/dist/index.html');
-
-const haveChromium = existsSync(CHROMIUM);
-if (!haveChromium && process.env.CI === 'true') {
-  throw new Error(`CI=true needs Chromium at ${CHROMIUM}: the browser suite may not be skipped.`);
-}
-
-function newestMtime(path: string): number {
-  const stat = statSync(path);
-  if (!stat.isDirectory()) return stat.mtimeMs;
-  return Math.max(stat.mtimeMs, ...readdirSync(path).map((name) => newestMtime(join(path, name))));
-}
-
-/** The server serves client/dist as it finds it at start, so build it when missing or older than its sources. */
-function ensureClientBuilt() {
-  const sources = ['client/src', 'client/public', 'client/index.html', 'client/vite.config.ts', 'schema/pad.ts'].map((p) => join(ROOT, p)).filter(existsSync);
-  if (existsSync(DIST_INDEX) && statSync(DIST_INDEX).mtimeMs >= Math.max(...sources.map(newestMtime))) return;
-  const built = spawnSync(process.execPath, [join(ROOT, 'node_modules/vite/bin/vite.js'), 'build', '--config', 'client/vite.config.ts', '--logLevel', 'warn'], {
-    cwd: ROOT,
-    encoding: 'utf8',
-  });
-  if (built.status !== 0) throw new Error(`client build failed:\n${built.stdout}\n${built.stderr}`);
-}
-
-const LAUNCH_ARGS = [
-  ...['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  // Two people at once, each in a window that must behave as if in front: Tiptap's Vue editor updates
-  // its toolbar on animation frames, which Chromium holds back from windows it deems in the background.
-  ...['--disable-renderer-backgrounding', '--disable-backgrounding-occluded-windows', '--disable-background-timer-throttling'],
-];
-
-/** A signed-in person's browser: the session cookie from the real sign-in, and every console error kept. */
-type Person = { name: string; id: string; cookie: string; context: BrowserContext; page: Page; errors: string[] };
 
 describe.skipIf(!haveChromium).each(stores())('pads in the browser on %s', (store) => {
   let server: TestServer;
@@ -59,65 +21,30 @@ describe.skipIf(!haveChromium).each(stores())('pads in the browser on %s', (stor
   let hub: { id: string; slug: string };
   let padId: string;
 
-  const addMember = (hubId: string, participant: string, role = 'member') =>
-    poke(server, sql.unsafe`INSERT INTO hub_members (hub_id, participant_id, role) VALUES (${hubId}, ${participant}, ${role})`);
-
-  async function person(name: string): Promise<Person> {
-    const session = await signIn(server, name, `${name.toLowerCase()}@example.test`);
-    const context = await browser.newContext({ baseURL: server.url });
-    const [cookieName, ...value] = session.cookie.split('=');
-    await context.addCookies([{ name: cookieName!, value: value.join('='), url: server.url }]);
-    // Waits end with the test's own failure rather than at the test timeout.
-    context.setDefaultTimeout(15_000);
-    const page = await context.newPage();
-    const errors: string[] = [];
-    page.on('console', (message) => {
-      if (message.type() === 'error') errors.push(message.text());
-    });
-    page.on('pageerror', (error) => errors.push(error.message));
-    page.on('response', (response) => {
-      if (response.status() >= 400) errors.push(`${response.status()} ${response.url()}`);
-    });
-    return { name, id: session.id, cookie: session.cookie, context, page, errors };
-  }
+  const person = (name: string) => personInBrowser(browser, server, name);
 
   const padText = (who: Person) => who.page.locator('.pad-body').innerText();
-  /**
-   * Waits until the editor has taken in a selection moved by a key: ProseMirror reads it on the
-   * browser's selectionchange event, which comes a moment later, and a key sent sooner (as only a
-   * test types) would act on the old selection.
-   */
-  const selectionTaken = (page: Page) => page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0))));
   /** A click just inside the left edge of an element, half way down. */
   const clickStartOf = async (locator: Locator) => {
     const box = await locator.boundingBox();
     if (!box) throw new Error('nothing to click: the element is not shown');
     await locator.click({ position: { x: 2, y: box.height / 2 } });
   };
-  /** The text of each top-level block, without the other people's caret labels. */
-  const paragraphs = (who: Person) =>
-    who.page.locator('.pad-body').evaluate((body) =>
-      [...body.children].map((block) => {
-        const copy = block.cloneNode(true) as Element;
-        for (const caret of copy.querySelectorAll('.collaboration-carets__caret')) caret.remove();
-        return (copy.textContent ?? '').trim();
-      }),
-    );
   const present = (who: Person) => who.page.locator('.people li').allInnerTexts();
   const cspViolations = (who: Person) => who.errors.filter((e) => /Content Security Policy/i.test(e));
 
   beforeAll(async () => {
     ensureClientBuilt();
     server = await startTestServer(store);
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: LAUNCH_ARGS });
+    browser = await launchBrowser();
     ada = await person('Ada');
     bob = await person('Bob');
     const created = await appTool(server, ada.cookie, 'create_hub', { name: 'Pad Lab' });
     if (created.status !== 200) throw new Error(`create_hub failed: ${created.text}`);
     hub = { id: created.body.data.hub_id, slug: created.body.data.slug };
-    await addMember(hub.id, bob.id);
+    await addMember(server, hub.id, bob.id);
     agent = await registerAgent(server, 'Scribe');
-    await addMember(hub.id, agent.id);
+    await addMember(server, hub.id, agent.id);
     mcp = await mcpClient(server, agent.key);
   });
 
@@ -166,7 +93,7 @@ describe.skipIf(!haveChromium).each(stores())('pads in the browser on %s', (stor
     await selectionTaken(bob.page);
     await bob.page.keyboard.press('Enter');
     await bob.page.keyboard.type('And Bob replies');
-    await expect.poll(() => paragraphs(ada), { timeout: 10_000 }).toEqual(['Hello from Ada', 'And Bob replies']);
+    await expect.poll(() => paragraphs(ada.page), { timeout: 10_000 }).toEqual(['Hello from Ada', 'And Bob replies']);
 
     // Bob's caret sits in Ada's page, labelled and coloured by class (no inline style under the CSP).
     const caret = ada.page.locator('.collaboration-carets__caret', { hasText: 'Bob' });

@@ -79,6 +79,10 @@ describe.each(stores())('Guests on %s', (store) => {
     // Nor does a guest join hubs by themselves, public or not.
     expect((await appTool(server, cookie, 'join_hub', { hub: hub.slug })).status).toBe(403);
     expect((await appTool(server, cookie, 'join_hub', { hub: 'no-such-hub' })).status).toBe(403);
+    // Nor makes one.
+    const hubMade = await appTool(server, cookie, 'create_hub', { name: 'Guest hub' });
+    expect(hubMade.status).toBe(403);
+    expect(hubMade.body.message).toContain('/signin');
     for (const [op, body] of [['link-code', {}], ['link-agent', { token: 'svcc_whatever' }]] as const) {
       const linking = await request(`${server.url}/api/settings/${op}`, {
         method: 'POST',
