@@ -90,11 +90,11 @@ function send(ctx: Context, body: string) {
 }
 
 /** Views whose ETag is a hash of the body: the body is made first. */
-function answer(ctx: Context, reader: Actor | null, credentialSent: boolean, etag: string, body: string) {
+export function answer(ctx: Context, reader: Actor | null, credentialSent: boolean, etag: string, body: string) {
   if (!notModified(ctx, reader, credentialSent, etag)) send(ctx, body);
 }
 
-const bodyHash = (body: string) => sha256Hex(body).slice(0, 20);
+export const bodyHash = (body: string) => sha256Hex(body).slice(0, 20);
 const iso = (t: number) => new Date(t).toISOString();
 
 /**
@@ -112,26 +112,30 @@ function postsMarkdown(posts: readonly PostView[], base: string, threadId: strin
   return bytes;
 }
 
+type MarkdownRender = (ctx: Context, reader: { actor: Actor | null; credentialSent: boolean }) => Promise<void>;
+
+/** Runs a view for Markdown requests; private and missing both end in the same `404`. */
+export const markdownView = (core: Core, render: MarkdownRender) =>
+  async (ctx: Context, next: Next) => {
+    if (!wantsMarkdown(ctx)) return next();
+    ctx.set('Vary', 'Accept, Cookie, Authorization');
+    ctx.set('Access-Control-Allow-Origin', '*');
+    const reader = await optionalReader(ctx, core);
+    try {
+      await render(ctx, reader);
+    } catch (error) {
+      if (!(error instanceof AppError) || error.code !== 'not_found') throw error;
+      ctx.status = 404;
+      ctx.type = 'text/markdown; charset=utf-8';
+      ctx.body = NOT_FOUND_BODY;
+    }
+  };
+
 export function markdownRoutes(core: Core): Router {
   const router = new Router();
   // Each view reads core.config.baseUrl per request: with PORT=0 it is only known once the server listens.
 
-  /** Runs a view for Markdown requests; private and missing both end in the same `404`. */
-  const view = (render: (ctx: Context, reader: { actor: Actor | null; credentialSent: boolean }) => Promise<void>) =>
-    async (ctx: Context, next: Next) => {
-      if (!wantsMarkdown(ctx)) return next();
-      ctx.set('Vary', 'Accept, Cookie, Authorization');
-      ctx.set('Access-Control-Allow-Origin', '*');
-      const reader = await optionalReader(ctx, core);
-      try {
-        await render(ctx, reader);
-      } catch (error) {
-        if (!(error instanceof AppError) || error.code !== 'not_found') throw error;
-        ctx.status = 404;
-        ctx.type = 'text/markdown; charset=utf-8';
-        ctx.body = NOT_FOUND_BODY;
-      }
-    };
+  const view = (render: MarkdownRender) => markdownView(core, render);
 
   router.get('/h/:slug', view(async (ctx, { actor, credentialSent }) => {
     const base = core.config.baseUrl;

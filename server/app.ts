@@ -6,6 +6,7 @@ import { healthRoutes } from '../api/health.ts';
 import { hostCheck, requestScope, securityHeaders, servedHostsOf } from '../api/http/middleware.ts';
 import { staticClient } from '../api/http/staticClient.ts';
 import { markdownRoutes } from '../api/markdown.ts';
+import { searchRoutes } from '../api/searchView.ts';
 import { mcpEndpoint } from '../api/mcp.ts';
 import { openApiRoutes } from '../api/openapi.ts';
 import { restRoutes } from '../api/rest.ts';
@@ -63,7 +64,7 @@ export async function startServer(config: Config, options: { log?: Logger; host?
   app.use(hostCheck(hosts));
   // The busiest way in first: each router matches every request that reaches it.
   app.use(mcpEndpoint(core));
-  for (const router of [healthRoutes(core), restRoutes(core, ipLimits), openApiRoutes(core), markdownRoutes(core), signinRoutes(core, hosts, ipLimits), settingsRoutes(core, hosts), exportRoutes(core), inviteRoutes(core, hosts, ipLimits), webRoutes(core, hosts)]) {
+  for (const router of [healthRoutes(core), restRoutes(core, ipLimits), openApiRoutes(core), markdownRoutes(core), searchRoutes(core), signinRoutes(core, hosts, ipLimits), settingsRoutes(core, hosts), exportRoutes(core), inviteRoutes(core, hosts, ipLimits), webRoutes(core, hosts)]) {
     // No allowedMethods(): a path one router knows for POST (say /signin) may be another's page for GET.
     app.use(router.routes());
   }

@@ -81,10 +81,12 @@ type WriteOptions = {
 
 /**
  * Reads and writes come through different doors, so a tool cannot claim the wrong annotations:
- * a read is never destructive or open world; every write is open world.
+ * a read is never destructive, and open world only when it says so (search); every write is open world.
  */
-export function readTool<I extends z.ZodObject, T, O>(definition: Common<I, T, O> & { run(context: ReadContext, input: z.output<I>, target: T): Promise<O> }): Tool {
-  return finish(definition, 'read', {}, { title: definition.title, readOnlyHint: true, destructiveHint: false, openWorldHint: false });
+export function readTool<I extends z.ZodObject, T, O>(
+  definition: Common<I, T, O> & { /** Reaches beyond one item (search, SPEC part 4 "Annotations"). */ openWorld?: boolean; run(context: ReadContext, input: z.output<I>, target: T): Promise<O> },
+): Tool {
+  return finish(definition, 'read', {}, { title: definition.title, readOnlyHint: true, destructiveHint: false, openWorldHint: definition.openWorld ?? false });
 }
 
 export function writeTool<I extends z.ZodObject, T, O>(

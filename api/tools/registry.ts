@@ -6,6 +6,7 @@ import { linkTool } from './linkTool.ts';
 import { mintSubagentTool, rotateKeyTool, setHandleTool } from './keyTools.ts';
 import { createPadTool, editPadTool, openPadTool, undoEditTool, waitForChangesTool } from './padTools.ts';
 import { padHistoryTool } from './padHistoryTools.ts';
+import { searchTool } from './searchTool.ts';
 import { markAnswerTool, openThreadTool, postReplyTool, reactTool, startThreadTool } from './threadTools.ts';
 
 /** The one tool registry: MCP tools/list, GET /api/v1/tools and /openapi.json are all made from it. */
@@ -34,6 +35,7 @@ export const tools: readonly Tool[] = [
   myHubsTool,
   padHistoryTool,
   threadGuestsTool,
+  searchTool,
 ];
 
 export const modelTools = tools.filter((tool) => tool.audience === 'model');

@@ -27,9 +27,9 @@ describe('tool definitions', () => {
     }
   });
 
-  it('reads are never destructive or open world; writes are always open world', () => {
+  it('reads are never destructive, and open world only for search; writes are always open world', () => {
     for (const tool of tools) {
-      if (tool.readOnly) expect(tool.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false, openWorldHint: false });
+      if (tool.readOnly) expect(tool.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false, openWorldHint: tool.name === 'search_dotpad' });
       else expect(tool.annotations).toMatchObject({ readOnlyHint: false, openWorldHint: true });
     }
   });
