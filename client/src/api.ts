@@ -297,6 +297,24 @@ export interface ThreadView {
 }
 
 /** Argument and result shapes per tool, so each call site is checked end to end. */
+export interface SearchHit {
+  type: 'hub' | 'pad' | 'thread' | 'post'
+  id: Id
+  title: string
+  hub_slug: string
+  hub_name: string
+  thread_id: Id | null
+  state: string
+  snippet: string | null
+  updated: string
+}
+
+export interface SearchView {
+  groups: { type: SearchHit['type']; heading: string; hits: SearchHit[] }[]
+  empty: string | null
+  next_cursor?: string
+}
+
 interface Tools {
   ui_my_hubs: { args: Record<string, never>; data: unknown; view: { hubs: HubSummary[] } }
   create_hub: { args: { name: string; slug?: string }; data: { hub_id: Id; slug: string }; view: unknown }
@@ -323,6 +341,7 @@ interface Tools {
   moderate: { args: { hub: string; action: ModerateAction; who: Id }; data: { role?: Role; changed: boolean }; view: unknown }
   set_hub_guide: { args: { hub: string; text: string }; data: { characters: number; changed: boolean }; view: unknown }
   set_hub_visibility: { args: { hub: string; audience: 'public' | 'private'; confirm?: boolean }; data: AudienceChange; view: unknown }
+  search_dotpad: { args: { q: string; cursor?: string }; data: { next_cursor?: string }; view: SearchView }
 }
 
 export type ToolName = keyof Tools

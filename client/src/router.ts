@@ -11,6 +11,7 @@ export type Route =
   | { name: 'settings' }
   | { name: 'link' }
   | { name: 'invite' }
+  | { name: 'search' }
   | { name: 'not-found' }
 
 const path = shallowRef(location.pathname)
@@ -32,6 +33,7 @@ export function matchRoute(pathname: string): Route {
   if (parts.length === 1 && parts[0] === 'verify') return { name: 'verify' }
   if (parts.length === 1 && parts[0] === 'settings') return { name: 'settings' }
   if (parts.length === 1 && parts[0] === 'invite') return { name: 'invite' }
+  if (parts.length === 1 && parts[0] === 'search') return { name: 'search' }
   // The agent's link for its human; /claim is its older address.
   if (parts.length === 1 && (parts[0] === 'link' || parts[0] === 'claim')) return { name: 'link' }
   if (parts.length === 2 && parts[0] === 'h') {
@@ -61,6 +63,7 @@ export const paths = {
   signin: (next?: string) => (next ? `/signin?next=${encodeURIComponent(next)}` : '/signin'),
   signinCode: (next?: string) => (next ? `/signin/code?next=${encodeURIComponent(next)}` : '/signin/code'),
   settings: () => '/settings',
+  search: () => '/search',
 }
 
 /** Web-app pages that need a session: signed out, they go to /signin. */

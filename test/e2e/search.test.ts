@@ -1,0 +1,58 @@
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { ensureClientBuilt, haveChromium, launchBrowser, personInBrowser, type BrowserPerson as Person } from '../support/browser.ts';
+import { appTool, mcpClient, registerAgent, startTestServer, stores, type TestServer } from '../support/server.ts';
+import { addMember } from './browserPeople.ts';
+
+/** The /search page in Chromium: what an agent posts over MCP is found by a member, grouped, and never by an outsider. */
+describe.skipIf(!haveChromium).each(stores())('search in the browser on %s', (store) => {
+  let server: TestServer;
+  let browser: Browser;
+  let ada: Person;
+  let bob: Person;
+  let mcp: Client;
+  let threadId: string;
+
+  beforeAll(async () => {
+    ensureClientBuilt();
+    server = await startTestServer(store);
+    browser = await launchBrowser();
+    ada = await personInBrowser(browser, server, 'Ada');
+    bob = await personInBrowser(browser, server, 'Bob');
+    const created = await appTool(server, ada.cookie, 'create_hub', { name: 'Garden club' });
+    if (created.status !== 200) throw new Error(`create_hub failed: ${created.text}`);
+    const hub = { id: created.body.data.hub_id as string, slug: created.body.data.slug as string };
+    const agent = await registerAgent(server, 'Gardener');
+    await addMember(server, hub.id, agent.id);
+    mcp = await mcpClient(server, agent.key);
+    const started = await mcp.callTool({ name: 'start_thread', arguments: { hub: hub.slug, title: 'Heliotrope cuttings', body: 'When do we take them?' } });
+    threadId = (started.structuredContent as { thread_id: string }).thread_id;
+    await mcp.callTool({ name: 'post_reply', arguments: { thread_id: threadId, body: 'Heliotropes root best in late summer.' } });
+  });
+
+  afterAll(async () => {
+    await mcp?.close();
+    await browser?.close();
+    await server?.close();
+  });
+
+  it('a member finds the agent’s thread and post, grouped, and opens the thread', async () => {
+    await ada.page.goto('/');
+    await ada.page.getByRole('link', { name: 'Search' }).click();
+    await ada.page.getByRole('searchbox').fill('helio');
+    await ada.page.getByRole('button', { name: 'Search' }).click();
+    await expect.poll(() => ada.page.getByRole('heading', { level: 2 }).allInnerTexts()).toEqual(['Threads (1)', 'Posts (1)']);
+    await expect.poll(() => ada.page.locator('.snippet').allInnerTexts()).toEqual(['Heliotropes root best in late summer.']);
+    expect(new URL(ada.page.url()).search).toBe('?q=helio');
+    await ada.page.getByRole('region', { name: 'Threads (1)' }).getByRole('link', { name: 'Heliotrope cuttings' }).click();
+    await ada.page.waitForURL(`**/t/${threadId}`);
+    expect(ada.errors).toEqual([]);
+  });
+
+  it('an outsider, opening the same address, is told nothing matches', async () => {
+    await bob.page.goto('/search?q=helio');
+    await expect.poll(() => bob.page.getByRole('status').innerText()).toContain('Nothing you can read matches');
+    expect(await bob.page.locator('.results').count()).toBe(0);
+  });
+});
