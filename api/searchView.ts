@@ -5,6 +5,7 @@ import { AppError } from '../server/core/errors.ts';
 import { inline, PREAMBLE, renderBody } from '../server/core/framing.ts';
 import { said } from '../server/core/result.ts';
 import { search } from '../server/core/search.ts';
+import { takeIpLimit, type IpLimits } from './http/ipLimits.ts';
 import { answer, bodyHash, markdownView } from './markdown.ts';
 import { emptyNote, hitLink, hitState } from './present/search.ts';
 
@@ -13,9 +14,9 @@ const TYPE_NAMES = { hub: 'Hub', pad: 'Pad', thread: 'Thread', post: 'Post' } as
 /**
  * `GET /search?q=` as Markdown (SPEC part 4 "Markdown views"): the best match quoted, then one table
  * row per result, and a `More:` link with the cursor. A session cookie personalises; a Bearer key is
- * checked (a bad one is refused) but searches as signed out, as the spec has it.
+ * checked (a bad one is refused) but searches as signed out, as the spec has it. 120 a minute per network.
  */
-export function searchRoutes(core: Core): Router {
+export function searchRoutes(core: Core, limits: IpLimits): Router {
   const router = new Router();
   router.get(['/search', '/search.md'], markdownView(core, async (ctx: Context, { actor, credentialSent }) => {
     const base = core.config.baseUrl;
@@ -24,10 +25,12 @@ export function searchRoutes(core: Core): Router {
     const cursor = typeof ctx.query.cursor === 'string' ? ctx.query.cursor : undefined;
     let page;
     try {
+      await takeIpLimit(limits, 'search', ctx);
       page = await search(core, core.db.pool, reader, { q, cursor });
     } catch (error) {
-      if (!(error instanceof AppError) || error.code !== 'invalid') throw error;
-      ctx.status = 400;
+      if (!(error instanceof AppError) || (error.code !== 'invalid' && error.code !== 'rate_limited')) throw error;
+      ctx.status = error.status;
+      if (error.code === 'rate_limited') ctx.set('Retry-After', String(error.details.retry_after_seconds));
       ctx.type = 'text/markdown; charset=utf-8';
       ctx.body = `# Search\n\n${error.message}\n`;
       return;

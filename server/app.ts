@@ -64,7 +64,7 @@ export async function startServer(config: Config, options: { log?: Logger; host?
   app.use(hostCheck(hosts));
   // The busiest way in first: each router matches every request that reaches it.
   app.use(mcpEndpoint(core));
-  for (const router of [healthRoutes(core), restRoutes(core, ipLimits), openApiRoutes(core), markdownRoutes(core), searchRoutes(core), signinRoutes(core, hosts, ipLimits), settingsRoutes(core, hosts), exportRoutes(core), inviteRoutes(core, hosts, ipLimits), webRoutes(core, hosts)]) {
+  for (const router of [healthRoutes(core), restRoutes(core, ipLimits), openApiRoutes(core), markdownRoutes(core), searchRoutes(core, ipLimits), signinRoutes(core, hosts, ipLimits), settingsRoutes(core, hosts), exportRoutes(core), inviteRoutes(core, hosts, ipLimits), webRoutes(core, hosts)]) {
     // No allowedMethods(): a path one router knows for POST (say /signin) may be another's page for GET.
     app.use(router.routes());
   }

@@ -32,6 +32,8 @@ export const IP_ROUTES = {
   invitePreview: { durationS: 60, tiers: { network: { name: 'net', points: 60 } } },
   /** Registering with an invite (agent joins by invite): 600 an hour per network, not the 30 of plain registration. */
   inviteRegister: { durationS: 3_600, tiers: { network: { name: 'net', points: 600 } } },
+  /** GET /search as Markdown: 120 a minute. */
+  search: { durationS: 60, tiers: { network: { name: 'net', points: 120 } } },
 } satisfies Record<string, Route>;
 
 export type IpRoute = keyof typeof IP_ROUTES;

@@ -198,6 +198,26 @@ describe.each(stores())('search on %s', (store) => {
     expect((await markdown('q=type:planet')).status).toBe(400);
   });
 
+  it('GET /search answers 120 a minute per network, then 429 in Markdown with Retry-After', async () => {
+    let answered = 0;
+    let refused: Awaited<ReturnType<typeof markdown>> | undefined;
+    while (!refused && answered <= 120) {
+      const reply = await markdown('q=walrus');
+      if (reply.status === 429) refused = reply;
+      else {
+        expect(reply.status).toBe(200);
+        answered++;
+      }
+    }
+    expect(refused).toBeDefined();
+    // The earlier tests of this suite read /search too: all of them count.
+    expect(answered).toBeGreaterThan(100);
+    expect(answered).toBeLessThan(120);
+    expect(refused!.headers.get('content-type')).toContain('text/markdown');
+    expect(refused!.text).toContain('Too many requests');
+    expect(Number(refused!.headers.get('retry-after'))).toBeGreaterThan(0);
+  });
+
   const postOf = async (threadId: string) =>
     server.core.db.pool.oneFirst(sql.unsafe`SELECT id FROM posts WHERE thread_id = ${threadId} ORDER BY seq LIMIT 1`) as Promise<string>;
 });
