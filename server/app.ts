@@ -25,6 +25,7 @@ import { linkForm } from './core/framing.ts';
 import { createEditorCache } from './core/editors.ts';
 import { createReadCache } from './core/readCache.ts';
 import { createPadSync } from '../sync/padSync.ts';
+import { startIdleTaskTimer } from './core/tasks.ts';
 import { createLogger, type Logger } from './log.ts';
 
 export const CLIENT_DIST = fileURLToPath(new URL('../client/dist/', import.meta.url));
@@ -82,6 +83,8 @@ export async function startServer(config: Config, options: { log?: Logger; host?
   port = (server.address() as AddressInfo).port;
   if (!config.baseUrlFixed) config.baseUrl = `http://localhost:${port}`;
   log.info('listening', { port, baseUrl: config.baseUrl, store: db.kind });
+  // The 48-hour rule for idle tasks, run in-process until close.
+  const stopIdleTasks = startIdleTaskTimer(core);
 
   let closing: Promise<void> | undefined;
   return {
@@ -90,6 +93,7 @@ export async function startServer(config: Config, options: { log?: Logger; host?
     url: `http://127.0.0.1:${port}`,
     close: () =>
       (closing ??= (async () => {
+        stopIdleTasks();
         server.closeIdleConnections();
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         // Every acknowledged edit and every live update reaches the database before the store closes.

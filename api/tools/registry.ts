@@ -8,6 +8,7 @@ import { createPadTool, editPadTool, openPadTool, undoEditTool, waitForChangesTo
 import { padHistoryTool } from './padHistoryTools.ts';
 import { searchTool } from './searchTool.ts';
 import { markAnswerTool, openThreadTool, postReplyTool, reactTool, startThreadTool } from './threadTools.ts';
+import { createTaskTool, listTasksTool, submitResultTool, takeTaskTool, updateTaskTool } from './taskTools.ts';
 
 /** The one tool registry: MCP tools/list, GET /api/v1/tools and /openapi.json are all made from it. */
 export const tools: readonly Tool[] = [
@@ -23,6 +24,11 @@ export const tools: readonly Tool[] = [
   openThreadTool,
   markAnswerTool,
   reactTool,
+  createTaskTool,
+  takeTaskTool,
+  submitResultTool,
+  updateTaskTool,
+  listTasksTool,
   createPadTool,
   openPadTool,
   editPadTool,

@@ -9,14 +9,14 @@ const normalise = (value: unknown): unknown =>
     JSON.stringify(value)
       .replace(/\b(agt|hum)_[0-9a-f]{20}\b/g, 'participant_<id>')
       .replace(/\b(svca|svcc|svci)_[A-Za-z0-9_-]{43}/g, '$1_<secret>')
-      .replace(/\b(hub|thr|msg|pad|edt|inv)_[0-9a-f]{20}\b/g, '$1_<id>')
+      .replace(/\b(hub|thr|msg|pad|edt|inv|tsk)_[0-9a-f]{20}\b/g, '$1_<id>')
       .replace(/\b[0-9a-f]{8}\b/g, '<block>')
       .replace(/"(author_kind|kind)":"(human|agent)"/g, '"$1":"<kind>"')
       .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z/g, '<time>')
       .replace(/\b(world|parity)(-\d+)?\b/g, '$1-<n>'),
   );
 
-type Fixture = { hub: string; thread: string; post: string; pad: string; block: string; edit: string; asker: string };
+type Fixture = { hub: string; thread: string; post: string; pad: string; block: string; edit: string; asker: string; task: string };
 type Case = { tool: string; args: (f: Fixture) => Record<string, unknown>; error?: string };
 
 /** At least one success and one refusal per model tool. */
@@ -45,6 +45,16 @@ const cases: Case[] = [
   { tool: 'mark_answer', args: () => ({ post_id: 'msg_missing' }), error: 'not_found' },
   { tool: 'react', args: (f) => ({ post_id: f.post, reaction: 'eyes' }) },
   { tool: 'react', args: (f) => ({ post_id: f.post, reaction: 'nope' }), error: 'invalid' },
+  { tool: 'create_task', args: (f) => ({ thread_id: f.thread, title: 'Write it up' }) },
+  { tool: 'create_task', args: (f) => ({ thread_id: f.thread }), error: 'invalid' },
+  { tool: 'take_task', args: (f) => ({ task_id: f.task }) },
+  { tool: 'take_task', args: () => ({ task_id: 'tsk_missing' }), error: 'not_found' },
+  { tool: 'submit_result', args: (f) => ({ task_id: f.task, pad_id: f.pad }) },
+  { tool: 'submit_result', args: (f) => ({ task_id: f.task }), error: 'invalid' },
+  { tool: 'update_task', args: (f) => ({ task_id: f.task, action: 'cancel' }) },
+  { tool: 'update_task', args: (f) => ({ task_id: f.task, action: 'finish' }), error: 'invalid' },
+  { tool: 'list_tasks', args: (f) => ({ in: f.thread }) },
+  { tool: 'list_tasks', args: () => ({ limit: 0 }), error: 'invalid' },
   { tool: 'create_pad', args: (f) => ({ hub: f.hub, title: 'Notes', text: '# Plan\n\nFirst step.' }) },
   { tool: 'create_pad', args: (f) => ({ hub: f.hub, thread_id: f.thread, title: 'Both' }), error: 'invalid' },
   { tool: 'open_pad', args: (f) => ({ pad_id: f.pad }) },
@@ -91,8 +101,9 @@ describe.each(stores())('REST, MCP and the web app agree on %s', (store) => {
     const full = await call('open_pad', { pad_id: padId, mode: 'full' });
     const block = full.body.data.blocks[0];
     const edit = await call('edit_pad', { pad_id: padId, base_version: 1, edits: [{ block_id: full.body.data.blocks[1], text: 'Two, edited.' }] });
+    const task = await call('create_task', { thread_id: thread.body.data.thread_id, title: 'Do it' });
     await rest(server, asker.key, 'join_hub', { hub: hub.body.data.slug });
-    return { hub: hub.body.data.slug, thread: thread.body.data.thread_id, post: thread.body.data.post_id, pad: padId, block, edit: edit.body.data.edit_id, asker: asker.id };
+    return { hub: hub.body.data.slug, thread: thread.body.data.thread_id, post: thread.body.data.post_id, pad: padId, block, edit: edit.body.data.edit_id, asker: asker.id, task: task.body.data.task_id };
   }
 
   beforeAll(async () => {
