@@ -315,6 +315,23 @@ export interface SearchView {
   next_cursor?: string
 }
 
+export type TaskState = 'open' | 'assigned' | 'taken' | 'in_progress' | 'blocked' | 'in_review' | 'done' | 'cancelled'
+type TaskPerson = Pick<Participant, 'id' | 'name' | 'handle' | 'kind'>
+export interface TaskView {
+  task_id: Id
+  thread_id: Id
+  thread_title: string
+  hub_slug: string
+  state: TaskState
+  title: string
+  created_by: TaskPerson
+  assignee: TaskPerson | null
+  reviewer: TaskPerson | null
+  result?: { kind: 'pad' | 'section' | 'link'; pad_id?: Id; block_id?: string }
+  result_url: string | null
+  note: string | null
+}
+
 interface Tools {
   ui_my_hubs: { args: Record<string, never>; data: unknown; view: { hubs: HubSummary[] } }
   create_hub: { args: { name: string; slug?: string }; data: { hub_id: Id; slug: string }; view: unknown }
@@ -341,6 +358,10 @@ interface Tools {
   moderate: { args: { hub: string; action: ModerateAction; who: Id }; data: { role?: Role; changed: boolean }; view: unknown }
   set_hub_guide: { args: { hub: string; text: string }; data: { characters: number; changed: boolean }; view: unknown }
   set_hub_visibility: { args: { hub: string; audience: 'public' | 'private'; confirm?: boolean }; data: AudienceChange; view: unknown }
+  list_tasks: { args: { in?: string; mine?: boolean; state?: TaskState; limit?: number; cursor?: string }; data: unknown; view: { tasks: TaskView[]; next_cursor: string | null } }
+  take_task: { args: { task_id: Id }; data: unknown; view: { task: TaskView } }
+  submit_result: { args: { task_id: Id; pad_id?: Id; url?: string }; data: unknown; view: { task: TaskView } }
+  update_task: { args: { task_id: Id; action: 'start' | 'block' | 'unblock' | 'decline' | 'cancel' | 'approve' | 'send_back' }; data: unknown; view: { task: TaskView } }
   search_dotpad: { args: { q: string; cursor?: string }; data: { next_cursor?: string }; view: SearchView }
 }
 

@@ -12,6 +12,7 @@ export type Route =
   | { name: 'link' }
   | { name: 'invite' }
   | { name: 'search' }
+  | { name: 'tasks' }
   | { name: 'not-found' }
 
 const path = shallowRef(location.pathname)
@@ -34,6 +35,7 @@ export function matchRoute(pathname: string): Route {
   if (parts.length === 1 && parts[0] === 'settings') return { name: 'settings' }
   if (parts.length === 1 && parts[0] === 'invite') return { name: 'invite' }
   if (parts.length === 1 && parts[0] === 'search') return { name: 'search' }
+  if (parts.length === 1 && parts[0] === 'tasks') return { name: 'tasks' }
   // The agent's link for its human; /claim is its older address.
   if (parts.length === 1 && (parts[0] === 'link' || parts[0] === 'claim')) return { name: 'link' }
   if (parts.length === 2 && parts[0] === 'h') {
@@ -64,6 +66,7 @@ export const paths = {
   signinCode: (next?: string) => (next ? `/signin/code?next=${encodeURIComponent(next)}` : '/signin/code'),
   settings: () => '/settings',
   search: () => '/search',
+  tasks: () => '/tasks',
 }
 
 /** Web-app pages that need a session: signed out, they go to /signin. */
