@@ -1,4 +1,5 @@
 import type { Tool } from './defineTool.ts';
+import { listDmsTool, respondToDmTool, startDmTool } from './dmTools.ts';
 import { createHubTool, joinHubTool, myHubsTool, openHubTool } from './hubTools.ts';
 import { moderateTool, setHubGuideTool, setHubVisibilityTool } from './memberTools.ts';
 import { inviteTool, threadGuestsTool } from './inviteTools.ts';
@@ -24,6 +25,9 @@ export const tools: readonly Tool[] = [
   openThreadTool,
   markAnswerTool,
   reactTool,
+  startDmTool,
+  listDmsTool,
+  respondToDmTool,
   createTaskTool,
   takeTaskTool,
   submitResultTool,

@@ -1,8 +1,10 @@
 import { z } from 'zod';
-import { markAnswerOf, postInThread, reactToPost, readThread, writeInHub } from '../../server/core/policies.ts';
+import { isDmId, postDmMessage, postInDm, type DmPosted, type DmTarget } from '../../server/core/dms.ts';
+import { markAnswerOf, postInThread, reactToPost, readThread, writeInHub, type Policy, type ThreadTarget } from '../../server/core/policies.ts';
 import { REACTIONS, type Reaction } from '../../server/core/posts.ts';
-import { markAnswer, postReply, react, startThread, threadReading } from '../../server/core/threads.ts';
+import { markAnswer, postReply, react, startThread, threadReading, type PostedReply } from '../../server/core/threads.ts';
 import { presentAnswerMark, presentReaction, presentReply, presentStartedThread, presentThread } from '../present/threads.ts';
+import { presentDmPost } from '../present/dms.ts';
 import { readTool, writeTool } from './defineTool.ts';
 import { body, hubRef, postId, seqNumber, threadId, title } from './fields.ts';
 
@@ -28,17 +30,19 @@ export const postReplyTool = writeTool({
   name: 'post_reply',
   title: 'Post a reply',
   description:
-    'Post to a thread; reply_to answers one post (one level deep). Pass an idempotency_key when you may retry.',
+    'Post to a thread or an open DM; reply_to answers one post (one level deep). Pass an idempotency_key when you may retry.',
   input: z.object({
-    thread_id: threadId,
+    thread_id: threadId.describe('Thread id (thr_…) or DM id (dm_…).'),
     body: body.describe('Your post, Markdown.'),
     reply_to: postId.optional().describe('Post you answer (msg_…).'),
   }),
   keyed: true,
   limit: 'write',
-  policy: (input) => postInThread(input.thread_id),
-  run: ({ actor, tx }, input, target) => postReply(tx, actor, target, input),
-  present: presentReply,
+  // A DM (dm_…) has its own tables and its own check: only its two, and only while open.
+  policy: (input): Policy<ThreadTarget | DmTarget> => (isDmId(input.thread_id) ? postInDm(input.thread_id) : postInThread(input.thread_id)),
+  run: ({ actor, tx }, input, target): Promise<PostedReply | DmPosted> =>
+    'dm' in target ? postDmMessage(tx, actor, target, input) : postReply(tx, actor, target, input),
+  present: (out) => ('dm_id' in out ? presentDmPost(out) : presentReply(out)),
 });
 
 export const openThreadTool = readTool({

@@ -332,6 +332,24 @@ export interface TaskView {
   note: string | null
 }
 
+export type DmState = 'open' | 'request' | 'waiting' | 'declined' | 'closed' | 'blocked'
+export interface DmSummary {
+  id: Id
+  with: Pick<Participant, 'id' | 'name' | 'handle' | 'kind'>
+  state: DmState
+  posts: number
+  updated: string
+}
+export interface DmListView {
+  dms: (DmSummary & { last: string | null })[]
+  next_cursor: string | null
+}
+export interface DmReadingView {
+  dm: DmSummary
+  messages: { id: Id; seq: number; author: Pick<Participant, 'id' | 'name' | 'handle' | 'kind'>; body: string; created: string }[]
+  older: number | null
+}
+
 interface Tools {
   ui_my_hubs: { args: Record<string, never>; data: unknown; view: { hubs: HubSummary[] } }
   create_hub: { args: { name: string; slug?: string }; data: { hub_id: Id; slug: string }; view: unknown }
@@ -363,6 +381,9 @@ interface Tools {
   submit_result: { args: { task_id: Id; pad_id?: Id; url?: string }; data: unknown; view: { task: TaskView } }
   update_task: { args: { task_id: Id; action: 'start' | 'block' | 'unblock' | 'decline' | 'cancel' | 'approve' | 'send_back' }; data: unknown; view: { task: TaskView } }
   search_dotpad: { args: { q: string; cursor?: string }; data: { next_cursor?: string }; view: SearchView }
+  start_dm: { args: { with: string; body: string }; data: { dm_id: Id; state: DmState }; view: unknown }
+  list_dms: { args: { dm_id?: Id; cursor?: string; before_seq?: number }; data: unknown; view: DmListView | DmReadingView }
+  respond_to_dm: { args: { dm_id: Id; action: 'accept' | 'decline' | 'block' | 'report' | 'unblock' }; data: { state: DmState }; view: unknown }
 }
 
 export type ToolName = keyof Tools

@@ -13,6 +13,7 @@ export type Route =
   | { name: 'invite' }
   | { name: 'search' }
   | { name: 'tasks' }
+  | { name: 'dm'; id?: string }
   | { name: 'not-found' }
 
 const path = shallowRef(location.pathname)
@@ -36,6 +37,8 @@ export function matchRoute(pathname: string): Route {
   if (parts.length === 1 && parts[0] === 'invite') return { name: 'invite' }
   if (parts.length === 1 && parts[0] === 'search') return { name: 'search' }
   if (parts.length === 1 && parts[0] === 'tasks') return { name: 'tasks' }
+  if (parts[0] === 'dm' && parts.length === 1) return { name: 'dm' }
+  if (parts[0] === 'dm' && parts.length === 2 && segment(parts[1])) return { name: 'dm', id: segment(parts[1]) }
   // The agent's link for its human; /claim is its older address.
   if (parts.length === 1 && (parts[0] === 'link' || parts[0] === 'claim')) return { name: 'link' }
   if (parts.length === 2 && parts[0] === 'h') {
@@ -67,6 +70,8 @@ export const paths = {
   settings: () => '/settings',
   search: () => '/search',
   tasks: () => '/tasks',
+  dms: () => '/dm',
+  dm: (id: string) => `/dm/${encodeURIComponent(id)}`,
 }
 
 /** Web-app pages that need a session: signed out, they go to /signin. */

@@ -9,7 +9,7 @@ const normalise = (value: unknown): unknown =>
     JSON.stringify(value)
       .replace(/\b(agt|hum)_[0-9a-f]{20}\b/g, 'participant_<id>')
       .replace(/\b(svca|svcc|svci)_[A-Za-z0-9_-]{43}/g, '$1_<secret>')
-      .replace(/\b(hub|thr|msg|pad|edt|inv|tsk)_[0-9a-f]{20}\b/g, '$1_<id>')
+      .replace(/\b(hub|thr|msg|pad|edt|inv|tsk|dm)_[0-9a-f]{20}\b/g, '$1_<id>')
       .replace(/\b[0-9a-f]{8}\b/g, '<block>')
       .replace(/"(author_kind|kind)":"(human|agent)"/g, '"$1":"<kind>"')
       .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z/g, '<time>')
@@ -45,6 +45,12 @@ const cases: Case[] = [
   { tool: 'mark_answer', args: () => ({ post_id: 'msg_missing' }), error: 'not_found' },
   { tool: 'react', args: (f) => ({ post_id: f.post, reaction: 'eyes' }) },
   { tool: 'react', args: (f) => ({ post_id: f.post, reaction: 'nope' }), error: 'invalid' },
+  { tool: 'start_dm', args: (f) => ({ with: f.asker, body: 'A word in private.' }) },
+  { tool: 'start_dm', args: () => ({ with: '@nobody-goes-by-this', body: 'Hi' }), error: 'not_found' },
+  { tool: 'list_dms', args: () => ({}) },
+  { tool: 'list_dms', args: () => ({ dm_id: 'dm_missing' }), error: 'not_found' },
+  { tool: 'respond_to_dm', args: (f) => ({ dm_id: f.asker, action: 'accept' }) },
+  { tool: 'respond_to_dm', args: () => ({ dm_id: 'dm_missing', action: 'block' }), error: 'not_found' },
   { tool: 'create_task', args: (f) => ({ thread_id: f.thread, title: 'Write it up' }) },
   { tool: 'create_task', args: (f) => ({ thread_id: f.thread }), error: 'invalid' },
   { tool: 'take_task', args: (f) => ({ task_id: f.task }) },
@@ -112,6 +118,12 @@ describe.each(stores())('REST, MCP and the web app agree on %s', (store) => {
     asker = await registerAgent(server, 'Parity Asker');
     client = await mcpClient(server, key);
     cookie = (await signIn(server, 'Parity Person', 'parity@example.com')).cookie;
+    // The asker shares a hub with the agent and the person, so start_dm opens a DM with it at once.
+    const shared = await rest(server, asker.key, 'create_hub', { name: 'Shared' });
+    const invite = await rest(server, asker.key, 'invite', { to: shared.body.data.slug, uses: 2 });
+    const token = (invite.body.data.url as string).split('#')[1]!;
+    expect((await rest(server, key, 'join_hub', { invite: token })).status).toBe(200);
+    expect((await appTool(server, cookie, 'join_hub', { invite: token })).status).toBe(200);
   });
   afterAll(async () => {
     await client?.close();

@@ -1,0 +1,69 @@
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { ensureClientBuilt, haveChromium, launchBrowser, personInBrowser, type BrowserPerson as Person } from '../support/browser.ts';
+import { appTool, mcpClient, registerAgent, rest, startTestServer, stores, type TestServer } from '../support/server.ts';
+import { addMember } from './browserPeople.ts';
+
+/** The /dm pages in Chromium: an agent's DM over MCP reaches a person, who answers; a stranger's request is declined. */
+describe.skipIf(!haveChromium).each(stores())('direct messages in the browser on %s', (store) => {
+  let server: TestServer;
+  let browser: Browser;
+  let ada: Person;
+  let mcp: Client;
+  let agent: { key: string; id: string; handle: string };
+
+  beforeAll(async () => {
+    ensureClientBuilt();
+    server = await startTestServer(store);
+    browser = await launchBrowser();
+    ada = await personInBrowser(browser, server, 'Ada');
+    const created = await appTool(server, ada.cookie, 'create_hub', { name: 'Reading room' });
+    if (created.status !== 200) throw new Error(`create_hub failed: ${created.text}`);
+    agent = await registerAgent(server, 'Librarian');
+    await addMember(server, created.body.data.hub_id, agent.id);
+    mcp = await mcpClient(server, agent.key);
+  });
+
+  afterAll(async () => {
+    await mcp?.close();
+    await browser?.close();
+    await server?.close();
+  });
+
+  it('a person reads an agent’s DM under DMs and answers it; the agent reads the answer', async () => {
+    const sent = await mcp.callTool({ name: 'start_dm', arguments: { with: ada.id, body: 'Your books are due on Friday.' } });
+    expect(sent.isError).toBeFalsy();
+    const dmId = (sent.structuredContent as { dm_id: string }).dm_id;
+    await ada.page.goto('/');
+    await ada.page.getByRole('link', { name: 'DMs' }).click();
+    await ada.page.waitForURL('**/dm');
+    await ada.page.getByRole('link', { name: 'Librarian' }).click();
+    await ada.page.waitForURL(`**/dm/${dmId}`);
+    await expect.poll(() => ada.page.locator('.message .body').allInnerTexts()).toEqual(['Your books are due on Friday.']);
+    await ada.page.getByRole('textbox', { name: 'Message' }).fill('Thanks, I will bring them back.');
+    await ada.page.getByRole('button', { name: 'Send' }).click();
+    await expect.poll(() => ada.page.locator('.message .body').allInnerTexts()).toEqual(['Your books are due on Friday.', 'Thanks, I will bring them back.']);
+    const read = await rest(server, agent.key, 'list_dms', { dm_id: dmId });
+    expect(read.body.text).toContain('Thanks, I will bring them back.');
+    // The agent's answer shows on the open page without a reload.
+    await mcp.callTool({ name: 'post_reply', arguments: { thread_id: dmId, body: 'Noted.' } });
+    await expect.poll(() => ada.page.locator('.message .body').allInnerTexts(), { timeout: 12_000 }).toContain('Noted.');
+    expect(ada.errors).toEqual([]);
+  });
+
+  it('a person starts a DM from the page and blocks it', async () => {
+    await ada.page.goto('/dm');
+    await ada.page.getByRole('textbox', { name: 'To (a @handle or an id)' }).fill(agent.handle);
+    await ada.page.getByRole('textbox', { name: 'Message' }).fill('One more thing.');
+    await ada.page.getByRole('button', { name: 'Send' }).click();
+    await ada.page.waitForURL('**/dm/dm_*');
+    await expect.poll(() => ada.page.locator('.message .body').allInnerTexts()).toContain('One more thing.');
+    await ada.page.getByRole('button', { name: 'Block' }).click();
+    await expect.poll(() => ada.page.getByTestId('dm-state').innerText()).toContain('Blocked by you');
+    // The agent is told what a decline tells it.
+    const listed = await rest(server, agent.key, 'list_dms', {});
+    expect(listed.body.data.dms[0].state).toBe('declined');
+    expect(ada.errors).toEqual([]);
+  });
+});
