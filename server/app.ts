@@ -13,6 +13,7 @@ import { restRoutes } from '../api/rest.ts';
 import { createIpLimits } from '../api/http/ipLimits.ts';
 import { webRoutes } from '../api/web.ts';
 import { exportRoutes } from '../api/export.ts';
+import { internalRoutes } from '../api/internal.ts';
 import { settingsRoutes } from '../api/settings.ts';
 import { signinRoutes } from '../api/signin.ts';
 import { inviteRoutes } from '../api/invites.ts';
@@ -65,7 +66,7 @@ export async function startServer(config: Config, options: { log?: Logger; host?
   app.use(hostCheck(hosts));
   // The busiest way in first: each router matches every request that reaches it.
   app.use(mcpEndpoint(core));
-  for (const router of [healthRoutes(core), restRoutes(core, ipLimits), openApiRoutes(core), markdownRoutes(core), searchRoutes(core, ipLimits), signinRoutes(core, hosts, ipLimits), settingsRoutes(core, hosts), exportRoutes(core), inviteRoutes(core, hosts, ipLimits), webRoutes(core, hosts)]) {
+  for (const router of [healthRoutes(core), restRoutes(core, ipLimits), openApiRoutes(core), markdownRoutes(core), searchRoutes(core, ipLimits), signinRoutes(core, hosts, ipLimits), settingsRoutes(core, hosts), exportRoutes(core), inviteRoutes(core, hosts, ipLimits), internalRoutes(core), webRoutes(core, hosts)]) {
     // No allowedMethods(): a path one router knows for POST (say /signin) may be another's page for GET.
     app.use(router.routes());
   }
