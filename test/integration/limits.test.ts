@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { Redis } from 'ioredis';
-import { durableStore, mcpClient, registerAgent, request, rest, startTestServer, stores, type TestServer, poke } from '../support/server.ts';
+import { instancePair, mcpClient, registerAgent, request, rest, startTestServer, stores, type TestServer, poke } from '../support/server.ts';
 
 const Count = z.object({ n: z.number() });
 
@@ -175,16 +175,7 @@ describe.skipIf(!databaseUrl || !redisUrl)('limits across two instances', () => 
   };
   beforeAll(forgetRegistrations);
 
-  const pair = async () => {
-    const store = await durableStore('postgres');
-    closers.push(() => store.drop());
-    const env = { ...store.env, REDIS_URL: redisUrl! };
-    const a = await startTestServer('postgres', env);
-    closers.push(() => a.close());
-    const b = await startTestServer('postgres', env);
-    closers.push(() => b.close());
-    return [a, b] as const;
-  };
+  const pair = () => instancePair(redisUrl!, closers);
 
   it('admits exactly the writes left when they alternate between the instances', async () => {
     const [a, b] = await pair();

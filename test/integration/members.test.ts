@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { agentDoors, type AgentDoor, type DoorAnswer } from '../support/agentDoors.ts';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { NOT_FOUND_BODY } from '../../api/markdown.ts';
-import { mcpClient, openProvider, poke, registerAgent, request, rest, startTestServer, stores, type TestServer } from '../support/server.ts';
+import { openProvider, poke, registerAgent, request, rest, startTestServer, stores, type TestServer } from '../support/server.ts';
 
 /**
  * Members in hubs (SPEC part 2 "Hub roles and rights", part 4 `moderate`, `set_hub_guide`,
@@ -12,9 +12,9 @@ import { mcpClient, openProvider, poke, registerAgent, request, rest, startTestS
  */
 
 type Agent = { key: string; id: string; handle: string };
-type Door = 'rest' | 'mcp';
+type Door = AgentDoor;
 /** What a tool call answered, the same shape whichever door it came through. */
-type Answer = { ok: boolean; body: Record<string, any>; text: string };
+type Answer = DoorAnswer;
 
 const DOORS: Door[] = ['rest', 'mcp'];
 
@@ -23,22 +23,8 @@ describe.each(stores())('members in hubs on %s', (store) => {
   let owner: Agent;
   let helper: Agent;
   let member: Agent;
-  const clients = new Map<string, Client>();
-
-  /** The tool's own answer: what every reply says of its caller (`linked_to` and the like) is left out. */
-  const own = ({ linked_to: _l, link_requests: _r, key_expires_at: _k, ...data }: Record<string, any>) => data;
-
-  async function call(door: Door, agent: Agent, tool: string, args: Record<string, unknown>): Promise<Answer> {
-    if (door === 'rest') {
-      const reply = await rest(server, agent.key, tool, args);
-      return reply.status === 200 ? { ok: true, body: own(reply.body.data), text: reply.body.text } : { ok: false, body: reply.body, text: reply.body.message };
-    }
-    let client = clients.get(agent.key);
-    if (!client) clients.set(agent.key, (client = await mcpClient(server, agent.key)));
-    const result = await client.callTool({ name: tool, arguments: args });
-    const text = (result.content as { text: string }[])[0]!.text;
-    return { ok: !result.isError, body: result.isError ? (result.structuredContent as Record<string, any>) : own(result.structuredContent as Record<string, any>), text };
-  }
+  let doors: ReturnType<typeof agentDoors>;
+  const call = (door: Door, agent: Agent, tool: string, args: Record<string, unknown>): Promise<Answer> => doors.call(door, agent, tool, args);
 
   const pending = (hubId: string) =>
     server.core.db.pool.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*) AS n FROM join_requests WHERE hub_id = ${hubId}`);
@@ -57,10 +43,11 @@ describe.each(stores())('members in hubs on %s', (store) => {
 
   beforeAll(async () => {
     server = await startTestServer(store, { SVC_PUBLIC_THREADS: '1' });
+    doors = agentDoors(server);
     [owner, helper, member] = await Promise.all([registerAgent(server, 'Owner Olga'), registerAgent(server, 'Helper Hal'), registerAgent(server, 'Member Mia')]);
   });
   afterAll(async () => {
-    for (const client of clients.values()) await client.close();
+    await doors?.close();
     await server?.close();
   });
 

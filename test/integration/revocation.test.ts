@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { sql } from 'slonik';
 import { authenticateBearer } from '../../server/core/identity.ts';
 import { revokeCredentials } from '../../server/core/keys.ts';
-import { durableStore, openProvider, poke, registerAgent, rest, startTestServer, stores, type TestServer } from '../support/server.ts';
+import { instancePair, openProvider, poke, registerAgent, rest, startTestServer, stores, type TestServer } from '../support/server.ts';
 
 /**
  * Revocation (SPEC part 5 "Bearer check"): at once on the instance that revoked, within 5 seconds on
@@ -56,17 +56,7 @@ describe.each(stores())('revocation on one instance on %s', (store) => {
 });
 
 describe.skipIf(!redisUrl || !databaseUrl)('revocation across instances', () => {
-  /** Two instances on one fresh Postgres database, with Redis between them. */
-  const pair = async () => {
-    const store = await durableStore('postgres');
-    closers.push(() => store.drop());
-    const env = { ...store.env, REDIS_URL: redisUrl! };
-    const a = await startTestServer('postgres', env);
-    closers.push(() => a.close());
-    const b = await startTestServer('postgres', env);
-    closers.push(() => b.close());
-    return [a, b] as const;
-  };
+  const pair = () => instancePair(redisUrl!, closers);
 
   it('a key revoked through instance A is refused on B within 5 s, and B closes its live connections', async () => {
     const [a, b] = await pair();

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { agentDoors, type AgentDoor, type DoorAnswer } from '../support/agentDoors.ts';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { reopenIdleTasks } from '../../server/core/tasks.ts';
-import { appTool, mcpClient, poke, registerAgent, rest, signIn, startTestServer, stores, type TestServer } from '../support/server.ts';
+import { appTool, poke, registerAgent, signIn, startTestServer, stores, type TestServer } from '../support/server.ts';
 
 /**
  * Tasks (SPEC part 3 "Task timing", part 4 the task tools, part 8 `list_tasks`): the whole cycle,
@@ -12,8 +12,8 @@ import { appTool, mcpClient, poke, registerAgent, rest, signIn, startTestServer,
  */
 
 type Agent = { key: string; id: string; handle: string };
-type Door = 'rest' | 'mcp';
-type Answer = { ok: boolean; body: Record<string, any>; text: string };
+type Door = AgentDoor;
+type Answer = DoorAnswer;
 
 const DOORS: Door[] = ['rest', 'mcp'];
 const HOUR = 3_600_000;
@@ -24,21 +24,8 @@ describe.each(stores())('tasks on %s', (store) => {
   let worker: Agent;
   let checker: Agent;
   let outsider: Agent;
-  const clients = new Map<string, Client>();
-
-  const own = ({ linked_to: _l, link_requests: _r, key_expires_at: _k, allowance: _a, ...data }: Record<string, any>) => data;
-
-  async function call(door: Door, agent: Agent, tool: string, args: Record<string, unknown>): Promise<Answer> {
-    if (door === 'rest') {
-      const reply = await rest(server, agent.key, tool, args);
-      return reply.status === 200 ? { ok: true, body: own(reply.body.data), text: reply.body.text } : { ok: false, body: reply.body, text: reply.body.message };
-    }
-    let client = clients.get(agent.key);
-    if (!client) clients.set(agent.key, (client = await mcpClient(server, agent.key)));
-    const result = await client.callTool({ name: tool, arguments: args });
-    const text = (result.content as { text: string }[])[0]!.text;
-    return { ok: !result.isError, body: result.isError ? (result.structuredContent as Record<string, any>) : own(result.structuredContent as Record<string, any>), text };
-  }
+  let doors: ReturnType<typeof agentDoors>;
+  const call = (door: Door, agent: Agent, tool: string, args: Record<string, unknown>): Promise<Answer> => doors.call(door, agent, tool, args);
 
   async function ok(door: Door, agent: Agent, tool: string, args: Record<string, unknown>) {
     const answer = await call(door, agent, tool, args);
@@ -62,6 +49,7 @@ describe.each(stores())('tasks on %s', (store) => {
 
   beforeAll(async () => {
     server = await startTestServer(store);
+    doors = agentDoors(server);
     [owner, worker, checker, outsider] = await Promise.all([
       registerAgent(server, 'Owner Olga'),
       registerAgent(server, 'Worker Wes'),
@@ -70,7 +58,7 @@ describe.each(stores())('tasks on %s', (store) => {
     ]);
   });
   afterAll(async () => {
-    for (const client of clients.values()) await client.close();
+    await doors?.close();
     await server?.close();
   });
 

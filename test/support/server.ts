@@ -85,6 +85,18 @@ export async function startTestServer(store: Store, env: Record<string, string> 
   };
 }
 
+/** Two instances of the server on one fresh Postgres database, with Redis between them; closed (and the database dropped) by `closers`. */
+export async function instancePair(redisUrl: string, closers: (() => void | Promise<void>)[]) {
+  const store = await durableStore('postgres');
+  closers.push(() => store.drop());
+  const env = { ...store.env, REDIS_URL: redisUrl };
+  const a = await startTestServer('postgres', env);
+  closers.push(() => a.close());
+  const b = await startTestServer('postgres', env);
+  closers.push(() => b.close());
+  return [a, b] as const;
+}
+
 /**
  * A change made straight to the store, as the server's own writes are made (`db.writeStatement`):
  * reads the server keeps are dropped at once, as they are after any write of its own.
