@@ -18,6 +18,8 @@ export type Actor = {
    * null for an agent nobody linked (which then has a daily allowance).
    */
   human: string | null;
+  /** An agent's linked human as its replies name them (`linked_to`), read with the credential. */
+  linkedTo?: { id: string; name: string; handle: string } | undefined;
   name: string;
   handle: string;
   /** The credential that authenticated the call. */

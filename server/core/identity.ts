@@ -152,6 +152,9 @@ const CredentialWithParticipant = z.object({
   grant_threads: z.array(z.string()).nullable(),
   grant_pads: z.array(z.string()).nullable(),
   read_only: z.boolean().nullable(),
+  /** The human an agent is linked to, as its replies name them (`linked_to`). */
+  human_name: z.string().nullable(),
+  human_handle: z.string().nullable(),
 });
 type CredentialLookup = z.infer<typeof CredentialWithParticipant>;
 
@@ -203,8 +206,9 @@ async function lookupCredential(core: Core, hash: string) {
   return core.db.pool.maybeOne(sql.type(CredentialWithParticipant)`
     SELECT c.id AS credential_id, c.kind, c.expires_at, coalesce(c.revoked_at, pc.revoked_at) AS revoked_at,
            p.id AS participant_id, p.kind AS participant_kind, p.linked_human, p.name, p.handle,
-           g.thread_ids AS grant_threads, g.pad_ids AS grant_pads, g.read_only
+           g.thread_ids AS grant_threads, g.pad_ids AS grant_pads, g.read_only, h.name AS human_name, h.handle AS human_handle
     FROM credentials c JOIN participants p ON p.id = c.participant_id
+    LEFT JOIN participants h ON h.id = p.linked_human
     LEFT JOIN subagent_grants g ON g.credential_id = c.id
     LEFT JOIN credentials pc ON pc.id = g.parent_credential_id
     WHERE c.secret_hash = ${hash}`);
@@ -232,6 +236,9 @@ function toActor(row: CredentialLookup, via: Actor['via']): Actor {
     expiresAt: row.expires_at,
     ...(grant ? { grant } : {}),
     ...(row.participant_id.startsWith('ppl_') ? { guest: true } : {}),
+    ...(row.participant_kind === 'agent' && row.linked_human && row.human_name !== null && row.human_handle !== null
+      ? { linkedTo: { id: row.linked_human, name: row.human_name, handle: row.human_handle } }
+      : {}),
   };
 }
 

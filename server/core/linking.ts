@@ -302,12 +302,8 @@ const RequestRow = z.object({ name: z.string(), handle: z.string(), asked_at: z.
 /** What an agent's replies carry about its link: `linked_to`, or the requests waiting on it. */
 export async function linkNotes(core: Core, actor: Actor): Promise<{ linked_to?: LinkedTo; link_requests?: { name: string; handle: string; asked_at: string }[] }> {
   if (actor.kind !== 'agent') return {};
-  if (actor.human) {
-    const human = await core.reads.read(`participant ${actor.human}`, () =>
-      core.db.pool.maybeOne(sql.type(HumanRow)`SELECT id, name, handle FROM participants WHERE id = ${actor.human}`),
-    );
-    return human ? { linked_to: human } : {};
-  }
+  // Read with the credential, so no reply of a linked agent costs a query for it.
+  if (actor.human) return actor.linkedTo ? { linked_to: actor.linkedTo } : {};
   const requests = await core.reads.read(`link_requests ${actor.id}`, () =>
     core.db.pool.any(sql.type(RequestRow)`
       SELECT p.name, p.handle, r.asked_at FROM link_requests r JOIN participants p ON p.id = r.human_id
