@@ -25,6 +25,7 @@ import { padAccessRecheck, syncAuthenticator } from './core/pads.ts';
 import { linkForm } from './core/framing.ts';
 import { createEditorCache } from './core/editors.ts';
 import { createReadCache } from './core/readCache.ts';
+import { createWaitRegistry } from './core/waitRegistry.ts';
 import { createPadSync } from '../sync/padSync.ts';
 import { startIdleTaskTimer } from './core/tasks.ts';
 import { createLogger, type Logger } from './log.ts';
@@ -54,7 +55,7 @@ export async function startServer(config: Config, options: { log?: Logger; host?
   const hosts = servedHostsOf(config, () => port);
   // The live layer first, then the core over it, then the live layer's hooks that ask the core.
   const sync = createPadSync({ db, log, redisUrl: config.redisUrl, readForm: linkForm });
-  const core: Core = { db, config, log, editors: createEditorCache(), reads: createReadCache(db), sync };
+  const core: Core = { db, config, log, editors: createEditorCache(), reads: createReadCache(db), waits: createWaitRegistry(db, log, sync.onVersion), sync };
   sync.attach(server, { hosts, authenticate: syncAuthenticator(core), recheck: padAccessRecheck(core) });
 
   const ipLimits = await createIpLimits(config.redisUrl, log);

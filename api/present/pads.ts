@@ -5,21 +5,6 @@ import type { CreatedPad, PadReading } from '../../server/core/pads.ts';
 import type { BlockWriter, PadHistory, Writer } from '../../server/core/padHistory.ts';
 import { line, said, type Result, type TextPart } from '../../server/core/result.ts';
 import type { EditOutcome } from '../../sync/padSync.ts';
-import type { WaitOutcome } from '../../server/core/waits.ts';
-
-export function presentWait(out: WaitOutcome): Result {
-  const isPad = out.kind === 'pad';
-  return {
-    parts: [
-      line(
-        out.changed
-          ? `The ${out.kind} ${out.id} is at version ${out.version} (you had ${out.have}). Read what changed with ${isPad ? `open_pad mode "changes" since ${out.have}` : 'open_thread after_seq'}.`
-          : `No change to the ${out.kind} ${out.id} within ${out.waitedS} s; it is still at version ${out.version}. Wait again when you like.`,
-      ),
-    ],
-    data: { [isPad ? 'pad_id' : 'thread_id']: out.id, version: isPad ? out.version : String(out.version), changed: out.changed },
-  };
-}
 
 const REASONS = {
   changed_since_base: 'someone else changed it since your base_version',

@@ -1,10 +1,11 @@
 import { z } from 'zod';
 import { createPad, padReading } from '../../server/core/pads.ts';
 import { editPad, undoEdit } from '../../server/core/padEdits.ts';
-import { editPad as mayEditPad, placePad, readPad, undoPadEdit, watch } from '../../server/core/policies.ts';
+import { editPad as mayEditPad, placePad, readPad, undoPadEdit, watch, type Watched } from '../../server/core/policies.ts';
 import { waitForChanges, WAIT_DEFAULT_S, WAIT_MAX_S } from '../../server/core/waits.ts';
 import { blockWriters, sectionWriters } from '../../server/core/padHistory.ts';
-import { presentCreatedPad, presentEdit, presentPad, presentUndo, presentWait } from '../present/pads.ts';
+import { presentCreatedPad, presentEdit, presentPad, presentUndo } from '../present/pads.ts';
+import { presentWait } from '../present/waits.ts';
 import { liveWriteTool, readTool } from './defineTool.ts';
 import { hubRef, seqNumber, threadId, title } from './fields.ts';
 
@@ -97,14 +98,18 @@ export const undoEditTool = liveWriteTool({
 export const waitForChangesTool = readTool({
   name: 'wait_for_changes',
   title: 'Wait for changes',
-  description: `Long-poll a pad or thread: answers once it is newer than your version, or after timeout_seconds (at most ${WAIT_MAX_S}). Use it instead of reading again and again; 4 waits at once at most.`,
+  description: 'Long-poll a pad or thread past your version, and/or your inbox; answers on a change or at the timeout. 4 open at most.',
   input: z.object({
-    pad_id: padId.optional().describe('Pad to watch; or thread_id.'),
-    thread_id: threadId.optional().describe('Thread to watch; or pad_id.'),
-    version: z.union([version, z.string().regex(/^\d+$/)]).describe('The version you have.'),
-    timeout_seconds: z.number().int().min(1).max(WAIT_MAX_S).optional().describe(`Seconds, default ${WAIT_DEFAULT_S}.`),
+    pad_id: z.string().optional().describe('Pad; or thread_id.'),
+    thread_id: z.string().optional().describe('Thread; or pad_id.'),
+    // Checked by waitForChanges: a whole number, or its digits (threads give their version as a string).
+    version: z.union([z.number(), z.string()]).optional().describe('Version you have.'),
+    inbox: z.boolean().optional().describe('Wake on new inbox items too.'),
+    inbox_cursor: z.string().max(500).optional().describe('check_inbox cursor.'),
+    timeout_seconds: z.int().min(1).max(WAIT_MAX_S).optional().describe(`Default ${WAIT_DEFAULT_S}.`),
   }),
-  policy: (input) => watch(input),
+  // The inbox alone watches nothing to load.
+  policy: (input) => (input.inbox && input.pad_id === undefined && input.thread_id === undefined ? async (): Promise<Watched | null> => null : watch(input)),
   run: ({ core, actor }, input, target) => waitForChanges(core, actor, target, input),
   present: presentWait,
 });

@@ -4,6 +4,7 @@ import type { Logger } from '../log.ts';
 import type { PadSync } from '../../sync/padSync.ts';
 import type { EditorCache } from './editors.ts';
 import type { ReadCache } from './readCache.ts';
+import type { WaitRegistry } from './waitRegistry.ts';
 
 /** What every core function is handed: the store, the configuration and a logger. Nothing of HTTP. */
 export type Core = {
@@ -16,4 +17,6 @@ export type Core = {
   editors: EditorCache;
   /** Reads kept until the next change (threads and their readers' seats). */
   reads: ReadCache;
+  /** This instance's open wait_for_changes calls, woken by changes made anywhere. */
+  waits: WaitRegistry;
 };

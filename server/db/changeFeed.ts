@@ -5,6 +5,8 @@ import type { Logger } from '../log.ts';
 export const READ_CHANGES_CHANNEL = 'dotpad_reads';
 /** The channel the triggers of migration 0008 notify, with the credential's id, when one ends. */
 export const CREDENTIALS_CHANNEL = 'dotpad_credentials';
+/** The channel the triggers of migrations 0015 and 0018 notify with the key of what waiters wait on. */
+export const WAITS_CHANNEL = 'dotpad_waits';
 
 const RETRY_MIN_MS = 200;
 const RETRY_MAX_MS = 5_000;
@@ -17,6 +19,8 @@ export type ChangeListener = {
   hearing(on: boolean): void;
   /** A credential was revoked, cut short or deleted, here or on another instance (its id). */
   credentialEnded?(id: string): void;
+  /** What `wait_for_changes` waits on changed, here or on another instance (`thread:<id>`, `pad:<id>`, `inbox:<id>`). */
+  woke?(key: string): void;
 };
 
 /**
@@ -52,13 +56,14 @@ export function listenForChanges(url: string, log: Logger, listener: ChangeListe
     client = next;
     next.on('notification', (message) => {
       if (message.channel === CREDENTIALS_CHANNEL) listener.credentialEnded?.(message.payload ?? '');
+      else if (message.channel === WAITS_CHANNEL) listener.woke?.(message.payload ?? '');
       else listener.changed();
     });
     next.on('error', (error) => lost(error.message));
     next.on('end', () => lost('the connection ended'));
     try {
       await next.connect();
-      await next.query(`LISTEN ${READ_CHANGES_CHANNEL}; LISTEN ${CREDENTIALS_CHANNEL}`);
+      await next.query(`LISTEN ${READ_CHANGES_CHANNEL}; LISTEN ${CREDENTIALS_CHANNEL}; LISTEN ${WAITS_CHANNEL}`);
     } catch (error) {
       lost((error as Error).message);
       return;

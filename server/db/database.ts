@@ -32,7 +32,8 @@ export type Db = {
    * Tells `listener` of changes to what reads keep: after every `write` and `writeStatement` of
    * this process (committed or not), and, on Postgres, of every change another instance commits
    * (`changeFeed.ts`). The embedded store is one process's alone, so it hears everything at once.
-   * On Postgres `credentialEnded` hears every credential that ends, this instance's own included.
+   * On Postgres `credentialEnded` hears every credential that ends, and `woke` every key waiters
+   * wait on, this instance's own included; the embedded store tells neither.
    */
   watchChanges(listener: ChangeListener): void;
   close(): Promise<void>;
@@ -215,6 +216,9 @@ function wrap(
     },
     credentialEnded: (id) => {
       for (const listener of listeners) listener.credentialEnded?.(id);
+    },
+    woke: (key) => {
+      for (const listener of listeners) listener.woke?.(key);
     },
   };
   const feed = hearOthers?.(told);

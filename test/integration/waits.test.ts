@@ -1,0 +1,184 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import pg from 'pg';
+import { sql } from 'slonik';
+import { agentDoors } from '../support/agentDoors.ts';
+import { appTool, instancePair, poke, registerAgent, rest, signIn, startTestServer, stores, type Reachable, type TestServer } from '../support/server.ts';
+
+/**
+ * wait_for_changes (SPEC part 6, part 8 "Reads"): a wait is answered by a change made through any
+ * door and on any instance, holds no database connection while it waits, and a participant keeps at
+ * most 4 open.
+ */
+
+type Agent = { key: string; id: string; handle: string };
+
+describe.each(stores())('wait_for_changes on %s', (store) => {
+  let server: TestServer;
+  let person: { cookie: string; id: string };
+  let waiter: Agent;
+  let poster: Agent;
+  let hub: { hub_id: string; slug: string };
+  let doors: ReturnType<typeof agentDoors>;
+
+  /** Seats agents in the person's hub, straight in the store (seating is the members suite's business). */
+  const seat = (...agents: Agent[]) =>
+    Promise.all(agents.map((agent) => poke(server, sql.unsafe`INSERT INTO hub_members (hub_id, participant_id, role) VALUES (${hub.hub_id}, ${agent.id}, 'member')`)));
+
+  async function newThread(title: string) {
+    const started = await appTool(server, person.cookie, 'start_thread', { hub: hub.slug, title, body: 'Anyone?' });
+    expect(started.status, started.text).toBe(200);
+    return { id: started.body.data.thread_id as string, version: Number(started.body.data.version ?? 1) };
+  }
+
+  const threadVersion = async (threadId: string) => {
+    const reply = await rest(server, waiter.key, 'open_thread', { thread_id: threadId });
+    expect(reply.status, reply.text).toBe(200);
+    return Number(reply.body.data.version);
+  };
+
+  /** Resolves once this many waits are open on the server: they are filed, so a change now must wake them. */
+  const open = (on: Pick<TestServer, 'core'>, n: number) => expect.poll(() => on.core.waits.size, { timeout: 10_000, interval: 20 }).toBe(n);
+
+  beforeAll(async () => {
+    server = await startTestServer(store);
+    doors = agentDoors(server);
+    person = await signIn(server, 'Pia Person', 'pia@example.com');
+    hub = (await appTool(server, person.cookie, 'create_hub', { name: 'Waiting Room' })).body.data;
+    [waiter, poster] = await Promise.all([registerAgent(server, 'Waiting Wanda'), registerAgent(server, 'Posting Paul')]);
+    await seat(waiter, poster);
+  });
+  afterAll(async () => {
+    await doors?.close();
+    await server?.close();
+  });
+
+  const posts: Record<'rest' | 'mcp' | 'web', (threadId: string, body: string) => Promise<unknown>> = {
+    rest: async (threadId, body) => expect((await doors.call('rest', poster, 'post_reply', { thread_id: threadId, body })).ok).toBe(true),
+    mcp: async (threadId, body) => expect((await doors.call('mcp', poster, 'post_reply', { thread_id: threadId, body })).ok).toBe(true),
+    web: async (threadId, body) => expect((await appTool(server, person.cookie, 'post_reply', { thread_id: threadId, body })).status).toBe(200),
+  };
+
+  it.each(['rest', 'mcp', 'web'] as const)('a wait on a thread is answered by a post made through %s', async (door) => {
+    const thread = await newThread(`Posted through ${door}`);
+    const have = await threadVersion(thread.id);
+    const waiting = rest(server, waiter.key, 'wait_for_changes', { thread_id: thread.id, version: have, timeout_seconds: 25 });
+    await open(server, 1);
+    await posts[door](thread.id, `Hello through ${door}.`);
+    const answered = await waiting;
+    expect(answered.status, answered.text).toBe(200);
+    expect(answered.body.data).toMatchObject({ thread_id: thread.id, changed: true });
+    expect(Number(answered.body.data.version)).toBe(await threadVersion(thread.id));
+    expect(Number(answered.body.data.version)).toBeGreaterThan(have);
+    await open(server, 0);
+  });
+
+  it('a wait is answered at once when the version it has is already behind', async () => {
+    const thread = await newThread('Behind');
+    const answered = await rest(server, waiter.key, 'wait_for_changes', { thread_id: thread.id, version: 0, timeout_seconds: 25 });
+    expect(answered.body.data).toMatchObject({ thread_id: thread.id, changed: true, version: String(await threadVersion(thread.id)) });
+  });
+
+  it('a wait needs a version with what it watches, and something to watch', async () => {
+    const thread = await newThread('Nothing asked');
+    const noVersion = await rest(server, waiter.key, 'wait_for_changes', { thread_id: thread.id });
+    expect(noVersion.status).toBe(400);
+    expect(noVersion.body.issues[0].path).toBe('version');
+    const nothing = await rest(server, waiter.key, 'wait_for_changes', { version: 1 });
+    expect(nothing.status).toBe(400);
+    expect(nothing.body.error).toBe('invalid');
+  });
+
+  it('the fifth wait of one participant is refused with rate_limited and retry_after_seconds; the four are answered by a change', async () => {
+    const thread = await newThread('Four at most');
+    const have = await threadVersion(thread.id);
+    const four = [1, 2, 3, 4].map(() => rest(server, waiter.key, 'wait_for_changes', { thread_id: thread.id, version: have, timeout_seconds: 25 }));
+    await open(server, 4);
+    const fifth = await rest(server, waiter.key, 'wait_for_changes', { thread_id: thread.id, version: have, timeout_seconds: 25 });
+    expect(fifth.status).toBe(429);
+    expect(fifth.headers.get('retry-after')).toBe('1');
+    expect(fifth.body).toMatchObject({ error: 'rate_limited', retry_after_seconds: 1 });
+    // Over MCP the same refusal, as a tool error.
+    const overMcp = await doors.call('mcp', waiter, 'wait_for_changes', { thread_id: thread.id, version: have, timeout_seconds: 25 });
+    expect(overMcp.ok).toBe(false);
+    expect(overMcp.body).toMatchObject({ error: 'rate_limited', retry_after_seconds: 1 });
+    // Someone else still may.
+    const other = rest(server, poster.key, 'wait_for_changes', { thread_id: thread.id, version: have, timeout_seconds: 25 });
+    await open(server, 5);
+    await posts.web(thread.id, 'Wake up, all of you.');
+    for (const answered of await Promise.all([...four, other])) expect(answered.body.data.changed).toBe(true);
+    await open(server, 0);
+  });
+
+  it('50 open waits hold no database connection; one post answers all those on its thread', async () => {
+    const agents = await Promise.all(Array.from({ length: 13 }, (_, i) => registerAgent(server, `Patient ${i}`)));
+    await seat(...agents);
+    const thread = await newThread('Many waiting');
+    const pad = (await appTool(server, person.cookie, 'create_pad', { hub: hub.slug, title: 'Quiet pad', text: 'Nobody edits this.' })).body.data;
+    const have = await threadVersion(thread.id);
+    const idle = server.core.db.pool.state().acquiredConnections;
+    const activeBackends = store === 'postgres' ? await backendsInUse(server) : null;
+    const baseline = activeBackends ? await activeBackends.count() : 0;
+
+    const waits = Array.from({ length: 50 }, (_, i) =>
+      rest(server, agents[i % agents.length]!.key, 'wait_for_changes', i < 40 ? { thread_id: thread.id, version: have, timeout_seconds: 25 } : { pad_id: pad.pad_id, version: pad.version, timeout_seconds: 25 }),
+    );
+    await open(server, 50);
+    for (let sample = 0; sample < 20; sample++) {
+      expect(server.core.db.pool.state().acquiredConnections).toBe(idle);
+      if (activeBackends) expect(await activeBackends.count()).toBe(baseline);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    await activeBackends?.close();
+
+    await posts.rest(thread.id, 'Here it is.');
+    await open(server, 10);
+    // The pad's waits are still waiting: nothing changed there. Move it to answer them.
+    const [block] = (await rest(server, waiter.key, 'open_pad', { pad_id: pad.pad_id, mode: 'full' })).body.data.blocks as string[];
+    expect((await appTool(server, person.cookie, 'edit_pad', { pad_id: pad.pad_id, base_version: pad.version, edits: [{ block_id: block, text: 'Someone did.' }] })).status).toBe(200);
+    const answers = await Promise.all(waits);
+    expect(answers.map((answer) => answer.body.data.changed)).toEqual(Array(50).fill(true));
+  });
+
+  describe.skipIf(store !== 'postgres' || !process.env.TEST_REDIS_URL)('across instances', () => {
+    const closers: (() => void | Promise<void>)[] = [];
+    afterAll(async () => {
+      for (const close of closers.reverse()) await close();
+    });
+
+    it('a wait on one instance is answered by a post and by a pad edit made on the other', async () => {
+      const [a, b] = await instancePair(process.env.TEST_REDIS_URL!, closers);
+      const agent = await registerAgent(a, 'Two Places');
+      const madeHub = (await rest(a, agent.key, 'create_hub', { name: 'Both sides' })).body.data;
+      const thread = (await rest(a, agent.key, 'start_thread', { hub: madeHub.slug, title: 'Across', body: 'From A.' })).body.data;
+      const pad = (await rest(a, agent.key, 'create_pad', { hub: madeHub.slug, title: 'Across', text: 'From A.' })).body.data;
+      const have = Number((await rest(a, agent.key, 'open_thread', { thread_id: thread.thread_id })).body.data.version);
+
+      const onThread = rest(a, agent.key, 'wait_for_changes', { thread_id: thread.thread_id, version: have, timeout_seconds: 25 });
+      const onPad = rest(a, agent.key, 'wait_for_changes', { pad_id: pad.pad_id, version: pad.version, timeout_seconds: 25 });
+      await open(a, 2);
+      expect((await rest(b, agent.key, 'post_reply', { thread_id: thread.thread_id, body: 'From B.' })).status).toBe(200);
+      expect((await onThread).body.data).toMatchObject({ thread_id: thread.thread_id, changed: true, version: String(have + 1) });
+      const [block] = (await rest(b, agent.key, 'open_pad', { pad_id: pad.pad_id, mode: 'full' })).body.data.blocks as string[];
+      expect((await rest(b, agent.key, 'edit_pad', { pad_id: pad.pad_id, base_version: pad.version, edits: [{ block_id: block, text: 'From B.' }] })).status).toBe(200);
+      expect((await onPad).body.data).toMatchObject({ pad_id: pad.pad_id, changed: true, version: pad.version + 1 });
+    });
+  });
+});
+
+/** Backends of the server's database doing something now (pg_stat_activity), seen from a connection of the test's own. */
+async function backendsInUse(server: Reachable & Pick<TestServer, 'core'>) {
+  const url = process.env.TEST_DATABASE_URL!;
+  const name = (await server.core.db.pool.oneFirst(sql.unsafe`SELECT current_database() AS name`)) as string;
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  return {
+    async count() {
+      const { rows } = await client.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid() AND state IS DISTINCT FROM 'idle'",
+        [name],
+      );
+      return rows[0]!.n;
+    },
+    close: () => client.end(),
+  };
+}
