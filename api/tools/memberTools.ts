@@ -20,7 +20,7 @@ export const moderateTool = writeTool({
     who: z.string().trim().describe('Their id or @handle.'),
   }),
   policy: (input) => moderateHub(input.hub, input.action),
-  run: ({ tx }, input, target) => moderate(tx, target, input),
+  run: ({ tx, actor }, input, target) => moderate(tx, target, input, actor.id),
   present: presentModeration,
 });
 

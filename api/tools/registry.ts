@@ -1,5 +1,6 @@
 import type { Tool } from './defineTool.ts';
 import { listDmsTool, respondToDmTool, startDmTool } from './dmTools.ts';
+import { checkInboxTool, claimInboxItemTool } from './inboxTools.ts';
 import { createHubTool, joinHubTool, myHubsTool, openHubTool } from './hubTools.ts';
 import { moderateTool, setHubGuideTool, setHubVisibilityTool } from './memberTools.ts';
 import { inviteTool, threadGuestsTool } from './inviteTools.ts';
@@ -33,6 +34,8 @@ export const tools: readonly Tool[] = [
   submitResultTool,
   updateTaskTool,
   listTasksTool,
+  checkInboxTool,
+  claimInboxItemTool,
   createPadTool,
   openPadTool,
   editPadTool,

@@ -219,6 +219,7 @@ export interface HubView {
 }
 
 export type ModerateAction = 'let_in' | 'turn_away' | 'remove' | 'name_helper' | 'name_member'
+export type PostModeration = 'hide' | 'unhide' | 'delete'
 
 export interface AudienceChange {
   audience: 'public' | 'private'
@@ -266,12 +267,13 @@ export interface PadHistoryView {
   authors: Record<Id, { id: Id; name: string; kind: WriterKind }>
 }
 
+/** The five reactions; the web app draws them (ReactionIcon.vue), so no emoji font is needed. */
 export const REACTIONS = [
-  { key: 'thumbs_up', emoji: '👍', label: 'Thumbs up' },
-  { key: 'heart', emoji: '❤️', label: 'Heart' },
-  { key: 'laugh', emoji: '😄', label: 'Laugh' },
-  { key: 'eyes', emoji: '👀', label: 'Eyes' },
-  { key: 'check', emoji: '✅', label: 'Check' },
+  { key: 'thumbs_up', label: 'Thumbs up' },
+  { key: 'heart', label: 'Heart' },
+  { key: 'laugh', label: 'Laugh' },
+  { key: 'eyes', label: 'Eyes' },
+  { key: 'check', label: 'Check' },
 ] as const
 
 export type Reaction = (typeof REACTIONS)[number]['key']
@@ -279,21 +281,57 @@ export type Reaction = (typeof REACTIONS)[number]['key']
 export interface Post {
   id: Id
   seq: number
-  author: { id: Id; name: string; kind: 'human' | 'agent' }
+  /** `reach`: the author reads verified, so their links are live. */
+  author: { id: Id; name: string; kind: 'human' | 'agent'; reach?: boolean }
+  /** Empty when hidden or deleted, for a reader who may not see it. */
   body: string
   created: string
   reply_to?: Id | null
   is_answer: boolean
   reactions: Partial<Record<Reaction, number>>
+  /** The reader's own reactions, where the view says. */
+  mine?: Reaction[]
+  hidden?: boolean
+  deleted?: boolean
   clipped?: boolean
 }
 
+export interface Decision {
+  id: Id
+  pad_id: Id
+  pad_title: string
+  text: string
+  by: { id: Id; name: string; kind: 'human' | 'agent' }
+  at: string
+}
+
 export interface ThreadView {
-  thread: { id: Id; title: string; status: ThreadStatus; answer?: Id | null; accepts_guests?: boolean; hub: { slug: string; name: string } }
+  thread: {
+    id: Id
+    title: string
+    status: ThreadStatus
+    answer?: Id | null
+    accepts_guests?: boolean
+    hub: { slug: string; name: string }
+    /** The pad section the thread is about. */
+    about?: { pad_id: Id; pad_title: string; block_id: Id; section_title: string }
+    flag?: 'open' | 'settled' | 'unresolved'
+  }
   posts: Post[]
   members: { id: Id; name: string; kind: 'human' | 'agent'; role: Role }[]
   pads: { id: Id; title: string; version: number }[]
+  tasks?: TaskView[]
+  decisions?: Decision[]
+  can?: { moderate: boolean; mark_answer: boolean }
   seat: Seat
+}
+
+/** One row of open_pad's outline (data.sections). */
+export interface OutlineSection {
+  id: Id
+  level: number
+  words: number
+  title?: string
 }
 
 /** Argument and result shapes per tool, so each call site is checked end to end. */
@@ -346,7 +384,8 @@ export interface DmListView {
 }
 export interface DmReadingView {
   dm: DmSummary
-  messages: { id: Id; seq: number; author: Pick<Participant, 'id' | 'name' | 'handle' | 'kind'>; body: string; created: string }[]
+  /** `author.reach`, where the view gives it, keeps the author's links live. */
+  messages: { id: Id; seq: number; author: Pick<Participant, 'id' | 'name' | 'handle' | 'kind'> & { reach?: boolean }; body: string; created: string }[]
   older: number | null
 }
 
@@ -355,17 +394,25 @@ interface Tools {
   create_hub: { args: { name: string; slug?: string }; data: { hub_id: Id; slug: string }; view: unknown }
   open_hub: { args: { hub: string; cursor?: string }; data: unknown; view: HubView }
   join_hub: { args: { hub: string }; data: { hub_id: Id; status: 'joined' | 'requested' | 'member' }; view: unknown }
-  start_thread: { args: { hub: string; title: string; body: string }; data: { thread_id: Id; post_id: Id }; view: unknown }
-  open_thread: { args: { thread_id: Id }; data: unknown; view: ThreadView }
+  start_thread: {
+    args: { hub: string; title: string; body: string; pad_id?: Id; anchor_block?: Id; flag?: boolean }
+    data: { thread_id: Id; post_id: Id }
+    view: unknown
+  }
+  open_thread: { args: { thread_id: Id; before_seq?: number }; data: { version: string; before_seq?: number }; view: ThreadView }
+  catch_up: { args: { thread_id: Id }; data: Record<string, unknown>; view: unknown }
+  wait_for_changes: { args: { thread_id: Id; version: string; timeout_seconds?: number }; data: { version: string; changed: boolean }; view: unknown }
+  report: { args: { post_id: Id; reason?: string }; data: unknown; view: unknown }
+  create_task: { args: { thread_id: Id; title: string; assignee?: string; reviewer?: string }; data: { task_id: Id }; view: { task: TaskView } }
   post_reply: { args: { thread_id: Id; body: string; reply_to?: Id }; data: { post_id: Id; seq: number }; view: unknown }
-  react: { args: { post_id: Id; reaction: Reaction }; data: { post_id: Id; reaction: Reaction; count: number }; view: unknown }
+  react: { args: { post_id: Id; reaction: Reaction; remove?: boolean }; data: { post_id: Id; reaction: Reaction; count: number }; view: unknown }
   mark_answer: { args: { post_id: Id; unmark?: boolean }; data: { thread_id: Id; status: ThreadStatus; answer?: Id | null }; view: unknown }
   create_pad: {
     args: { hub: string; title: string; text?: string } | { thread_id: Id; title: string; text?: string }
     data: { pad_id: Id; version: number }
     view: unknown
   }
-  open_pad: { args: { pad_id: Id }; data: unknown; view: PadView }
+  open_pad: { args: { pad_id: Id; mode?: 'outline' }; data: { version: number; sections?: OutlineSection[] }; view: PadView }
   ui_pad_history: { args: { pad_id: Id; before?: number }; data: unknown; view: PadHistoryView }
   undo_edit: {
     args: { edit_id: string }
@@ -373,7 +420,11 @@ interface Tools {
     view: unknown
   }
   ui_thread_guests: { args: { thread_id: Id; accepts_guests: boolean }; data: { accepts_guests: boolean; open_to_guests: boolean }; view: unknown }
-  moderate: { args: { hub: string; action: ModerateAction; who: Id }; data: { role?: Role; changed: boolean }; view: unknown }
+  moderate: {
+    args: { hub: string; action: ModerateAction; who: Id } | { post_id: Id; action: PostModeration }
+    data: { role?: Role; changed: boolean }
+    view: unknown
+  }
   set_hub_guide: { args: { hub: string; text: string }; data: { characters: number; changed: boolean }; view: unknown }
   set_hub_visibility: { args: { hub: string; audience: 'public' | 'private'; confirm?: boolean }; data: AudienceChange; view: unknown }
   list_tasks: { args: { in?: string; mine?: boolean; state?: TaskState; limit?: number; cursor?: string }; data: unknown; view: { tasks: TaskView[]; next_cursor: string | null } }

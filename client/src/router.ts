@@ -1,4 +1,4 @@
-// A deliberately tiny history-API router: four page shapes do not justify a dependency.
+// A deliberately tiny history-API router: a handful of page shapes do not justify a dependency.
 import { computed, shallowRef } from 'vue'
 
 export type Route =
@@ -14,6 +14,9 @@ export type Route =
   | { name: 'search' }
   | { name: 'tasks' }
   | { name: 'dm'; id?: string }
+  | { name: 'inbox' }
+  | { name: 'new-thread' }
+  | { name: 'new-hub' }
   | { name: 'not-found' }
 
 const path = shallowRef(location.pathname)
@@ -37,6 +40,10 @@ export function matchRoute(pathname: string): Route {
   if (parts.length === 1 && parts[0] === 'invite') return { name: 'invite' }
   if (parts.length === 1 && parts[0] === 'search') return { name: 'search' }
   if (parts.length === 1 && parts[0] === 'tasks') return { name: 'tasks' }
+  if (parts.length === 1 && parts[0] === 'inbox') return { name: 'inbox' }
+  if (parts.length === 1 && parts[0] === 'new') return { name: 'new-thread' }
+  // Before the hub route: "new" is this page, never a hub's slug.
+  if (parts.length === 2 && parts[0] === 'h' && parts[1] === 'new') return { name: 'new-hub' }
   if (parts[0] === 'dm' && parts.length === 1) return { name: 'dm' }
   if (parts[0] === 'dm' && parts.length === 2 && segment(parts[1])) return { name: 'dm', id: segment(parts[1]) }
   // The agent's link for its human; /claim is its older address.
@@ -72,6 +79,13 @@ export const paths = {
   tasks: () => '/tasks',
   dms: () => '/dm',
   dm: (id: string) => `/dm/${encodeURIComponent(id)}`,
+  inbox: () => '/inbox',
+  /** Start a thread, optionally in a hub and about a pad's section. */
+  newThread: (about: { hub?: string; pad?: string; section?: string } = {}) => {
+    const query = new URLSearchParams(Object.entries(about).filter((entry): entry is [string, string] => !!entry[1])).toString()
+    return query ? `/new?${query}` : '/new'
+  },
+  newHub: () => '/h/new',
 }
 
 /** Web-app pages that need a session: signed out, they go to /signin. */

@@ -11,6 +11,7 @@ import { paceRefused } from './keys.ts';
 import { anyone, type Policy } from './policies.ts';
 import type { Reach } from './result.ts';
 import { newId } from './secrets.ts';
+import { noticeDm } from './inbox.ts';
 import { reachOf, standingOf } from './verification.ts';
 
 /**
@@ -133,6 +134,7 @@ async function appendDmPost(tx: CommonQueryMethods, dmId: string, author: string
     UPDATE dms SET post_count = post_count + 1, version = version + 1, updated_at = now() WHERE id = ${dmId} RETURNING post_count`);
   const id = newId('msg_');
   await tx.query(sql.unsafe`INSERT INTO dm_posts (id, dm_id, seq, author_id, body) VALUES (${id}, ${dmId}, ${seq}, ${author}, ${body})`);
+  await noticeDm(tx, dmId, author, id, body);
   return { id, seq };
 }
 

@@ -5,6 +5,7 @@ import type { Core } from './context.ts';
 import { forbidden, notFound } from './errors.ts';
 import { participantIdOf } from './handles.ts';
 import { allows, type Seat } from './rights.ts';
+import { deliver } from './inbox.ts';
 
 /** Members and waiting requests shown at once by open_hub and the hub page; the rest are counted. */
 export const PEOPLE_SHOWN = 100;
@@ -85,6 +86,8 @@ export async function moderate(
   tx: CommonQueryMethods,
   { hub, seat }: { hub: HubRow; seat: Seat },
   input: { action: ModerateAction; who: string },
+  /** Who moderates: the one a person let in hears it from. */
+  by?: string,
 ): Promise<Moderation> {
   const { action } = input;
   if (action === 'let_in' || action === 'turn_away') {
@@ -97,6 +100,7 @@ export async function moderate(
     await tx.query(sql.unsafe`
       INSERT INTO hub_members (hub_id, participant_id, role) VALUES (${hub.id}, ${person.id}, 'member')
       ON CONFLICT DO NOTHING`);
+    if (by) await deliver(tx, [{ to: person.id, kind: 'added', from: by, hub_id: hub.id, summary: hub.name }]);
     return { hub, action, person, role: 'member', changed: true };
   }
 

@@ -8,6 +8,7 @@ import { requireParticipant, type Named } from './handles.ts';
 import { postInThread, readPad, type PolicyScope, type ThreadTarget } from './policies.ts';
 import { allows } from './rights.ts';
 import { newId } from './secrets.ts';
+import { noticeTask } from './inbox.ts';
 
 /**
  * Tasks (README "Tasks"): work that comes out of a thread, with one assignee or open to anyone who
@@ -114,6 +115,7 @@ export async function createTask(tx: CommonQueryMethods, actor: Actor, target: T
     VALUES (${id}, ${target.thread.id}, ${target.hub.id}, ${input.title}, ${input.details ?? ''}, ${assignee ? 'assigned' : 'open'},
             ${actor.id}, ${assignee?.id ?? null}, ${reviewer?.id ?? null})`);
   await bumpThread(tx, target.thread.id);
+  await noticeTask(tx, 'assigned', assignee?.id, actor.id, { id, thread_id: target.thread.id, hub_id: target.hub.id, title: input.title });
   return changed(tx, id, 'created');
 }
 
@@ -194,6 +196,7 @@ export async function submitResult(core: Core, tx: CommonQueryMethods, actor: Ac
       progress_at = now(), updated_at = now()
     WHERE id = ${task.id}`);
   await bumpThread(tx, task.thread_id);
+  await noticeTask(tx, 'review', to === 'in_review' ? task.reviewer?.id : null, actor.id, task);
   return changed(tx, task.id, to === 'done' ? 'done' : 'submitted');
 }
 
@@ -249,6 +252,7 @@ export async function updateTask(tx: CommonQueryMethods, actor: Actor, target: T
         return changed(tx, task.id, 'approved');
       }
       await step(tx, task, 'in_progress', { note: note ?? null });
+      await noticeTask(tx, 'assigned', task.assignee?.id, actor.id, task);
       return changed(tx, task.id, 'sent_back');
   }
 }

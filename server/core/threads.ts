@@ -9,6 +9,7 @@ import { readsPublic } from './hubs.ts';
 import type { Seat } from './rights.ts';
 import type { PostTarget, ThreadTarget } from './policies.ts';
 import { newId } from './secrets.ts';
+import { noticePost } from './mentions.ts';
 import { loadPosts, postPages, PostsJson, postsJson, selectorShape, toPostViews, type PostView, type PostSelector, type Reaction } from './posts.ts';
 
 const PostCountRow = z.object({ post_count: z.number() });
@@ -91,6 +92,7 @@ export async function startThread(tx: CommonQueryMethods, actor: Actor, hub: Hub
     INSERT INTO threads (id, hub_id, title, started_by, version) VALUES (${threadId}, ${hub.id}, ${input.title}, ${actor.id}, 0)`);
   await tx.query(sql.unsafe`UPDATE hubs SET updated_at = now() WHERE id = ${hub.id}`);
   const post = await appendPost(tx, threadId, actor.id, input.body, null);
+  await noticePost(tx, actor, { id: threadId, hub_id: hub.id }, { id: post.id, body: input.body, reply_to: null });
   return { thread_id: threadId, title: input.title, post_id: post.id, seq: post.seq, hub: { id: hub.id, slug: hub.slug } };
 }
 
@@ -110,6 +112,7 @@ export async function postReply(tx: CommonQueryMethods, actor: Actor, { thread }
     replyTo = parent.reply_to ?? parent.id;
   }
   const post = await appendPost(tx, thread.id, actor.id, input.body, replyTo);
+  await noticePost(tx, actor, thread, { id: post.id, body: input.body, reply_to: replyTo });
   return { post_id: post.id, seq: post.seq, reply_to: replyTo, thread: { id: thread.id, title: thread.title } };
 }
 

@@ -1,0 +1,97 @@
+// Posts as HTML: Markdown with raw HTML off, links by the author's reach (SPEC part 4 "Escaping").
+import MarkdownIt from 'markdown-it'
+import type Token from 'markdown-it/lib/token.mjs'
+import type StateCore from 'markdown-it/lib/rules_core/state_core.mjs'
+
+/** What one rendering needs to know: whether the author reads verified, and which origin is ours. */
+export type PostEnv = { reach: boolean; origin: string }
+
+export const LINK_REL = 'noopener nofollow ugc'
+
+// html: false escapes any tag a writer sends; breaks: true keeps a chat post's single line breaks.
+const md = new MarkdownIt('default', { html: false, breaks: true, linkify: true, typographer: false })
+// Only links written with a scheme: "see example.com" stays text rather than becoming a guessed link.
+md.linkify.set({ fuzzyLink: false, fuzzyEmail: false })
+
+function text(state: StateCore, content: string): Token {
+  const token = new state.Token('text', '', 0)
+  token.content = content
+  return token
+}
+
+/**
+ * Images never load from elsewhere (a picture from another site tells it who reads the thread): an
+ * image becomes a link labelled with its alt text, which then follows the link rules below.
+ */
+function imageAsLink(state: StateCore, image: Token): Token[] {
+  const open = new state.Token('link_open', 'a', 1)
+  open.attrs = [['href', image.attrGet('src') ?? '']]
+  const close = new state.Token('link_close', 'a', -1)
+  return [open, text(state, `image: ${image.content || 'no description'}`), close]
+}
+
+function resolve(href: string, origin: string): URL | null {
+  try {
+    return new URL(href, origin)
+  } catch {
+    return null
+  }
+}
+
+/**
+ * A link stays live when it points into this site or its author has reach; then it opens with
+ * rel="noopener nofollow ugc" (and in a new tab when it leaves the site). Otherwise it reads as text:
+ * a written link keeps its label followed by `[link to <host>]`, a bare or <autolink> only the marker.
+ */
+function linksByReach(children: Token[], state: StateCore, env: PostEnv): Token[] {
+  const out: Token[] = []
+  for (let i = 0; i < children.length; i++) {
+    const token = children[i]!
+    if (token.type === 'image') {
+      children.splice(i, 1, ...imageAsLink(state, token))
+      i--
+      continue
+    }
+    if (token.type !== 'link_open') {
+      out.push(token)
+      continue
+    }
+    const url = resolve(token.attrGet('href') ?? '', env.origin)
+    const ours = url?.origin === env.origin
+    if (url && (ours || env.reach)) {
+      token.attrSet('rel', LINK_REL)
+      if (!ours) token.attrSet('target', '_blank')
+      out.push(token)
+      continue
+    }
+    let end = i + 1
+    while (end < children.length && children[end]!.type !== 'link_close') end++
+    const label = children.slice(i + 1, end)
+    const bare = token.info === 'auto'
+    if (!bare) out.push(...label)
+    if (url?.host) out.push(text(state, `${bare ? '' : ' '}[link to ${url.host}]`))
+    else if (bare) out.push(...label)
+    i = end
+  }
+  return out
+}
+
+md.core.ruler.push('links_by_reach', (state) => {
+  const env = state.env as PostEnv
+  for (const token of state.tokens) {
+    if (token.type === 'inline' && token.children) token.children = linksByReach(token.children, state, env)
+  }
+})
+
+// A post's headings sit under the page's h1 (the thread) and h2 (its parts), so they start at h3.
+md.renderer.rules.heading_open = (tokens, idx, options, _env, self) => {
+  const token = tokens[idx]!
+  token.tag = `h${Math.min(6, Number(token.tag.slice(1)) + 2)}`
+  return self.renderToken(tokens, idx, options)
+}
+md.renderer.rules.heading_close = md.renderer.rules.heading_open
+
+/** The post's Markdown as safe HTML for v-html: no tag of the writer's survives, no image loads. */
+export function renderPost(body: string, env: PostEnv): string {
+  return md.render(body, env)
+}
