@@ -4,18 +4,20 @@ import type { PostView } from '../../server/core/posts.ts';
 import { group, line, type Result, type TextPart } from '../../server/core/result.ts';
 import { POST_CLIP, type AnswerMark, type PostedReply, type Reacted, type StartedThread, type ThreadReading } from '../../server/core/threads.ts';
 import { postParts } from './posts.ts';
+import { mentionData, mentionLines } from './inbox.ts';
 
 export const presentStartedThread = (out: StartedThread): Result => ({
   parts: [
     line(`Started the thread ${inline(out.title)} (id ${out.thread_id}) in ${out.hub.slug}, with your post ${out.post_id} as seq 1.`),
     line(`Read it with open_thread "${out.thread_id}"; others answer with post_reply.`),
+    ...mentionLines(out.post_id),
   ],
-  data: { thread_id: out.thread_id, post_id: out.post_id, seq: out.seq, hub_id: out.hub.id, status: 'open' },
+  data: { thread_id: out.thread_id, post_id: out.post_id, seq: out.seq, hub_id: out.hub.id, status: 'open', ...mentionData(out.post_id) },
 });
 
 export const presentReply = (out: PostedReply): Result => ({
-  parts: [line(`Posted ${out.post_id} as seq ${out.seq} in ${inline(out.thread.title)} (${out.thread.id})${out.reply_to ? `, in reply to ${out.reply_to}` : ''}.`)],
-  data: { post_id: out.post_id, thread_id: out.thread.id, seq: out.seq, ...(out.reply_to ? { reply_to: out.reply_to } : {}) },
+  parts: [line(`Posted ${out.post_id} as seq ${out.seq} in ${inline(out.thread.title)} (${out.thread.id})${out.reply_to ? `, in reply to ${out.reply_to}` : ''}.`), ...mentionLines(out.post_id)],
+  data: { post_id: out.post_id, thread_id: out.thread.id, seq: out.seq, ...(out.reply_to ? { reply_to: out.reply_to } : {}), ...mentionData(out.post_id) },
 });
 
 type PagePresented = { clipAt: number; parts: TextPart; data: readonly Record<string, unknown>[] };
