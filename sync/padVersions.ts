@@ -1,6 +1,7 @@
 import type { CommonQueryMethods } from 'slonik';
 import type { Db } from '../server/db/database.ts';
 import { changedBetween, deltaBetween, nextBlocks, type VersionBlock } from './blockLists.ts';
+import { sectionChange } from './padSections.ts';
 import { blocksAt, lockedLatest, recordVersion, StaleVersion, type Author, type ListAt, type VersionKind } from './versions.ts';
 
 /** Who changed which blocks in a version. */
@@ -112,6 +113,8 @@ export function createPadVersions(db: Db) {
           changed,
           body: checkpoint ? { checkpoint: blocks } : { delta },
           update: change.update,
+          // Search's sections, in the same statement: the ones this version changed (all of them at a checkpoint).
+          sections: sectionChange(state.blocks, blocks, checkpoint),
         });
         return {
           padId,

@@ -4,6 +4,7 @@ import * as Y from 'yjs';
 import { z } from 'zod';
 import { VersionRow } from '../schema/rows.ts';
 import { applyDeltas, type Delta, type VersionBlock } from './blockLists.ts';
+import type { SectionChange } from './padSections.ts';
 
 /**
  * Versions of a pad in the database: a number that rises with every committed change. A version row
@@ -36,6 +37,8 @@ export type VersionWrite = {
   body: { delta: Delta } | { checkpoint: readonly VersionBlock[] };
   /** The Yjs update of the change, appended to the pad's log by the same statement. */
   update?: Uint8Array | null | undefined;
+  /** The sections search keeps (`pad_sections`) that the change rewrote or removed, written by the same statement. */
+  sections?: SectionChange | undefined;
 };
 
 /**
@@ -65,17 +68,18 @@ export async function recordVersion(conn: CommonQueryMethods, input: VersionWrit
         SELECT ${input.padId}, t.hash, t.text FROM bumped, ${sql.unnest([...byHash], ['text', 'text'])} AS t(hash, text)
         ON CONFLICT DO NOTHING)`;
   }
+  const sectioned = input.sections ? sectionWrites(input.padId, input.sections) : sql.fragment``;
   const blocks = 'delta' in input.body ? null : JSON.stringify(input.body.checkpoint.map((block) => [block.id, hashText(block.text)]));
   const delta = 'delta' in input.body ? JSON.stringify(input.body.delta) : null;
   // Prepared once per connection (one name per shape of the text): the hot path of every edit skips
   // parsing and planning its writes.
-  const statement = sql.prepared(`record_version_${isDelta ? 'delta' : 'checkpoint'}${input.update ? '_logged' : ''}`, VersionRow);
+  const statement = sql.prepared(`record_version_${isDelta ? 'delta' : 'checkpoint'}${input.update ? '_logged' : ''}${input.sections ? '_sectioned' : ''}`, VersionRow);
   const version = await conn.maybeOneFirst(statement`
     WITH bumped AS (
       UPDATE pads SET version = version + 1, updated_at = now()
       WHERE id = ${input.padId} AND version = ${input.previous}
       RETURNING version)
-    ${logged}${texts},
+    ${logged}${texts}${sectioned},
     versioned AS (
       INSERT INTO pad_versions (pad_id, version, kind, actor_id, actor_kind, changed, blocks, delta)
       SELECT ${input.padId}, version, ${input.kind}, ${author.id}, ${author.kind}, ${changed}, ${blocks}::jsonb, ${delta}::jsonb
@@ -83,6 +87,27 @@ export async function recordVersion(conn: CommonQueryMethods, input: VersionWrit
     SELECT version FROM bumped`);
   if (version === null) throw new StaleVersion(input.padId, input.previous);
   return version;
+}
+
+/**
+ * The section rows a version writes: each changed one upserted (a row left as it was is not written
+ * again), the removed ones deleted, and on a checkpoint every row the list no longer has.
+ */
+function sectionWrites(padId: string, change: SectionChange) {
+  const rows = change.rows.map((row) => [row.id, row.after, row.title, row.level, row.body]);
+  const gone = change.whole
+    ? sql.fragment`section_id <> ALL(${sql.array(change.rows.map((row) => row.id), 'text')})`
+    : sql.fragment`section_id = ANY(${sql.array(change.removed, 'text')})`;
+  return sql.fragment`, sectioned AS (
+      INSERT INTO pad_sections (pad_id, section_id, after_id, title, level, body, version)
+      SELECT ${padId}, s.id, s.after, s.title, s.level, s.body, bumped.version
+      FROM bumped, ${sql.unnest(rows, ['text', 'text', 'text', 'int4', 'text'])} AS s(id, after, title, level, body)
+      ON CONFLICT (pad_id, section_id) DO UPDATE SET after_id = EXCLUDED.after_id, title = EXCLUDED.title, level = EXCLUDED.level,
+        body = EXCLUDED.body, version = EXCLUDED.version, updated_at = now()
+      WHERE (pad_sections.after_id, pad_sections.title, pad_sections.level, pad_sections.body)
+        IS DISTINCT FROM (EXCLUDED.after_id, EXCLUDED.title, EXCLUDED.level, EXCLUDED.body)),
+    unsectioned AS (
+      DELETE FROM pad_sections WHERE pad_id = ${padId} AND EXISTS (SELECT 1 FROM bumped) AND ${gone})`;
 }
 
 const sameIds = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((id) => b.includes(id));

@@ -5,26 +5,39 @@ import type { SearchHit, SearchPage } from '../../server/core/search.ts';
 const GROUPS = [
   ['hub', 'Hubs'],
   ['pad', 'Pads'],
+  ['section', 'Sections'],
   ['thread', 'Threads'],
+  ['task', 'Tasks'],
   ['post', 'Posts'],
 ] as const;
 
 const iso = (t: number) => new Date(t).toISOString();
 
-/** Where a hit is read: the Markdown view of the hub, pad, thread or one post. */
-export function hitLink(base: string, hit: SearchHit): string {
-  if (hit.type === 'hub') return `${base}/h/${hit.hub_slug}`;
-  if (hit.type === 'pad') return `${base}/p/${hit.id}`;
-  if (hit.type === 'thread') return `${base}/t/${hit.id}`;
-  return `${base}/t/${hit.thread_id}/m/${hit.id}`;
+/**
+ * Where a hit is read: the hub, pad, one section of a pad, thread or one post; a task is read in its
+ * thread. `md` gives the Markdown view's address.
+ */
+export function hitLink(base: string, hit: SearchHit, md = false): string {
+  const ext = md ? '.md' : '';
+  if (hit.type === 'hub') return `${base}/h/${hit.hub_slug}${ext}`;
+  if (hit.type === 'pad') return `${base}/p/${hit.id}${ext}`;
+  if (hit.type === 'section') return `${base}/p/${hit.pad_id}${ext}?section=${encodeURIComponent(hit.id)}`;
+  if (hit.type === 'thread') return `${base}/t/${hit.id}${ext}`;
+  if (hit.type === 'task') return `${base}/t/${hit.thread_id}${ext}`;
+  return `${base}/t/${hit.thread_id}/m/${hit.id}${ext}`;
 }
 
-export const hitState = (hit: SearchHit) => (hit.type === 'post' ? `post ${hit.seq} · thread ${hit.state}` : hit.state);
+export const hitState = (hit: SearchHit) => (hit.type === 'post' ? `post ${hit.seq} · thread ${hit.state}` : hit.type === 'task' ? `task ${hit.state}` : hit.state);
+
+/** Where a hit sits: its hub, and for a section its pad, for a task its thread. */
+export const hitWhere = (hit: SearchHit) => (hit.parent_title === null ? inline(hit.hub_name) : `${inline(hit.parent_title)} · ${inline(hit.hub_name)}`);
 
 /** Why nothing shows: said plainly, with what to try next. */
 export function emptyNote({ query }: SearchPage): string {
   if (query.state === 'disputed') return 'Nothing is disputed: flags on pads are not searchable yet.';
-  if (!query.types.length) return 'Sections and tasks are not searchable yet; search type:pad or type:thread instead.';
+  if (!query.types.length) {
+    return `Nothing you named takes is:${query.state}: is:open, is:answered and is:folded are thread states (is:open also finds tasks open to anyone); the other is: values are task states.`;
+  }
   return 'Nothing you can read matches. Fewer or shorter words match more (each word matches as a prefix); filters: type:, hub:, is:, in:posts.';
 }
 
@@ -38,12 +51,13 @@ export function presentSearch(page: SearchPage, base: string): Result {
     if (!group.length) continue;
     parts.push(line(`## ${heading} (${group.length})`));
     for (const hit of group) {
-      parts.push(line(`- ${inline(hit.title)} · ${hit.id} · in ${hit.hub_slug} · ${hitState(hit)} · ${hitLink(base, hit)}`));
+      const of = hit.type === 'section' ? ` of pad ${hit.pad_id}` : hit.type === 'task' ? ` in thread ${hit.thread_id}` : '';
+      parts.push(line(`- ${inline(hit.title)} · ${hit.id}${of} · in ${hit.hub_slug} · ${hitState(hit)} · ${hitLink(base, hit)}`));
       if (hit.snippet) parts.push(said(hit.snippet));
     }
   }
   if (nextCursor) parts.push(line(`More: call search_dotpad with the same q and cursor "${nextCursor}".`));
-  else if (hits.length) parts.push(line('Read one: open_hub, open_pad or open_thread with its id.'));
+  else if (hits.length) parts.push(line('Read one by its id: open_hub, open_pad (a section: mode "sections"), open_thread; a task: list_tasks in its thread.'));
   return {
     parts,
     data: {
@@ -52,6 +66,7 @@ export function presentSearch(page: SearchPage, base: string): Result {
         id: hit.id,
         hub: hit.hub_slug,
         ...(hit.thread_id && hit.type !== 'thread' ? { thread_id: hit.thread_id } : {}),
+        ...(hit.type === 'section' ? { pad_id: hit.pad_id } : {}),
         state: hit.state,
         ...(hit.seq !== null ? { seq: hit.seq } : {}),
         updated: iso(hit.updated_at),

@@ -9,6 +9,7 @@ import { mintSubagentTool, rotateKeyTool, setHandleTool } from './keyTools.ts';
 import { createPadTool, editPadTool, openPadTool, undoEditTool, waitForChangesTool } from './padTools.ts';
 import { padHistoryTool } from './padHistoryTools.ts';
 import { searchTool } from './searchTool.ts';
+import { showDotpadTool } from './homeTool.ts';
 import { markAnswerTool, openThreadTool, postReplyTool, reactTool, startThreadTool } from './threadTools.ts';
 import { createTaskTool, listTasksTool, submitResultTool, takeTaskTool, updateTaskTool } from './taskTools.ts';
 
@@ -51,6 +52,7 @@ export const tools: readonly Tool[] = [
   searchTool,
 ];
 
+  showDotpadTool,
 export const modelTools = tools.filter((tool) => tool.audience === 'model');
 
 const byName = new Map(tools.map((tool) => [tool.name, tool]));

@@ -7,7 +7,7 @@ export const searchTool = readTool({
   name: 'search_dotpad',
   title: 'Search Dotpad',
   openWorld: true,
-  description: 'Find hubs, pads, threads and posts; words match as prefixes. Filters in q: type:, hub:, is:, in:posts.',
+  description: 'Find hubs, pads, pad sections, threads, tasks and posts; words match as prefixes. Filters in q: type:, hub:, is:, in:posts.',
   input: z.object({
     q: z.string().max(2_000).describe('Words and filters.'),
     limit: z.number().int().min(1).max(SEARCH_MAX).optional().describe('Default 20.'),

@@ -336,12 +336,16 @@ export interface OutlineSection {
 
 /** Argument and result shapes per tool, so each call site is checked end to end. */
 export interface SearchHit {
-  type: 'hub' | 'pad' | 'thread' | 'post'
+  type: 'hub' | 'pad' | 'section' | 'thread' | 'task' | 'post'
   id: Id
   title: string
   hub_slug: string
   hub_name: string
   thread_id: Id | null
+  /** A section's pad. */
+  pad_id: Id | null
+  /** A section's pad title, a task's thread title. */
+  parent_title: string | null
   state: string
   snippet: string | null
   updated: string
@@ -389,7 +393,20 @@ export interface DmReadingView {
   older: number | null
 }
 
+/** show_dotpad's view: the signed-in person's home. */
+export type HomeTaskLane = 'assigned' | 'held' | 'review' | 'open'
+export interface HomeView {
+  who: { id: Id; name: string; handle: string }
+  unread_inbox: number | null
+  threads: { id: Id; title: string; hub_slug: string; hub_name: string; status: string; posts: number; started: boolean; unread: number; updated: string }[]
+  more_threads: boolean
+  tasks: Record<HomeTaskLane, (TaskView & { hub_slug: string })[]>
+  more_tasks: Partial<Record<HomeTaskLane, true>>
+  hubs: HubSummary[]
+}
+
 interface Tools {
+  show_dotpad: { args: Record<string, never>; data: unknown; view: HomeView }
   ui_my_hubs: { args: Record<string, never>; data: unknown; view: { hubs: HubSummary[] } }
   create_hub: { args: { name: string; slug?: string }; data: { hub_id: Id; slug: string }; view: unknown }
   open_hub: { args: { hub: string; cursor?: string }; data: unknown; view: HubView }

@@ -1,10 +1,12 @@
-import { sql, type CommonQueryMethods } from 'slonik';
+import { sql, type CommonQueryMethods, type FragmentSqlToken } from 'slonik';
 import { z } from 'zod';
 import type { Actor } from './actor.ts';
 import type { Core } from './context.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
 import { invalid } from './errors.ts';
+import { readableScope } from './readableScope.ts';
 import { sha256Hex } from './secrets.ts';
+import { TASK_STATES } from './tasks.ts';
 
 /** SPEC part 8 "Reads": 20 a page, at most 25; the query is cut to 200 characters. */
 export const SEARCH_PAGE = 20;
@@ -12,21 +14,33 @@ export const SEARCH_MAX = 25;
 export const QUERY_CHARS = 200;
 const SNIPPET = 240;
 
-/** What a search may find; sections and tasks are named by the filter syntax but not searchable yet. */
+/** What a search finds, in the order its groups show. */
 export const SEARCH_TYPES = ['hub', 'pad', 'section', 'thread', 'task', 'post'] as const;
 export type SearchType = (typeof SEARCH_TYPES)[number];
-type Searchable = 'hub' | 'pad' | 'thread' | 'post';
-const SEARCHABLE: readonly Searchable[] = ['hub', 'pad', 'thread', 'post'];
-const STATES = ['open', 'answered', 'folded', 'disputed'] as const;
+const THREAD_STATES = ['open', 'answered', 'folded'] as const;
+/**
+ * `is:` takes a thread's status (threads, their posts, and for `open` the tasks open to anyone),
+ * a task's state (tasks only), or `disputed` (flags on sections, not searchable yet).
+ */
+const STATES = [...THREAD_STATES, 'disputed', ...TASK_STATES.filter((state) => state !== 'open')] as const;
+type State = (typeof STATES)[number];
 
 export type SearchQuery = {
   /** The query as searched: cut to 200 characters. */
   q: string;
   words: string[];
-  types: Searchable[];
+  types: SearchType[];
   hub: string | null;
-  state: (typeof STATES)[number] | null;
+  state: State | null;
 };
+
+/** The kinds a state applies to: a thread's status to threads and posts (and `open` to tasks too), a task's to tasks. */
+function typesWith(state: State | null): readonly SearchType[] {
+  if (state === null) return SEARCH_TYPES;
+  if (state === 'disputed') return [];
+  if (state === 'open') return ['thread', 'task', 'post'];
+  return (THREAD_STATES as readonly string[]).includes(state) ? ['thread', 'post'] : ['task'];
+}
 
 /** Splits `q` into words and the filter tokens of SPEC part 4 (`type:`, `hub:`, `is:`, `in:posts`). */
 export function parseQuery(raw: string): SearchQuery {
@@ -34,7 +48,7 @@ export function parseQuery(raw: string): SearchQuery {
   const words: string[] = [];
   const named = new Set<SearchType>();
   let hub: string | null = null;
-  let state: SearchQuery['state'] = null;
+  let state: State | null = null;
   for (const token of q.split(/\s+/).filter(Boolean)) {
     const [key, value] = [token.slice(0, token.indexOf(':')).toLowerCase(), token.slice(token.indexOf(':') + 1).toLowerCase()];
     if (key === 'type') {
@@ -45,29 +59,32 @@ export function parseQuery(raw: string): SearchQuery {
       named.add('post');
     } else if (key === 'is') {
       if (!(STATES as readonly string[]).includes(value)) throw badToken(token, `is: takes ${STATES.join(', ')}`);
-      state = value as SearchQuery['state'];
+      state = value as State;
     } else if (key === 'hub' && value) {
       hub = value.replace(/^\//, '');
     } else {
       words.push(token);
     }
   }
-  let types = named.size ? SEARCHABLE.filter((type) => named.has(type)) : [...SEARCHABLE];
-  // A thread's state: `is:` keeps threads, and posts by the state of their thread.
-  if (state) types = types.filter((type) => type === 'thread' || type === 'post');
+  const kinds = typesWith(state);
+  const types = kinds.filter((type) => !named.size || named.has(type));
   return { q, words, types, hub, state };
 }
 
 const badToken = (token: string, rule: string) =>
   invalid(`Unknown filter ${JSON.stringify(token.slice(0, 40))}: ${rule}. Leave it out to search all kinds.`, { issues: [{ path: 'q', message: rule }] });
 
-const HitRow = z.object({
-  type: z.enum(['hub', 'pad', 'thread', 'post']),
+export const HitRow = z.object({
+  type: z.enum(SEARCH_TYPES),
   id: z.string(),
   title: z.string(),
   hub_slug: z.string(),
   hub_name: z.string(),
   thread_id: z.string().nullable(),
+  /** A section's pad. */
+  pad_id: z.string().nullable(),
+  /** What a section or task belongs to: its pad's title, its thread's title. */
+  parent_title: z.string().nullable(),
   state: z.string(),
   seq: z.number().nullable(),
   text: z.string().nullable(),
@@ -76,67 +93,69 @@ const HitRow = z.object({
 export type SearchHit = Omit<z.infer<typeof HitRow>, 'text'> & { snippet: string | null };
 export type SearchPage = { query: SearchQuery; hits: SearchHit[]; nextCursor: string | undefined; personal: boolean };
 
-const CursorShape = z.object({ o: z.number().int().min(0).max(10_000), q: z.string() });
+export const OffsetCursor = z.object({ o: z.number().int().min(0).max(10_000), q: z.string() });
+
+/** The offset a cursor of this query (named by `fingerprint`) carries on from; another query's cursor is refused. */
+export function cursorOffset(cursor: string | undefined, fingerprint: string, refusal: string): number {
+  if (cursor === undefined) return 0;
+  const after = decodeCursor(cursor, OffsetCursor);
+  if (after.q !== fingerprint) throw invalid(refusal, { issues: [{ path: 'cursor', message: 'Cursor of another query.' }] });
+  return after.o;
+}
+
+export const nextOffset = (rows: number, limit: number, skip: number, fingerprint: string) =>
+  rows > limit && skip + limit <= 10_000 ? encodeCursor({ o: skip + limit, q: fingerprint }) : undefined;
 
 /**
- * Everything the reader may read that matches, best first: hubs they have a seat in (or public ones
- * when public threads are on), threads, pads and posts of those hubs and of the items they hold a
- * seat on; a sub-agent key only its granted threads, the pads beside them and its granted pads.
+ * Everything the reader may read that matches, best first: hubs, pads, pad sections, threads, tasks
+ * and posts, each under the rules of `readableScope` (a section as its pad, a task and a post as
+ * their thread). Each word matches as a prefix.
  */
 export async function search(core: Core, conn: CommonQueryMethods, reader: Actor | null, input: { q: string; limit?: number | undefined; cursor?: string | undefined }): Promise<SearchPage> {
   const query = parseQuery(input.q);
   const limit = Math.min(input.limit ?? SEARCH_PAGE, SEARCH_MAX);
   const fingerprint = sha256Hex(query.q).slice(0, 16);
-  const after = input.cursor === undefined ? null : decodeCursor(input.cursor, CursorShape);
-  if (after && after.q !== fingerprint) throw badCursor();
-  const skip = after?.o ?? 0;
+  const skip = cursorOffset(input.cursor, fingerprint, 'That cursor belongs to another query; pass the same q with the cursor, or leave the cursor out.');
   const text = query.words.join(' ');
-  if (!query.types.length || query.state === 'disputed') return { query, hits: [], nextCursor: undefined, personal: reader !== null };
+  if (!query.types.length) return { query, hits: [], nextCursor: undefined, personal: reader !== null };
 
-  const who = reader?.id ?? null;
-  const grant = reader?.grant ?? null;
-  const grantThreads = sql.array([...(grant?.threads ?? [])], 'text');
-  const grantPads = sql.array([...(grant?.pads ?? [])], 'text');
-  const hubSeen = sql.fragment`(EXISTS (SELECT 1 FROM hub_members m WHERE m.hub_id = h.id AND m.participant_id = ${who})
-    OR (${core.config.publicThreads} AND h.audience = 'public'))`;
-  const itemSeat = (items: ReturnType<typeof sql.fragment>) =>
-    sql.fragment`EXISTS (SELECT 1 FROM item_members i WHERE i.item_id IN (${items}) AND i.participant_id = ${who})`;
-  const threadSeen = sql.fragment`(${hubSeen} OR ${itemSeat(sql.fragment`t.id`)})
-    AND (${grant === null} OR t.id = ANY(${grantThreads}))`;
+  const scope = readableScope(core, reader);
   const inHub = query.hub === null ? sql.fragment`true` : sql.fragment`h.slug = ${query.hub}`;
-  const matches = (column: ReturnType<typeof sql.fragment>) => (text ? sql.fragment`${column} @@ q.query` : sql.fragment`true`);
-  const rank = (column: ReturnType<typeof sql.fragment>) => (text ? sql.fragment`ts_rank(${column}, q.query)` : sql.fragment`0::real`);
+  const matches = (column: FragmentSqlToken) => (text ? sql.fragment`${column} @@ q.query` : sql.fragment`true`);
+  const rank = (column: FragmentSqlToken) => (text ? sql.fragment`ts_rank(${column}, q.query)` : sql.fragment`0::real`);
   const threadState = query.state === null ? sql.fragment`true` : sql.fragment`t.status = ${query.state}`;
+  const taskState = query.state === null ? sql.fragment`true` : sql.fragment`k.state = ${query.state}`;
 
-  const parts: Record<Searchable, ReturnType<typeof sql.fragment>> = {
-    hub: sql.fragment`SELECT 'hub' AS type, h.id, h.name AS title, h.slug AS hub_slug, h.name AS hub_name, NULL::text AS thread_id,
-        h.audience AS state, NULL::int AS seq, left(h.readme, 2000) AS text, h.updated_at, ${rank(sql.fragment`h.search_tsv`)} AS rank
-      FROM hubs h, q WHERE ${matches(sql.fragment`h.search_tsv`)} AND ${inHub} AND ${grant === null} AND ${hubSeen}`,
-    thread: sql.fragment`SELECT 'thread', t.id, t.title, h.slug, h.name, t.id, t.status, NULL::int, NULL::text, t.updated_at, ${rank(sql.fragment`t.search_tsv`)}
-      FROM threads t JOIN hubs h ON h.id = t.hub_id, q WHERE ${matches(sql.fragment`t.search_tsv`)} AND ${inHub} AND ${threadState} AND ${threadSeen}`,
-    pad: sql.fragment`SELECT 'pad', p.id, p.title, h.slug, h.name, p.thread_id, 'version ' || p.version, NULL::int, NULL::text, p.updated_at, ${rank(sql.fragment`p.search_tsv`)}
-      FROM pads p JOIN hubs h ON h.id = p.hub_id, q WHERE ${matches(sql.fragment`p.search_tsv`)} AND ${inHub}
-        AND (${hubSeen} OR ${itemSeat(sql.fragment`p.id, p.thread_id`)})
-        AND (${grant === null} OR p.id = ANY(${grantPads}) OR p.thread_id = ANY(${grantThreads}))`,
-    post: sql.fragment`SELECT 'post', o.id, t.title, h.slug, h.name, t.id, t.status, o.seq, left(o.body, 2000), o.created_at, ${rank(sql.fragment`o.search_tsv`)}
+  const parts: Record<SearchType, FragmentSqlToken> = {
+    hub: sql.fragment`SELECT 'hub' AS type, h.id, h.name AS title, h.slug AS hub_slug, h.name AS hub_name, NULL::text AS thread_id, NULL::text AS pad_id,
+        NULL::text AS parent_title, h.audience AS state, NULL::int AS seq, left(h.readme, 2000) AS text, h.updated_at, ${rank(sql.fragment`h.search_tsv`)} AS rank
+      FROM hubs h, q WHERE ${matches(sql.fragment`h.search_tsv`)} AND ${inHub} AND ${scope.hub}`,
+    thread: sql.fragment`SELECT 'thread', t.id, t.title, h.slug, h.name, t.id, NULL::text, NULL::text, t.status, NULL::int, NULL::text, t.updated_at, ${rank(sql.fragment`t.search_tsv`)}
+      FROM threads t JOIN hubs h ON h.id = t.hub_id, q WHERE ${matches(sql.fragment`t.search_tsv`)} AND ${inHub} AND ${threadState} AND ${scope.thread}`,
+    pad: sql.fragment`SELECT 'pad', p.id, p.title, h.slug, h.name, p.thread_id, p.id, NULL::text, 'version ' || p.version, NULL::int, NULL::text, p.updated_at, ${rank(sql.fragment`p.search_tsv`)}
+      FROM pads p JOIN hubs h ON h.id = p.hub_id, q WHERE ${matches(sql.fragment`p.search_tsv`)} AND ${inHub} AND ${scope.pad}`,
+    section: sql.fragment`SELECT 'section', s.section_id, s.title, h.slug, h.name, p.thread_id, p.id, p.title, 'settled', NULL::int, left(s.body, 2000), s.updated_at, ${rank(sql.fragment`s.search_tsv`)}
+      FROM pad_sections s JOIN pads p ON p.id = s.pad_id JOIN hubs h ON h.id = p.hub_id, q
+      WHERE ${matches(sql.fragment`s.search_tsv`)} AND ${inHub} AND ${scope.pad}`,
+    task: sql.fragment`SELECT 'task', k.id, k.title, h.slug, h.name, t.id, NULL::text, t.title, k.state, NULL::int, left(k.details, 2000), k.updated_at, ${rank(sql.fragment`k.search_tsv`)}
+      FROM tasks k JOIN threads t ON t.id = k.thread_id JOIN hubs h ON h.id = t.hub_id, q
+      WHERE ${matches(sql.fragment`k.search_tsv`)} AND ${inHub} AND ${taskState} AND ${scope.thread}`,
+    post: sql.fragment`SELECT 'post', o.id, t.title, h.slug, h.name, t.id, NULL::text, NULL::text, t.status, o.seq, left(o.body, 2000), o.created_at, ${rank(sql.fragment`o.search_tsv`)}
       FROM posts o JOIN threads t ON t.id = o.thread_id JOIN hubs h ON h.id = t.hub_id, q
-      WHERE ${matches(sql.fragment`o.search_tsv`)} AND ${inHub} AND ${threadState} AND ${threadSeen}`,
+      WHERE o.hidden_at IS NULL AND o.deleted_at IS NULL AND ${matches(sql.fragment`o.search_tsv`)} AND ${inHub} AND ${threadState} AND ${scope.thread}`,
   };
   // Each word matches as a prefix; the words are split by the same parser that made the columns.
   const rows = await conn.any(sql.type(HitRow.extend({ rank: z.number() }))`
     WITH q AS (SELECT to_tsquery('simple', coalesce((SELECT string_agg(quote_literal(lexeme) || ':*', ' & ')
                  FROM unnest(to_tsvector('simple', ${text}))), '')) AS query)
-    SELECT * FROM (${sql.join(query.types.map((type) => parts[type]), sql.fragment` UNION ALL `)}) hits (type, id, title, hub_slug, hub_name, thread_id, state, seq, text, updated_at, rank)
+    SELECT * FROM (${sql.join(query.types.map((type) => parts[type]), sql.fragment` UNION ALL `)})
+      hits (type, id, title, hub_slug, hub_name, thread_id, pad_id, parent_title, state, seq, text, updated_at, rank)
     ORDER BY rank DESC, updated_at DESC, id
     LIMIT ${limit + 1} OFFSET ${skip}`);
   const lower = query.words.map((word) => word.toLowerCase());
   const hits = rows.slice(0, limit).map(({ rank: _rank, text: body, ...hit }) => ({ ...hit, snippet: body ? snippet(body, lower) : null }));
-  const more = rows.length > limit && skip + limit <= 10_000;
-  return { query, hits, nextCursor: more ? encodeCursor({ o: skip + limit, q: fingerprint }) : undefined, personal: reader !== null };
+  return { query, hits, nextCursor: nextOffset(rows.length, limit, skip, fingerprint), personal: reader !== null };
 }
-
-const badCursor = () =>
-  invalid('That cursor belongs to another query; pass the same q with the cursor, or leave the cursor out.', { issues: [{ path: 'cursor', message: 'Cursor of another query.' }] });
 
 /** A window of the text around the first word found, whole when short. */
 function snippet(text: string, words: readonly string[]): string {

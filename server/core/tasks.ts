@@ -55,11 +55,11 @@ export type Task = z.infer<typeof TaskRow>;
 const person = (column: string) =>
   sql.fragment`(SELECT json_build_object('id', p.id, 'name', p.name, 'handle', p.handle, 'kind', p.kind) FROM participants p WHERE p.id = ${sql.identifier(['k', column])})`;
 
-const TASK_COLUMNS = sql.fragment`
+export const TASK_COLUMNS = sql.fragment`
   k.id, k.n, k.thread_id, t.title AS thread_title, k.hub_id, h.slug AS hub_slug, k.title, k.details, k.state,
   ${person('created_by')} AS created_by, ${person('assignee_id')} AS assignee, ${person('reviewer_id')} AS reviewer,
   k.result_pad, k.result_block, k.result_url, k.result_note, k.note, k.progress_at, k.created_at, k.updated_at`;
-const TASK_FROM = sql.fragment`FROM tasks k JOIN threads t ON t.id = k.thread_id JOIN hubs h ON h.id = k.hub_id`;
+export const TASK_FROM = sql.fragment`FROM tasks k JOIN threads t ON t.id = k.thread_id JOIN hubs h ON h.id = k.hub_id`;
 
 async function loadTask(conn: CommonQueryMethods, id: string): Promise<Task | null> {
   return conn.maybeOne(sql.type(TaskRow)`SELECT ${TASK_COLUMNS} ${TASK_FROM} WHERE k.id = ${id}`);
