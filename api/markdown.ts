@@ -13,7 +13,7 @@ import type { Seat } from '../server/core/rights.ts';
 import { sha256Hex } from '../server/core/secrets.ts';
 import { POST_CLIP, readableThread, readPost, threadPage } from '../server/core/threads.ts';
 import { mayEditPad, padContent, readablePad } from '../server/core/pads.ts';
-import { outlineRows, outlineTable, sections, wholeText } from '../server/core/sections.ts';
+import { outlineRows, outlineTable, padStatus, sections, wholeText } from '../server/core/sections.ts';
 import { optionalReader } from './http/auth.ts';
 
 export const NOT_FOUND_BODY = '# Not found\n';
@@ -190,12 +190,16 @@ export function markdownRoutes(core: Core): Router {
         updated: iso(thread.updated_at),
         status: thread.status,
         answer: thread.answer_post_id ?? undefined,
+        dispute: thread.flag ?? undefined,
         audience: hub.audience,
         accepts_guests: thread.accepts_guests,
       }),
       `# ${inline(thread.title)}`,
       '',
       `In [${inline(hub.name)}](${base}/h/${hub.slug}.md) · ${thread.status} · ${thread.post_count} posts`,
+      ...(thread.about_pad_id
+        ? ['', `About the section ${thread.about_block} of ${base}/p/${thread.about_pad_id}.md?section=${thread.about_block}${thread.flag ? ` · dispute ${thread.flag}` : ''}`]
+        : []),
       '',
       PREAMBLE,
       '',
@@ -225,15 +229,18 @@ export function markdownRoutes(core: Core): Router {
 
   router.get('/p/:id', view(async (ctx, { actor, credentialSent }) => {
     const { pad, hub, seat } = await readablePad(core, core.db.pool, stripMd(ctx.params.id!), actor);
-    if (notModified(ctx, actor, credentialSent, `"pad:${pad.id}:${pad.version}"`)) return;
+    // Threads about its sections change what the view says without a new version: they join the ETag.
+    const status = await padStatus(core.db.pool, pad.id);
+    const padTag = (version: number) => `"pad:${pad.id}:${version}${status.sections.size ? `:${bodyHash(JSON.stringify([...status.sections]))}` : ''}"`;
+    if (notModified(ctx, actor, credentialSent, padTag(pad.version))) return;
     const { blocks, version } = await padContent(core, pad.id);
     const canEdit = mayEditPad(seat, hub);
-    const etag = `"pad:${pad.id}:${version}"`;
+    const etag = padTag(version);
     // The text may be a version newer than the one the access check read.
     cacheHeaders(ctx, actor, credentialSent, etag);
     const outlineLink = `${core.config.baseUrl}/p/${pad.id}.md?outline=1`;
     const lines = [
-      frontMatter({ id: pad.id, type: 'pad', version, etag, updated: iso(pad.updated_at), status: 'settled', hub: hub.slug }),
+      frontMatter({ id: pad.id, type: 'pad', version, etag, updated: iso(pad.updated_at), status: status.status, hub: hub.slug }),
       `# ${inline(pad.title)}`,
       '',
       `In [${inline(hub.name)}](${core.config.baseUrl}/h/${hub.slug}.md) · version ${version}`,
@@ -250,7 +257,7 @@ export function markdownRoutes(core: Core): Router {
       if (section) lines.push(`## ${inline(section.title)} (section ${section.id})`, '', renderBody([said(wholeText(section.blocks))]), '');
       else lines.push(`No section ${inline(sectionId)} in this pad; the outline lists them: ${outlineLink}`, '');
     } else if (ctx.query.outline === '1') {
-      lines.push('## Outline', '', ...outlineTable(outlineRows(all), inline), '', `One section: ${core.config.baseUrl}/p/${pad.id}.md?section=<id>`, '');
+      lines.push('## Outline', '', ...outlineTable(outlineRows(all), inline, status), '', `One section: ${core.config.baseUrl}/p/${pad.id}.md?section=<id>`, '');
     } else {
       lines.push(renderBody([said(wholeText(blocks))]), '', `Outline: ${outlineLink}`, '');
     }

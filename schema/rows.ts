@@ -53,6 +53,11 @@ export const ThreadRow = z.object({
   post_count: z.number().int(),
   created_at: time,
   updated_at: time,
+  /** The pad section the thread is about (its first block id), if any. */
+  about_pad_id: z.string().nullable(),
+  about_block: z.string().nullable(),
+  /** A flag on that section (SPEC part 3): null on a thread that flags nothing. */
+  flag: z.enum(['open', 'settled', 'unresolved']).nullable(),
 });
 export type ThreadRow = z.infer<typeof ThreadRow>;
 

@@ -1,5 +1,5 @@
 import { inline, linkForm } from '../../server/core/framing.ts';
-import { outlineRows, outlineTable, wholeText } from '../../server/core/sections.ts';
+import { NO_THREADS, outlineRows, outlineTable, wholeText, type PadStatus } from '../../server/core/sections.ts';
 import type { PadEdit, PadUndo } from '../../server/core/padEdits.ts';
 import type { CreatedPad, PadReading } from '../../server/core/pads.ts';
 import type { BlockWriter, PadHistory, Writer } from '../../server/core/padHistory.ts';
@@ -73,8 +73,8 @@ export const writerLabel = (writer: Pick<Writer, 'name' | 'kind'>) => `${inline(
 const writerData = (writer: Writer) => ({ participant_id: writer.id, kind: writer.kind });
 
 /** The outline table with a last column naming each section's last writer. */
-function outlineWithWriters(rows: ReturnType<typeof outlineRows>, writers: ReadonlyMap<string, BlockWriter>): string[] {
-  const table = outlineTable(rows, inline);
+function outlineWithWriters(rows: ReturnType<typeof outlineRows>, writers: ReadonlyMap<string, BlockWriter>, status: PadStatus): string[] {
+  const table = outlineTable(rows, inline, status);
   if (!rows.length) return table;
   const cell = (i: number) => {
     const writer = writers.get(rows[i]!.id);
@@ -83,25 +83,34 @@ function outlineWithWriters(rows: ReturnType<typeof outlineRows>, writers: Reado
   return table.map((row, i) => (i === 0 ? `${row} Last writer |` : i === 1 ? `${row}---|` : `${row} ${cell(i - 2)} |`));
 }
 
-/** open_pad's reading, with the last writer of each section (by section id) where the mode shows sections. */
-export type PadReadingWithWriters = PadReading & { writers?: ReadonlyMap<string, BlockWriter> };
+/** open_pad's reading, with the last writer of each section (by section id) where the mode shows sections, and where threads leave its sections. */
+export type PadReadingWithWriters = PadReading & { writers?: ReadonlyMap<string, BlockWriter>; status?: PadStatus };
 
 /** open_pad: the header, then what the mode asked for, then how to edit. */
 export function presentPad(reading: PadReadingWithWriters): Result {
   const { pad, hub, seat, version, blocks, sections: all, canEdit } = reading;
   const writers = reading.writers ?? new Map<string, BlockWriter>();
+  const status = reading.status ?? NO_THREADS;
   const parts: TextPart[] = [
     line(`# Pad ${inline(pad.title)}`),
-    line(`id ${pad.id} · hub ${hub.slug} · version ${version} · status settled · ${blocks.length} blocks · ${all.length} sections`),
+    line(`id ${pad.id} · hub ${hub.slug} · version ${version} · status ${status.status} · ${blocks.length} blocks · ${all.length} sections`),
   ];
-  const data: Record<string, unknown> = { pad_id: pad.id, hub_id: hub.id, version, status: 'settled', mode: reading.mode };
+  const data: Record<string, unknown> = { pad_id: pad.id, hub_id: hub.id, version, status: status.status, mode: reading.mode };
   if (reading.mode === 'outline') {
     const rows = outlineRows(all);
-    parts.push(line(''), ...outlineWithWriters(rows, writers).map(line));
+    parts.push(line(''), ...outlineWithWriters(rows, writers, status).map(line));
     parts.push(line(''), line('Read sections with open_pad mode "sections" and their ids, or mode "full" for the whole text.'));
     data.sections = rows.map((r) => {
       const writer = writers.get(r.id);
-      return { id: r.id, level: r.level, words: r.words, ...(r.hidden ? { hidden: r.hidden } : {}), ...(writer ? { last_writer: writerData(writer) } : {}) };
+      const state = status.sections.get(r.id);
+      return {
+        id: r.id,
+        level: r.level,
+        words: r.words,
+        ...(r.hidden ? { hidden: r.hidden } : {}),
+        ...(state ? { status: state.status, open_threads: state.openThreads } : {}),
+        ...(writer ? { last_writer: writerData(writer) } : {}),
+      };
     });
   } else if (reading.mode === 'sections') {
     for (const section of reading.found) {
@@ -140,7 +149,7 @@ export function presentPad(reading: PadReadingWithWriters): Result {
   }
   parts.push(line(''), line(canEdit ? `Edit with edit_pad, pad_id "${pad.id}", base_version ${version}.` : 'You may read this pad; editing needs a seat in its hub.'));
   const changes = reading.mode === 'changes' ? { since: reading.since, changes: reading.changes } : {};
-  return { parts, data, view: () => ({ pad: { id: pad.id, title: pad.title, version, hub: { slug: hub.slug, name: hub.name } }, seat: seat ? { role: seat } : null, canEdit, ...changes }) };
+  return { parts, data, view: () => ({ pad: { id: pad.id, title: pad.title, version, status: status.status, hub: { slug: hub.slug, name: hub.name } }, seat: seat ? { role: seat } : null, canEdit, ...changes }) };
 }
 
 const KIND_WORDS = { create: 'created', edit: 'edit', undo: 'undo', live: 'typing' } as const;

@@ -14,3 +14,5 @@ export const idempotencyKey = z
   .describe('Repeating with the same key and arguments replays the first result.');
 /** Sequence and version numbers fit the database's integers. */
 export const seqNumber = z.number().int().min(0).max(2_147_483_647);
+export const padId = z.string().trim().min(1).max(100).describe('Pad id (pad_…).');
+export const blockId = z.string().trim().min(1).max(20).describe('Block id from open_pad.');

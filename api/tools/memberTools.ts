@@ -1,27 +1,37 @@
 import { z } from 'zod';
-import { GUIDE_LIMIT, MODERATE_ACTIONS, moderate, setHubGuide, setHubVisibility } from '../../server/core/members.ts';
-import { hubWith, moderateHub } from '../../server/core/policies.ts';
+import { GUIDE_LIMIT, moderate, setHubGuide, setHubVisibility } from '../../server/core/members.ts';
+import { hubWith } from '../../server/core/policies.ts';
+import { ALL_MODERATE_ACTIONS, moderatePost, moderationTarget } from '../../server/core/moderation.ts';
+import { settleFlag } from '../../server/core/flags.ts';
 import { presentGuide, presentModeration, presentVisibility } from '../present/members.ts';
+import { presentFlagMove, presentPostModeration } from '../present/threads.ts';
 import { writeTool } from './defineTool.ts';
-import { hubRef } from './fields.ts';
+import { hubRef, postId, threadId } from './fields.ts';
 
 export const moderateTool = writeTool({
   name: 'moderate',
   title: 'Moderate',
   destructive: true,
-  description: 'Owner, helpers: let_in or turn_away a join request, remove a member. Owner: name_helper, name_member.',
+  description:
+    'Owner, helpers: let_in or turn_away a join request, remove (hub, who); hide, unhide, delete a post (post_id); settle a flag (thread_id). Owner: name_helper, name_member.',
   input: z.object({
-    hub: hubRef,
+    hub: hubRef.optional().describe('Hub slug or id; for people.'),
     action: z
-      .enum(MODERATE_ACTIONS, {
-        error: 'The actions that work now are let_in, turn_away, remove, name_helper and name_member; hiding, locking, pausing agents and settling flags come later.',
+      .enum(ALL_MODERATE_ACTIONS, {
+        error: `The actions that work now are ${ALL_MODERATE_ACTIONS.join(', ')}; locking and pausing agents come later.`,
       })
       .describe('What to do.'),
-    who: z.string().trim().describe('Their id or @handle.'),
+    who: z.string().trim().max(100).optional().describe('Their id or @handle.'),
+    post_id: postId.optional().describe('Post to hide, unhide or delete.'),
+    thread_id: threadId.optional().describe('Thread whose flag to settle.'),
   }),
-  policy: (input) => moderateHub(input.hub, input.action),
-  run: ({ tx, actor }, input, target) => moderate(tx, target, input, actor.id),
-  present: presentModeration,
+  policy: (input) => moderationTarget(input),
+  run: async ({ actor, tx }, input, target) => {
+    if (target.kind === 'post') return moderatePost(tx, actor, target, target.action);
+    if (target.kind === 'flag') return settleFlag(tx, actor, target.thread);
+    return moderate(tx, target, { action: target.action, who: target.who }, actor.id);
+  },
+  present: (out) => ('person' in out ? presentModeration(out) : 'post_id' in out ? presentPostModeration(out) : presentFlagMove(out)),
 });
 
 export const setHubGuideTool = writeTool({

@@ -1,16 +1,17 @@
 import { z } from 'zod';
 import { createPad, padReading } from '../../server/core/pads.ts';
-import { editPad, undoEdit } from '../../server/core/padEdits.ts';
+import { undoEdit } from '../../server/core/padEdits.ts';
+import { DECISION_MAX, editPadDeciding } from '../../server/core/decisions.ts';
+import { padStatus } from '../../server/core/sections.ts';
 import { editPad as mayEditPad, placePad, readPad, undoPadEdit, watch, type Watched } from '../../server/core/policies.ts';
 import { waitForChanges, WAIT_DEFAULT_S, WAIT_MAX_S } from '../../server/core/waits.ts';
 import { blockWriters, sectionWriters } from '../../server/core/padHistory.ts';
-import { presentCreatedPad, presentEdit, presentPad, presentUndo } from '../present/pads.ts';
+import { presentCreatedPad, presentPad, presentUndo } from '../present/pads.ts';
+import { presentDecidedEdit } from '../present/decisions.ts';
 import { presentWait } from '../present/waits.ts';
 import { liveWriteTool, readTool } from './defineTool.ts';
-import { hubRef, seqNumber, threadId, title } from './fields.ts';
+import { blockId, hubRef, padId, seqNumber, threadId, title } from './fields.ts';
 
-const padId = z.string().trim().min(1).max(100).describe('Pad id (pad_…).');
-const blockId = z.string().trim().min(1).max(20).describe('Block id from open_pad.');
 const version = seqNumber;
 
 export const createPadTool = liveWriteTool({
@@ -44,10 +45,10 @@ export const openPadTool = readTool({
   }),
   policy: (input) => readPad(input.pad_id),
   run: async ({ core, conn }, input, target) => {
-    const reading = await padReading(core, conn, target, input);
-    if (reading.mode === 'changes') return reading;
+    const [reading, status] = await Promise.all([padReading(core, conn, target, input), padStatus(conn, target.pad.id)]);
+    if (reading.mode === 'changes') return { ...reading, status };
     // Whose text each section is (its last writer), so an agent knows whose words it is about to change.
-    return { ...reading, writers: sectionWriters(reading.sections, await blockWriters(conn, reading.pad.id, reading.blocks)) };
+    return { ...reading, status, writers: sectionWriters(reading.sections, await blockWriters(conn, reading.pad.id, reading.blocks)) };
   },
   present: presentPad,
 });
@@ -59,7 +60,7 @@ export const editPadTool = liveWriteTool({
   title: 'Edit a pad',
   destructive: true,
   description:
-    'Change a pad, live at once: text (the whole new Markdown, merged by paragraph) or edits [{block_id, text}] and inserts [{after, text}], 200 each. Blocks others changed since base_version stay theirs and are listed in conflicts. Returns an edit_id for undo_edit.',
+    'Change a pad, live at once: text (the whole new Markdown, merged by paragraph) or edits [{block_id, text}] and inserts [{after, text}], 200 each. Blocks others changed since base_version stay theirs and are listed in conflicts. Returns an edit_id for undo_edit. decision records what was decided with the edit.',
   input: z.object({
     pad_id: padId,
     base_version: version.describe('The version you read (open_pad data.version).'),
@@ -74,12 +75,13 @@ export const editPadTool = liveWriteTool({
       .max(200)
       .optional()
       .describe('Blocks to insert.'),
+    decision: z.string().trim().min(1).max(DECISION_MAX).optional().describe('Decision to record, max 500.'),
   }),
   keyed: true,
   limit: 'write',
   policy: (input) => mayEditPad(input.pad_id),
-  run: ({ core, actor, seal }, input, target) => editPad(core, actor, target, input, seal),
-  present: presentEdit,
+  run: ({ core, actor, seal }, input, target) => editPadDeciding(core, actor, target, input, seal),
+  present: presentDecidedEdit,
 });
 
 export const undoEditTool = liveWriteTool({

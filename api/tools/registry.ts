@@ -11,6 +11,7 @@ import { padHistoryTool } from './padHistoryTools.ts';
 import { searchTool } from './searchTool.ts';
 import { showDotpadTool } from './homeTool.ts';
 import { markAnswerTool, openThreadTool, postReplyTool, reactTool, startThreadTool } from './threadTools.ts';
+import { catchUpTool, reportTool } from './threadExtraTools.ts';
 import { createTaskTool, listTasksTool, submitResultTool, takeTaskTool, updateTaskTool } from './taskTools.ts';
 
 /** The one tool registry: MCP tools/list, GET /api/v1/tools and /openapi.json are all made from it. */
@@ -27,6 +28,8 @@ export const tools: readonly Tool[] = [
   openThreadTool,
   markAnswerTool,
   reactTool,
+  catchUpTool,
+  reportTool,
   startDmTool,
   listDmsTool,
   respondToDmTool,
@@ -49,10 +52,10 @@ export const tools: readonly Tool[] = [
   myHubsTool,
   padHistoryTool,
   threadGuestsTool,
+  showDotpadTool,
   searchTool,
 ];
 
-  showDotpadTool,
 export const modelTools = tools.filter((tool) => tool.audience === 'model');
 
 const byName = new Map(tools.map((tool) => [tool.name, tool]));

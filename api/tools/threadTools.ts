@@ -2,27 +2,33 @@ import { z } from 'zod';
 import { isDmId, postDmMessage, postInDm, type DmPosted, type DmTarget } from '../../server/core/dms.ts';
 import { markAnswerOf, postInThread, reactToPost, readThread, writeInHub, type Policy, type ThreadTarget } from '../../server/core/policies.ts';
 import { REACTIONS, type Reaction } from '../../server/core/posts.ts';
-import { markAnswer, postReply, react, startThread, threadReading, type PostedReply } from '../../server/core/threads.ts';
+import { markAnswer, openNewThread, postReply, react, type PostedReply } from '../../server/core/threads.ts';
+import { threadReading } from '../../server/core/threadReading.ts';
+import { markRead } from '../../server/core/readMarks.ts';
 import { presentAnswerMark, presentReaction, presentReply, presentStartedThread, presentThread } from '../present/threads.ts';
 import { presentDmPost } from '../present/dms.ts';
-import { readTool, writeTool } from './defineTool.ts';
-import { body, hubRef, postId, seqNumber, threadId, title } from './fields.ts';
+import { liveWriteTool, readTool, writeTool } from './defineTool.ts';
+import { blockId, body, hubRef, padId, postId, seqNumber, threadId, title } from './fields.ts';
 
-export const startThreadTool = writeTool({
+// A live write: the pad a thread is about and the caller's standing are read before its transaction.
+export const startThreadTool = liveWriteTool({
   name: 'start_thread',
   title: 'Start a thread',
   description:
-    'Start a conversation in a hub you are a member of: a title and the first post.',
+    'Start a conversation in a hub you are a member of: a title and the first post; optionally about a pad section, or flagging it as wrong.',
   input: z.object({
     hub: hubRef,
     title: title.describe('Title.'),
     body: body.describe('First post, Markdown.'),
+    pad_id: padId.optional().describe('Pad it is about.'),
+    anchor_block: blockId.optional().describe('Section id in that pad.'),
+    flag: z.boolean().optional().describe('Section is wrong (verified only).'),
     kind: z.string().max(50).optional().describe('Ignored: threads have no kinds.'),
   }),
   keyed: true,
   limit: 'write',
   policy: (input) => writeInHub(input.hub),
-  run: ({ actor, tx }, input, { hub }) => startThread(tx, actor, hub, input),
+  run: ({ core, actor, seal }, input, { hub }) => openNewThread(core, actor, hub, input, seal),
   present: presentStartedThread,
 });
 
@@ -49,7 +55,7 @@ export const openThreadTool = readTool({
   name: 'open_thread',
   title: 'Open a thread',
   description:
-    'Read a thread: status, members, pads and the 60 newest posts, clipped at 3,000 characters. before_seq or after_seq pages (100 at a time); post_id reads one post whole.',
+    'Read a thread: status, members, pads, tasks, decisions and the 60 newest posts, clipped at 3,000 characters. before_seq or after_seq pages (100 at a time); post_id reads one post whole.',
   input: z.object({
     thread_id: threadId,
     before_seq: seqNumber.optional().describe('Older posts: before this seq.'),
@@ -57,7 +63,11 @@ export const openThreadTool = readTool({
     post_id: postId.optional().describe('One post, whole.'),
   }),
   policy: (input) => readThread(input.thread_id),
-  run: ({ core }, input, target) => threadReading(core, target, input),
+  run: async ({ core, actor }, input, target) => {
+    const reading = await threadReading(core, actor, target, input);
+    await markRead(core, actor, reading.thread, reading.posts.at(-1)?.seq ?? 0);
+    return reading;
+  },
   present: presentThread,
 });
 
@@ -71,7 +81,7 @@ export const markAnswerTool = writeTool({
     unmark: z.boolean().optional().describe('True to remove the mark.'),
   }),
   policy: (input) => markAnswerOf(input.post_id),
-  run: ({ tx }, input, target) => markAnswer(tx, target, input.unmark === true),
+  run: ({ actor, tx }, input, target) => markAnswer(tx, actor, target, input.unmark === true),
   present: presentAnswerMark,
 });
 

@@ -1,16 +1,21 @@
 import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import type { ThreadRow } from '../../schema/rows.ts';
+import { readsVerifiedSql } from './verification.ts';
 
-
-/** A post as every reader sees it: author, place, marks, reactions. */
+/**
+ * A post as every reader sees it: author (with whether they read verified, which decides how their
+ * links show), place, marks, reactions. A hidden or deleted post comes with an empty body.
+ */
 export type PostView = {
   id: string;
   seq: number;
   body: string;
   reply_to: string | null;
   created_at: number;
-  author: { id: string; name: string; kind: 'human' | 'agent' };
+  author: { id: string; name: string; kind: 'human' | 'agent'; reach: boolean };
+  hidden: boolean;
+  deleted: boolean;
   is_answer: boolean;
   reactions: Record<string, number>;
 };
@@ -27,7 +32,9 @@ const PostJoinRow = z.object({
   body: z.string(),
   reply_to: z.string().nullable(),
   created_at: z.number(),
-  author: z.object({ id: z.string(), name: z.string(), kind: z.enum(['human', 'agent']) }),
+  author: z.object({ id: z.string(), name: z.string(), kind: z.enum(['human', 'agent']), reach: z.boolean() }),
+  hidden: z.boolean(),
+  deleted: z.boolean(),
   reactions: z.record(z.string(), z.number()),
 });
 
@@ -48,8 +55,10 @@ export function postsJson(threadId: string, selector: PostSelector) {
   const limit = 'newest' in selector ? selector.newest : 'limit' in selector ? selector.limit : 1;
   return sql.fragment`(
     SELECT coalesce(json_agg(picked ORDER BY picked.seq), '[]'::json) FROM (
-      SELECT p.id, p.seq, p.body, p.reply_to, floor(extract(epoch FROM p.created_at) * 1000) AS created_at,
-             json_build_object('id', a.id, 'name', a.name, 'kind', a.kind) AS author,
+      SELECT p.id, p.seq, CASE WHEN p.hidden_at IS NULL AND p.deleted_at IS NULL THEN p.body ELSE '' END AS body,
+             p.reply_to, floor(extract(epoch FROM p.created_at) * 1000) AS created_at,
+             json_build_object('id', a.id, 'name', a.name, 'kind', a.kind, 'reach', ${readsVerifiedSql('a')}) AS author,
+             p.hidden_at IS NOT NULL AS hidden, p.deleted_at IS NOT NULL AS deleted,
              coalesce((SELECT json_object_agg(r.reaction, r.n ORDER BY r.reaction)
                        FROM (SELECT reaction, count(*) AS n FROM reactions WHERE post_id = p.id GROUP BY reaction) r), '{}'::json) AS reactions
       FROM posts p JOIN participants a ON a.id = p.author_id
@@ -97,8 +106,10 @@ let keptChars = 0;
 
 /**
  * Pages of posts kept by thread version: agents poll, and a page read again is not loaded again.
- * Every change a reader can see raises the thread's version (a post, an answer mark, a reaction) and
- * posts and names are never edited, so what one selector picks at one version never changes. Every
+ * Every change a reader can see raises the thread's version (a post, an answer mark, a reaction,
+ * hiding or deleting a post) and posts and names are never edited, so what one selector picks at one
+ * version never changes. An author's reach is as it was when the page was read: one who has come to
+ * read verified since shows so from the thread's next change. Every
  * request reads the version through the access check (afresh, or kept until the next change:
  * readCache.ts), so a kept page is never older than the thread it is shown with. `view` names the reading (its budget and order) that made the page.
  */

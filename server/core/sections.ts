@@ -1,3 +1,5 @@
+import { sql, type CommonQueryMethods } from 'slonik';
+import { z } from 'zod';
 import type { Block } from '../../sync/blocks.ts';
 
 /** A section: a heading and the blocks up to the next heading; the text before the first is "Introduction". */
@@ -37,12 +39,45 @@ export function outlineRows(all: readonly Section[]): (Section & { hidden: numbe
 
 export const wholeText = (blocks: readonly Block[]) => blocks.map((b) => b.text).join('\n\n');
 
+/**
+ * Section status (SPEC part 3 "Pad section status"): `disputed` while a flag on it is open,
+ * `unresolved` once one lapsed, `open` while a thread about it is open, else `settled`. (`stale`,
+ * unchanged for 90 days, is not told apart yet.)
+ */
+export type SectionStatus = 'settled' | 'open' | 'disputed' | 'unresolved';
+export type SectionState = { status: SectionStatus; openThreads: number };
+/** A pad's status (SPEC part 3 "Pad-level status") and its sections' that are not plainly settled. */
+export type PadStatus = { status: 'settled' | 'open' | 'disputed'; sections: ReadonlyMap<string, SectionState> };
+
+export const SETTLED: SectionState = { status: 'settled', openThreads: 0 };
+export const NO_THREADS: PadStatus = { status: 'settled', sections: new Map() };
+
+const SectionStateRow = z.object({ block: z.string(), open_threads: z.number(), disputed: z.boolean(), unresolved: z.boolean() });
+
+/** Where the threads about a pad's sections leave them: one indexed query. */
+export async function padStatus(conn: CommonQueryMethods, padId: string): Promise<PadStatus> {
+  const rows = await conn.any(sql.type(SectionStateRow)`
+    SELECT about_block AS block, count(*) FILTER (WHERE status = 'open') AS open_threads,
+           coalesce(bool_or(flag = 'open'), false) AS disputed, coalesce(bool_or(flag = 'unresolved'), false) AS unresolved
+    FROM threads WHERE about_pad_id = ${padId} GROUP BY about_block`);
+  const sections = new Map<string, SectionState>();
+  for (const row of rows) {
+    const status = row.disputed ? 'disputed' : row.unresolved ? 'unresolved' : row.open_threads ? 'open' : 'settled';
+    if (status !== 'settled') sections.set(row.block, { status, openThreads: row.open_threads });
+  }
+  const all = [...sections.values()];
+  // A lapsed flag is a dispute nobody settled: the pad as a whole reads disputed for it too.
+  const status = all.some((s) => s.status === 'disputed' || s.status === 'unresolved') ? 'disputed' : all.length ? 'open' : 'settled';
+  return { status, sections };
+}
+
 /** The outline as Markdown table lines (SPEC part 2 "Pad outline row"). */
-export function outlineTable(rows: readonly (Section & { hidden: number })[], escape: (text: string) => string): string[] {
+export function outlineTable(rows: readonly (Section & { hidden: number })[], escape: (text: string) => string, status: PadStatus = NO_THREADS): string[] {
   const lines = ['| Section | Id | Status | Open threads | Words |', '|---|---|---|---|---|'];
   for (const row of rows) {
     const indent = '  '.repeat(Math.max(0, row.level - 1));
-    lines.push(`| ${indent}${escape(row.title)}${row.hidden ? ` (+${row.hidden})` : ''} | ${row.id} | settled | 0 | ${row.words} |`);
+    const state = status.sections.get(row.id) ?? SETTLED;
+    lines.push(`| ${indent}${escape(row.title)}${row.hidden ? ` (+${row.hidden})` : ''} | ${row.id} | ${state.status} | ${state.openThreads} | ${row.words} |`);
   }
   if (!rows.length) lines.push('| (empty pad) | | | | |');
   return lines;

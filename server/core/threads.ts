@@ -5,23 +5,21 @@ import type { Actor } from './actor.ts';
 import { grantsThread } from './grants.ts';
 import type { Core } from './context.ts';
 import { invalid, notFound } from './errors.ts';
+import { aboutSection, settleIn, type About, type AboutInput, type FlagState } from './flags.ts';
+import type { Seal } from './padEdits.ts';
+import { allows } from './rights.ts';
 import { readsPublic } from './hubs.ts';
 import type { Seat } from './rights.ts';
 import type { PostTarget, ThreadTarget } from './policies.ts';
 import { newId } from './secrets.ts';
 import { noticePost } from './mentions.ts';
-import { loadPosts, postPages, PostsJson, postsJson, selectorShape, toPostViews, type PostView, type PostSelector, type Reaction } from './posts.ts';
+import { loadPosts, postPages, type PostView, type PostSelector, type Reaction } from './posts.ts';
 
 const PostCountRow = z.object({ post_count: z.number() });
 const IdReplyToRow = z.object({ id: z.string(), reply_to: z.string().nullable() });
-const IdTitleVersionRow = z.object({ id: z.string(), title: z.string(), version: z.number() });
-const IdNameKindRoleRow = z.object({ id: z.string(), name: z.string(), kind: z.enum(['human', 'agent']), role: z.string().nullable() });
 const ThreadStateRow = ThreadRow.pick({ status: true, version: true, answer_post_id: true });
 
 export const POST_CLIP = 3_000;
-export const THREAD_TEXT_BUDGET = 40_000;
-export const NEWEST_POSTS = 60;
-export const AROUND_CURSOR = 100;
 
 /** The thread's row, its hub's columns beside it (named `hub_…`, the hub's id being the thread's `hub_id`), and the reader's seat. */
 const ThreadTargetRow = ThreadRow.extend({
@@ -45,7 +43,7 @@ export async function readableThread(core: Core, conn: CommonQueryMethods, threa
   if (!grantsThread(reader, threadId)) throw notFound('No such thread, or it is private.');
   const load = () => conn.maybeOne(sql.prepared('readable_thread', ThreadTargetRow)`
     SELECT t.id, t.hub_id, t.title, t.status, t.answer_post_id, t.started_by, t.accepts_guests, t.version, t.post_count,
-           t.created_at, t.updated_at, h.slug AS hub_slug, h.name AS hub_name, h.readme AS hub_readme,
+           t.created_at, t.updated_at, t.about_pad_id, t.about_block, t.flag, h.slug AS hub_slug, h.name AS hub_name, h.readme AS hub_readme,
            h.audience AS hub_audience, h.mode AS hub_mode, h.owner_id AS hub_owner_id,
            h.created_at AS hub_created_at, h.updated_at AS hub_updated_at, coalesce(m.role, i.role) AS role
     FROM threads t JOIN hubs h ON h.id = t.hub_id
@@ -83,17 +81,45 @@ async function appendPost(tx: CommonQueryMethods, threadId: string, author: stri
   return { id, seq };
 }
 
-export type StartedThread = { thread_id: string; title: string; post_id: string; seq: number; hub: Pick<HubRow, 'id' | 'slug'> };
+export type StartedThread = {
+  thread_id: string;
+  title: string;
+  post_id: string;
+  seq: number;
+  hub: Pick<HubRow, 'id' | 'slug'>;
+  about: About | null;
+};
 
-/** A new thread in a hub the caller may write in, with its first post. */
-export async function startThread(tx: CommonQueryMethods, actor: Actor, hub: HubRow, input: { title: string; body: string }): Promise<StartedThread> {
+/**
+ * A new thread in a hub the caller may write in, with its first post; about a pad section (and
+ * flagging it) when `about` says so, which `aboutSection` checked before the transaction.
+ */
+export async function startThread(tx: CommonQueryMethods, actor: Actor, hub: HubRow, input: { title: string; body: string; about?: About | null }): Promise<StartedThread> {
   const threadId = newId('thr_');
+  const about = input.about ?? null;
   await tx.query(sql.unsafe`
-    INSERT INTO threads (id, hub_id, title, started_by, version) VALUES (${threadId}, ${hub.id}, ${input.title}, ${actor.id}, 0)`);
+    INSERT INTO threads (id, hub_id, title, started_by, version, about_pad_id, about_block, about_title, flag, flag_moved_at, flag_moved_by)
+    VALUES (${threadId}, ${hub.id}, ${input.title}, ${actor.id}, 0, ${about?.padId ?? null}, ${about?.block ?? null}, ${about?.title ?? null},
+            ${about?.flag ? 'open' : null}, ${about?.flag ? sql.fragment`now()` : null}, ${about?.flag ? actor.id : null})`);
   await tx.query(sql.unsafe`UPDATE hubs SET updated_at = now() WHERE id = ${hub.id}`);
   const post = await appendPost(tx, threadId, actor.id, input.body, null);
   await noticePost(tx, actor, { id: threadId, hub_id: hub.id }, { id: post.id, body: input.body, reply_to: null });
-  return { thread_id: threadId, title: input.title, post_id: post.id, seq: post.seq, hub: { id: hub.id, slug: hub.slug } };
+  return { thread_id: threadId, title: input.title, post_id: post.id, seq: post.seq, hub: { id: hub.id, slug: hub.slug }, about };
+}
+
+export type StartThreadInput = AboutInput & { title: string; body: string };
+
+/**
+ * `start_thread`: what the thread is about is checked first, from the pool (the live pad and the
+ * caller's standing), then the thread is written in one transaction with what `seal` adds.
+ */
+export async function openNewThread(core: Core, actor: Actor, hub: HubRow, input: StartThreadInput, seal: Seal<StartedThread>): Promise<StartedThread> {
+  const about = await aboutSection(core, actor, hub, input);
+  return core.db.write(async (tx) => {
+    const out = await startThread(tx, actor, hub, { title: input.title, body: input.body, about });
+    await seal?.(tx, out);
+    return out;
+  });
 }
 
 export type PostedReply = { post_id: string; seq: number; reply_to: string | null; thread: Pick<ThreadRow, 'id' | 'title'> };
@@ -120,7 +146,7 @@ export async function postReply(tx: CommonQueryMethods, actor: Actor, { thread }
  * Keeps the posts whose clipped text fits the budget, counting from the newest (or, with `fromOldest`,
  * the oldest) and always at least one; returns them oldest first.
  */
-function withinBudget(posts: readonly PostView[], budget: number, fromOldest = false): PostView[] {
+export function withinBudget(posts: readonly PostView[], budget: number, fromOldest = false): PostView[] {
   const kept: PostView[] = [];
   let used = 0;
   for (const post of [...posts].sort((a, b) => (fromOldest ? a.seq - b.seq : b.seq - a.seq))) {
@@ -161,80 +187,6 @@ export async function readPost(core: Core, reader: Actor | null, threadId: strin
   return { ...found, post };
 }
 
-export type OpenThreadInput = { before_seq?: number | undefined; after_seq?: number | undefined; post_id?: string | undefined };
-export type ThreadMember = z.infer<typeof IdNameKindRoleRow>;
-
-export type ThreadReading = ThreadTarget & {
-  posts: readonly PostView[];
-  /** One whole post was asked for: nothing is clipped and there is no paging. */
-  whole: boolean;
-  members: readonly ThreadMember[];
-  pads: readonly { id: string; title: string; version: number }[];
-  /** The seq to pass as before_seq / after_seq for the posts around this page, when there are any. */
-  older: number | undefined;
-  newer: number | undefined;
-};
-
-const ThreadSideRow = z.object({
-  members: z.array(IdNameKindRoleRow.extend({ first_seq: z.number() })),
-  pads: z.array(IdTitleVersionRow.extend({ created_at: z.string() })),
-});
-const ThreadContentRow = ThreadSideRow.extend({ posts: PostsJson });
-
-/** What open_thread shows beside the posts, which a thread's version does not cover (seats change without it). */
-function threadSide(thread: Pick<ThreadRow, 'id'>, hub: Pick<HubRow, 'id'>) {
-  // Members are those who posted, with their seat in the hub (at most 200).
-  return sql.fragment`
-      (SELECT coalesce(json_agg(m ORDER BY m.first_seq), '[]'::json) FROM (
-        SELECT p.id, p.name, p.kind, hm.role, a.first_seq
-        FROM (SELECT author_id, min(seq) AS first_seq FROM posts WHERE thread_id = ${thread.id} GROUP BY author_id) a
-        JOIN participants p ON p.id = a.author_id
-        LEFT JOIN hub_members hm ON hm.hub_id = ${hub.id} AND hm.participant_id = p.id
-        ORDER BY a.first_seq LIMIT 200) m) AS members,
-      (SELECT coalesce(json_agg(d ORDER BY d.created_at, d.id), '[]'::json) FROM (
-        SELECT id, title, version, created_at FROM pads WHERE thread_id = ${thread.id}) d) AS pads`;
-}
-
-/**
- * What open_thread shows: the newest posts, or a page around a cursor, or one whole post; one round
- * trip. A page of posts read before at this version (`postPages`) is not loaded again.
- */
-export async function threadReading(core: Core, target: ThreadTarget, input: OpenThreadInput): Promise<ThreadReading> {
-  const conn = core.db.pool;
-  const { thread, hub } = target;
-  let selector: PostSelector;
-  if (input.post_id !== undefined) selector = { postId: input.post_id };
-  else if (input.after_seq !== undefined) selector = { afterSeq: input.after_seq, limit: AROUND_CURSOR };
-  else if (input.before_seq !== undefined) selector = { beforeSeq: input.before_seq, limit: AROUND_CURSOR };
-  else selector = { newest: NEWEST_POSTS };
-  const whole = input.post_id !== undefined;
-  let posts = postPages.get('open_thread', thread, selector);
-  let side: z.infer<typeof ThreadSideRow>;
-  if (posts) {
-    side = await core.reads.read(`thread_side ${thread.id}`, () => conn.one(sql.prepared('thread_side', ThreadSideRow)`SELECT ${threadSide(thread, hub)}`));
-  } else {
-    const content = await conn.one(sql.prepared(`thread_content_${selectorShape(selector)}`, ThreadContentRow)`
-      SELECT ${postsJson(thread.id, selector)} AS posts, ${threadSide(thread, hub)}`);
-    side = content;
-    const loaded = toPostViews(thread, content.posts);
-    if (whole && !loaded.length) throw notFound(`No post ${input.post_id} in this thread.`);
-    // Reading forward keeps the oldest posts that fit, so nothing is skipped; otherwise the newest.
-    posts = whole ? loaded : withinBudget(loaded, THREAD_TEXT_BUDGET, input.after_seq !== undefined);
-    postPages.set('open_thread', thread, selector, posts);
-  }
-  const first = posts[0];
-  const last = posts.at(-1);
-  return {
-    ...target,
-    posts,
-    whole,
-    members: side.members.map(({ id, name, kind, role }) => ({ id, name, kind, role })),
-    pads: side.pads.map(({ id, title, version }) => ({ id, title, version })),
-    older: !whole && first && first.seq > 1 ? first.seq : undefined,
-    newer: !whole && last && last.seq < thread.post_count ? last.seq : undefined,
-  };
-}
-
 export type AnswerMark = {
   post_id: string;
   thread_id: string;
@@ -244,12 +196,20 @@ export type AnswerMark = {
   /** False when the call asked to unmark a post that was not the answer. */
   changed: boolean;
   unmark: boolean;
+  /** The thread's flag after the mark, on a thread that flags a section. */
+  flag: FlagState | null;
+  /** The mark settled the thread's flag (an owner or helper marked it). */
+  settled: boolean;
 };
 
-export async function markAnswer(tx: CommonQueryMethods, { post, thread }: PostTarget, unmark: boolean): Promise<AnswerMark> {
+/**
+ * Marks or unmarks the answer. On a thread that flags a section, the hub's owner or a helper marking
+ * an answer settles the flag; the thread's starter (a member) marking one leaves it open.
+ */
+export async function markAnswer(tx: CommonQueryMethods, actor: Actor, { post, thread, seat }: PostTarget, unmark: boolean): Promise<AnswerMark> {
   const base = { post_id: post.id, thread_id: thread.id, unmark };
   if (unmark && thread.answer_post_id !== post.id) {
-    return { ...base, status: thread.status, version: thread.version, answer: thread.answer_post_id, changed: false };
+    return { ...base, status: thread.status, version: thread.version, answer: thread.answer_post_id, changed: false, flag: thread.flag, settled: false };
   }
   const updated = await tx.one(sql.type(ThreadStateRow)`
     UPDATE threads
@@ -257,7 +217,16 @@ export async function markAnswer(tx: CommonQueryMethods, { post, thread }: PostT
         version = version + 1, updated_at = now()
     WHERE id = ${thread.id}
     RETURNING status, version, answer_post_id`);
-  return { ...base, status: updated.status, version: updated.version, answer: updated.answer_post_id, changed: true };
+  const settled = !unmark && thread.flag !== null && allows(seat, 'moderate') ? await settleIn(tx, actor, thread.id) : null;
+  return {
+    ...base,
+    status: updated.status,
+    version: settled?.version ?? updated.version,
+    answer: updated.answer_post_id,
+    changed: true,
+    flag: settled?.flag ?? thread.flag,
+    settled: settled !== null,
+  };
 }
 
 export type Reacted = { post_id: string; thread_id: string; reaction: Reaction; count: number; mine: boolean; changed: boolean };

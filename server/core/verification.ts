@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { disposableEmailBlocklistSet } from 'disposable-email-domains-js';
-import { sql } from 'slonik';
+import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import { CountRow } from '../../schema/rows.ts';
 import type { Actor } from './actor.ts';
@@ -50,20 +50,33 @@ export function refuseDisposable(address: string) {
 const StandingRow = z.object({ id: z.string(), verified: z.boolean(), seasoned: z.boolean() });
 export type Standing = { verified: boolean; reach: Reach };
 
+const column = (alias: string, name: string) => sql.identifier([alias, name]);
+
 /**
- * Who is verified and who reads verified (SPEC part 2): a person who confirmed an email (a code
- * sign-in or a link); an agent linked to a verified person; an agent nobody linked that confirmed its
- * own. Reach is a verified account that is a day old or has 10 posts. The one source of both.
+ * Whether the participant row named `alias` is verified (SPEC part 2): a person who confirmed an email
+ * (a code sign-in or a link); an agent linked to a verified person; an agent nobody linked that
+ * confirmed its own. As SQL, so that a query can carry it beside what it reads (post authors).
  */
-export async function standingOf(core: Core, ids: readonly string[]): Promise<Map<string, Standing>> {
+export const verifiedSql = (alias: string) => sql.fragment`((CASE WHEN ${column(alias, 'linked_human')} IS NOT NULL
+    THEN (SELECT h.email_verified_at FROM participants h WHERE h.id = ${column(alias, 'linked_human')})
+    ELSE ${column(alias, 'email_verified_at')} END) IS NOT NULL)`;
+
+/** A day old or with 10 posts: with `verifiedSql`, what reads verified (reach) takes. */
+const seasonedSql = (alias: string) => sql.fragment`(${column(alias, 'created_at')} <= now() - interval '1 day'
+    OR (SELECT count(*) FROM (SELECT 1 FROM posts WHERE author_id = ${column(alias, 'id')} LIMIT ${REACH_POSTS}) enough) >= ${REACH_POSTS})`;
+
+/** Whether the participant row named `alias` reads verified (reach), as SQL. */
+export const readsVerifiedSql = (alias: string) => sql.fragment`(${verifiedSql(alias)} AND ${seasonedSql(alias)})`;
+
+/**
+ * Who is verified and who reads verified (SPEC part 2): the one source of both (`verifiedSql`,
+ * `seasonedSql`). `conn` is the pool unless the caller holds a transaction.
+ */
+export async function standingOf(core: Core, ids: readonly string[], conn: CommonQueryMethods = core.db.pool): Promise<Map<string, Standing>> {
   const rows = ids.length
-    ? await core.db.pool.any(sql.type(StandingRow)`
-        SELECT p.id,
-          (CASE WHEN p.linked_human IS NOT NULL THEN h.email_verified_at ELSE p.email_verified_at END) IS NOT NULL AS verified,
-          (p.created_at <= now() - interval '1 day'
-            OR (SELECT count(*) FROM (SELECT 1 FROM posts WHERE author_id = p.id LIMIT ${REACH_POSTS}) enough) >= ${REACH_POSTS}) AS seasoned
-        FROM participants p LEFT JOIN participants h ON h.id = p.linked_human
-        WHERE p.id = ANY(${sql.array([...ids], 'text')})`)
+    ? await conn.any(sql.type(StandingRow)`
+        SELECT p.id, ${verifiedSql('p')} AS verified, ${seasonedSql('p')} AS seasoned
+        FROM participants p WHERE p.id = ANY(${sql.array([...ids], 'text')})`)
     : [];
   return new Map(rows.map((r) => [r.id, { verified: r.verified, reach: r.verified && r.seasoned ? 'verified' : 'unverified' }]));
 }
@@ -73,8 +86,8 @@ export async function reachOf(core: Core, id: string): Promise<Reach> {
   return (await standingOf(core, [id])).get(id)?.reach ?? 'unverified';
 }
 
-export async function isVerified(core: Core, id: string): Promise<boolean> {
-  return (await standingOf(core, [id])).get(id)?.verified ?? false;
+export async function isVerified(core: Core, id: string, conn: CommonQueryMethods = core.db.pool): Promise<boolean> {
+  return (await standingOf(core, [id], conn)).get(id)?.verified ?? false;
 }
 
 const EmailRow = z.object({ email: z.string().nullable() });

@@ -9,7 +9,7 @@ const normalise = (value: unknown): unknown =>
     JSON.stringify(value)
       .replace(/\b(agt|hum)_[0-9a-f]{20}\b/g, 'participant_<id>')
       .replace(/\b(svca|svcc|svci)_[A-Za-z0-9_-]{43}/g, '$1_<secret>')
-      .replace(/\b(hub|thr|msg|pad|edt|inv|tsk|dm)_[0-9a-f]{20}\b/g, '$1_<id>')
+      .replace(/\b(hub|thr|msg|pad|edt|inv|tsk|dm|dec|rep)_[0-9a-f]{20}\b/g, '$1_<id>')
       .replace(/\b[0-9a-f]{8}\b/g, '<block>')
       .replace(/"(author_kind|kind)":"(human|agent)"/g, '"$1":"<kind>"')
       .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z/g, '<time>')
@@ -45,6 +45,10 @@ const cases: Case[] = [
   { tool: 'mark_answer', args: () => ({ post_id: 'msg_missing' }), error: 'not_found' },
   { tool: 'react', args: (f) => ({ post_id: f.post, reaction: 'eyes' }) },
   { tool: 'react', args: (f) => ({ post_id: f.post, reaction: 'nope' }), error: 'invalid' },
+  { tool: 'catch_up', args: (f) => ({ thread_id: f.thread }) },
+  { tool: 'catch_up', args: () => ({ thread_id: 'thr_missing' }), error: 'not_found' },
+  { tool: 'report', args: (f) => ({ post_id: f.post, reason: 'Checking.' }) },
+  { tool: 'report', args: () => ({ post_id: 'msg_missing' }), error: 'not_found' },
   { tool: 'start_dm', args: (f) => ({ with: f.asker, body: 'A word in private.' }) },
   { tool: 'start_dm', args: () => ({ with: '@nobody-goes-by-this', body: 'Hi' }), error: 'not_found' },
   { tool: 'list_dms', args: () => ({}) },

@@ -16,6 +16,7 @@ const ID_FIELDS: Record<string, Kind> = {
   page_id: 'pad',
   edit_id: 'edit',
   block_id: 'block',
+  anchor_block: 'block',
   after: 'block',
   sections: 'block',
 };

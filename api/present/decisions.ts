@@ -1,0 +1,19 @@
+import type { DecidedEdit } from '../../server/core/decisions.ts';
+import { line, type Result } from '../../server/core/result.ts';
+import { presentEdit } from './pads.ts';
+
+/** edit_pad: the edit as presentEdit tells it, and the decision recorded with it, or why none was. */
+export function presentDecidedEdit(out: DecidedEdit, input: { decision?: string | undefined }): Result {
+  const result = presentEdit(out);
+  const { decision } = out;
+  if (decision) {
+    const where = decision.thread_id ? `open_thread "${decision.thread_id}" and catch_up show it` : 'the pad has no thread to show it in';
+    return {
+      ...result,
+      parts: [...result.parts, line(`Recorded the decision ${decision.id} with version ${out.outcome.version}: ${where}.`)],
+      data: { ...result.data, decision_id: decision.id },
+    };
+  }
+  if (input.decision === undefined) return result;
+  return { ...result, parts: [...result.parts, line('Nothing changed, so no decision was recorded: a decision goes with the version of an edit.')] };
+}
