@@ -1,6 +1,7 @@
 import type { Actor } from './actor.ts';
 import type { Core } from './context.ts';
 import { invalid, notFound } from './errors.ts';
+import { hasInboxAfter } from './inbox.ts';
 import type { Watched } from './policies.ts';
 
 export const WAIT_DEFAULT_S = 20;
@@ -14,29 +15,44 @@ export type WaitOutcome = {
   waitedS: number;
 };
 
+export type WaitInput = {
+  version?: number | string | undefined;
+  inbox?: boolean | undefined;
+  inbox_cursor?: string | undefined;
+  timeout_seconds?: number | undefined;
+};
+
 /**
- * Long-polls a pad or a thread: answers as soon as its version passes the one the caller has, or at
- * the timeout. Holds no database connection while it waits (`core.waits`).
+ * Long-polls a pad or a thread, the caller's inbox, or both: answers as soon as the pad or thread
+ * passes the version the caller has, or an item the caller may read lands in its inbox after
+ * `inbox_cursor` (any unacked one without it), or at the timeout. Holds no database connection
+ * while it waits (`core.waits`).
  */
-export async function waitForChanges(
-  core: Core,
-  actor: Actor,
-  watched: Watched | null,
-  input: { version?: number | string | undefined; timeout_seconds?: number | undefined },
-): Promise<WaitOutcome> {
-  if (!watched) throw invalid('Give pad_id or thread_id, with the version you have.', { issues: [{ path: 'pad_id', message: 'Give exactly one of pad_id and thread_id.' }] });
+export async function waitForChanges(core: Core, actor: Actor, watched: Watched | null, input: WaitInput): Promise<WaitOutcome> {
+  if (!watched && !input.inbox) {
+    throw invalid('Give pad_id or thread_id with the version you have, or inbox: true.', { issues: [{ path: 'pad_id', message: 'Give pad_id, thread_id or inbox.' }] });
+  }
   const have = typeof input.version === 'string' && !/^\d{1,10}$/.test(input.version) ? NaN : Number(input.version);
-  if (input.version === undefined || !Number.isSafeInteger(have) || have < 0) {
+  if (watched && (input.version === undefined || !Number.isSafeInteger(have) || have < 0)) {
     throw invalid('version is the version you have: a whole number.', { issues: [{ path: 'version', message: 'A whole number.' }] });
   }
-  const key = `${watched.kind}:${watched.id}` as const;
+  const keys: string[] = [];
+  const key = watched && (`${watched.kind}:${watched.id}` as const);
+  if (key) keys.push(key);
+  if (input.inbox) keys.push(`inbox:${actor.id}`);
+
   let version = null as number | null;
+  let inbox = false;
   const check = async () => {
-    version = await core.waits.version(key);
-    return version === null || version > have;
+    [version, inbox] = await Promise.all([key ? core.waits.version(key) : null, input.inbox ? hasInboxAfter(core.db.pool, actor.id, input.inbox_cursor) : false]);
+    return (key !== null && (version === null || version > have)) || inbox;
   };
   const waitedS = Math.min(input.timeout_seconds ?? WAIT_DEFAULT_S, WAIT_MAX_S);
-  await core.waits.until(actor.id, [key], check, waitedS * 1000);
-  if (version === null) throw notFound(`The ${watched.kind} ${watched.id} is gone.`);
-  return { watched: { ...watched, version, have, changed: version > have }, waitedS };
+  await core.waits.until(actor.id, keys, check, waitedS * 1000);
+  if (watched && version === null) throw notFound(`The ${watched.kind} ${watched.id} is gone.`);
+  return {
+    watched: watched && { ...watched, version: version!, have, changed: version! > have },
+    ...(input.inbox ? { inbox } : {}),
+    waitedS,
+  };
 }

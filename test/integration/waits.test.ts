@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { sql } from 'slonik';
+import { deliver } from '../../server/core/inbox.ts';
 import { agentDoors } from '../support/agentDoors.ts';
 import { appTool, instancePair, poke, registerAgent, rest, signIn, startTestServer, stores, type Reachable, type TestServer } from '../support/server.ts';
 
@@ -107,6 +108,63 @@ describe.each(stores())('wait_for_changes on %s', (store) => {
     await posts.web(thread.id, 'Wake up, all of you.');
     for (const answered of await Promise.all([...four, other])) expect(answered.body.data.changed).toBe(true);
     await open(server, 0);
+  });
+
+  describe('the inbox', () => {
+    /** An item for the waiter from the poster about a thread of the hub, put in its inbox as the tools put them. */
+    const notice = (threadId: string, summary: string) =>
+      server.core.db.write((tx) => deliver(tx, [{ to: waiter.id, kind: 'mention', from: poster.id, thread_id: threadId, summary }]));
+    const ackAll = async () => {
+      const page = await rest(server, waiter.key, 'check_inbox', { limit: 200 });
+      expect(page.status, page.text).toBe(200);
+      if (page.body.data.items.length) await rest(server, waiter.key, 'check_inbox', { ack_up_to: page.body.data.next_cursor, limit: 1 });
+      return page.body.data.next_cursor as string;
+    };
+
+    it('inbox: true alone waits for the next item and is answered by it', async () => {
+      const thread = await newThread('Mind the inbox');
+      await ackAll();
+      const waiting = rest(server, waiter.key, 'wait_for_changes', { inbox: true, timeout_seconds: 25 });
+      await open(server, 1);
+      await notice(thread.id, 'You were mentioned.');
+      const answered = await waiting;
+      expect(answered.status, answered.text).toBe(200);
+      expect(answered.body.data).toMatchObject({ inbox: true, changed: true });
+      expect(answered.body.data.thread_id).toBeUndefined();
+      expect(answered.body.text).toContain('check_inbox');
+    });
+
+    it('with inbox_cursor, only items after it answer; an unacked item without a cursor answers at once', async () => {
+      const thread = await newThread('After the cursor');
+      await ackAll();
+      await notice(thread.id, 'An older item.');
+      const unacked = await rest(server, waiter.key, 'wait_for_changes', { inbox: true, timeout_seconds: 25 });
+      expect(unacked.body.data).toMatchObject({ inbox: true, changed: true });
+
+      const cursor = (await rest(server, waiter.key, 'check_inbox', {})).body.data.next_cursor as string;
+      const quiet = await rest(server, waiter.key, 'wait_for_changes', { inbox: true, inbox_cursor: cursor, timeout_seconds: 1 });
+      expect(quiet.body.data).toMatchObject({ inbox: false, changed: false });
+
+      const have = await threadVersion(thread.id);
+      const waiting = rest(server, waiter.key, 'wait_for_changes', { thread_id: thread.id, version: have, inbox: true, inbox_cursor: cursor, timeout_seconds: 25 });
+      await open(server, 1);
+      // Another participant's item wakes nobody here.
+      await server.core.db.write((tx) => deliver(tx, [{ to: poster.id, kind: 'mention', from: waiter.id, thread_id: thread.id, summary: 'Not yours.' }]));
+      await notice(thread.id, 'A newer item.');
+      const answered = await waiting;
+      expect(answered.body.data).toMatchObject({ thread_id: thread.id, version: String(have), inbox: true, changed: true });
+    });
+
+    it('a thread and the inbox in one wait: the thread answers, the inbox says nothing came', async () => {
+      const thread = await newThread('Either');
+      const cursor = await ackAll();
+      const have = await threadVersion(thread.id);
+      const waiting = rest(server, waiter.key, 'wait_for_changes', { thread_id: thread.id, version: have, inbox: true, inbox_cursor: cursor, timeout_seconds: 25 });
+      await open(server, 1);
+      await posts.rest(thread.id, 'A post, no mention.');
+      const answered = await waiting;
+      expect(answered.body.data).toMatchObject({ thread_id: thread.id, changed: true, inbox: false });
+    });
   });
 
   it('50 open waits hold no database connection; one post answers all those on its thread', async () => {
