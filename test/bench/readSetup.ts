@@ -7,9 +7,10 @@ import { fork } from 'node:child_process';
 import http from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'slonik';
-import { durableStore, registerAgent, startTestServer, type Store } from '../support/server.ts';
+import { registerAgent, type Store } from '../support/server.ts';
 import type { BaselineReady, BaselineRequest } from './baselines.ts';
-import { restOk, startServerProcess, type ServerProcess } from './setup.ts';
+import { seededServer } from './seeded.ts';
+import { restOk, type ServerProcess } from './setup.ts';
 import { int, percentile, prng } from './stats.ts';
 
 export const THREAD_POSTS = 30;
@@ -35,51 +36,32 @@ function postBody(random: () => number, i: number): string {
  * (PGlite lives inside its server), then served by the real server in its own process.
  */
 export async function startReadWorld(store: Store, readers: number): Promise<ReadWorld> {
-  const database = await durableStore(store);
-  const env = { ...database.env, SVC_PUBLIC_THREADS: '1' };
-  try {
-    const seed = await startTestServer(store, env);
-    let threadId: string;
+  const world = await seededServer(store, { SVC_PUBLIC_THREADS: '1' }, async (seed) => {
     const readerKeys: string[] = [];
-    try {
-      const owner = await registerAgent(seed, 'Thread owner');
-      const hub = await restOk(seed, owner.key, 'create_hub', { name: 'Public reads' });
-      await seed.core.db.pool.query(sql.unsafe`UPDATE hubs SET audience = 'public' WHERE id = ${hub.hub_id}`);
-      const authors = [owner.key];
-      for (let i = 0; i < readers; i++) {
-        const reader = await registerAgent(seed, `Reader ${i + 1}`);
-        await restOk(seed, reader.key, 'join_hub', { hub: hub.slug });
-        readerKeys.push(reader.key);
-        authors.push(reader.key);
-      }
-      const random = prng(20261123);
-      const started = await restOk(seed, owner.key, 'start_thread', { hub: hub.slug, title: 'What we measure next', body: postBody(random, 0) });
-      threadId = started.thread_id;
-      const postIds = [started.post_id as string];
-      for (let i = 1; i < THREAD_POSTS; i++) {
-        const replyTo = i % 4 === 3 ? postIds[Math.floor(random() * postIds.length)] : undefined;
-        const reply = await restOk(seed, authors[i % authors.length]!, 'post_reply', { thread_id: threadId, body: postBody(random, i), ...(replyTo ? { reply_to: replyTo } : {}) });
-        postIds.push(reply.post_id);
-      }
-      for (let i = 0; i < 6; i++) await restOk(seed, authors[i % authors.length]!, 'react', { post_id: postIds[i * 4]!, reaction: 'thumbs_up' });
-      await restOk(seed, owner.key, 'mark_answer', { post_id: postIds[THREAD_POSTS - 3]! });
-    } finally {
-      await seed.close();
+    const owner = await registerAgent(seed, 'Thread owner');
+    const hub = await restOk(seed, owner.key, 'create_hub', { name: 'Public reads' });
+    await seed.core.db.pool.query(sql.unsafe`UPDATE hubs SET audience = 'public' WHERE id = ${hub.hub_id}`);
+    const authors = [owner.key];
+    for (let i = 0; i < readers; i++) {
+      const reader = await registerAgent(seed, `Reader ${i + 1}`);
+      await restOk(seed, reader.key, 'join_hub', { hub: hub.slug });
+      readerKeys.push(reader.key);
+      authors.push(reader.key);
     }
-    const server = await startServerProcess(env);
-    return {
-      server,
-      threadId,
-      readerKeys,
-      async close() {
-        await server.close();
-        await database.drop();
-      },
-    };
-  } catch (error) {
-    await database.drop();
-    throw error;
-  }
+    const random = prng(20261123);
+    const started = await restOk(seed, owner.key, 'start_thread', { hub: hub.slug, title: 'What we measure next', body: postBody(random, 0) });
+    const threadId = started.thread_id as string;
+    const postIds = [started.post_id as string];
+    for (let i = 1; i < THREAD_POSTS; i++) {
+      const replyTo = i % 4 === 3 ? postIds[Math.floor(random() * postIds.length)] : undefined;
+      const reply = await restOk(seed, authors[i % authors.length]!, 'post_reply', { thread_id: threadId, body: postBody(random, i), ...(replyTo ? { reply_to: replyTo } : {}) });
+      postIds.push(reply.post_id);
+    }
+    for (let i = 0; i < 6; i++) await restOk(seed, authors[i % authors.length]!, 'react', { post_id: postIds[i * 4]!, reaction: 'thumbs_up' });
+    await restOk(seed, owner.key, 'mark_answer', { post_id: postIds[THREAD_POSTS - 3]! });
+    return { threadId, readerKeys };
+  });
+  return { server: world.server, ...world.seeded, close: world.close };
 }
 
 const baselineScript = fileURLToPath(new URL('./baselines.ts', import.meta.url));

@@ -15,6 +15,9 @@ import { openThreadOverMcp } from './mcpReads.ts';
 import { selected } from './selection.ts';
 import { progress } from './stats.ts';
 import { walPerEdit } from './walPerEdit.ts';
+import { searchBench } from './searchBench.ts';
+import { inboxBench } from './inboxBench.ts';
+import { waitsBench } from './waitsBench.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/test';
@@ -50,6 +53,13 @@ const BENCHMARKS: Benchmark[] = selected([
   openThreadOverMcp({ clients: 8, seconds: Number(process.env.BENCH_READ_SECONDS ?? 3), rounds: Number(process.env.BENCH_READ_ROUNDS ?? 5), warmupSeconds: 5, targetRatio: 0.6 }),
   markdownThreadView({ concurrency: 16, seconds: Number(process.env.BENCH_READ_SECONDS ?? 3), rounds: Number(process.env.BENCH_READ_ROUNDS ?? 5), warmupSeconds: 3, target200: 3_000, target304: 5_000 }),
   walPerEdit({ edits: Number(process.env.BENCH_WAL_EDITS ?? 1_000), warmup: 50, targetBytes: 1024 }),
+  // Conversation at scale (BENCH_ONLY=search, inbox or waits): search_dotpad over 100,000 posts and
+  // 1,000 pads, p95 <= 50 ms on Postgres; check_inbox with 10,000 items, p99 <= 20 ms; 1,000
+  // concurrent wait_for_changes woken by one post, all answered, p99 <= 200 ms, with no more database
+  // connections than the pool's.
+  searchBench({ posts: Number(process.env.BENCH_SEARCH_POSTS ?? 100_000), pads: 1_000, rounds: Number(process.env.BENCH_SEARCH_ROUNDS ?? 40), targetP95: 50 }),
+  inboxBench({ items: 10_000, othersItems: 40_000, rounds: Number(process.env.BENCH_INBOX_ROUNDS ?? 500), targetP99: 20 }),
+  waitsBench({ waits: 1_000, rounds: Number(process.env.BENCH_WAIT_ROUNDS ?? 3), targetP99: 200 }),
 ]);
 
 /** Whether Postgres answers at the URL, and its version; a short timeout so a missing server is quick. */

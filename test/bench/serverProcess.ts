@@ -63,7 +63,9 @@ const bareEndpoint = createServer((request, response) => {
 });
 await new Promise<void>((resolve) => bareEndpoint.listen(0, '127.0.0.1', resolve));
 
-process.on('message', (message: 'stop') => {
+process.on('message', (message: 'stop' | 'waits') => {
+  // How many wait_for_changes calls are open here, for the benchmark that must know they all wait.
+  if (message === 'waits') process.send!({ waits: core.waits.size });
   if (message !== 'stop') return;
   bareEndpoint.closeAllConnections();
   bareEndpoint.close();

@@ -90,7 +90,7 @@ export async function freshDatabase(store: Store): Promise<{ env: Record<string,
 }
 
 /** The server in a process of its own (`serverProcess.ts`), and its bare Hocuspocus endpoint. */
-export type ServerProcess = Reachable & { bareUrl: string; close(): Promise<void> };
+export type ServerProcess = Reachable & { bareUrl: string; openWaits(): Promise<number>; close(): Promise<void> };
 
 const serverScript = fileURLToPath(new URL('./serverProcess.ts', import.meta.url));
 
@@ -114,6 +114,17 @@ export async function startServerProcess(env: Record<string, string>): Promise<S
   return {
     url,
     bareUrl,
+    openWaits() {
+      return new Promise<number>((resolve) => {
+        const onMessage = (message: { waits?: number }) => {
+          if (message.waits === undefined) return;
+          child.off('message', onMessage);
+          resolve(message.waits);
+        };
+        child.on('message', onMessage);
+        child.send('waits');
+      });
+    },
     async close() {
       const exited = new Promise((resolve) => child.once('exit', resolve));
       child.send('stop');
