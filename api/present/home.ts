@@ -38,7 +38,7 @@ const taskLine = (task: Task) =>
  * not in `data` or the view: Checked-hub suggestions do not exist yet, so there is no lane to fill.
  */
 export function presentHome(out: Home): Result {
-  const parts: TextPart[] = [line(`# Home for ${inline(out.who.name)} (${inline(out.who.handle)})`)];
+  const parts: TextPart[] = [line(`# Home for ${inline(out.who.name)} (${inline(out.who.handle)})${out.hub ? `, in hub ${out.hub.slug}` : ''}`)];
   if (out.unread !== null) parts.push(line(out.unread ? `Inbox: ${out.unread} unread. check_inbox reads them.` : 'Inbox: nothing unread.'));
 
   parts.push(line(`## Your threads (${out.threads.length}${out.moreThreads ? ': the ones with the newest activity' : ''})`));
@@ -58,10 +58,12 @@ export function presentHome(out: Home): Result {
 
   parts.push(line('## Suggestions waiting on you'), line('None: suggestions to check in Checked hubs are not built yet.'));
 
-  if (out.unread !== null) {
+  if (out.hubs && !out.hub) {
     parts.push(line(`## Your hubs (${out.hubs.length})`));
     if (!out.hubs.length) parts.push(line('None yet: create_hub makes one, join_hub joins a public one.'));
     for (const h of out.hubs) parts.push(line(`- ${inline(h.name)} · ${h.slug} · ${h.role}`));
+  } else if (out.hub) {
+    parts.push(line(`Your seat in ${out.hub.slug}: ${out.hubs?.[0]?.role ?? 'none'}. show_dotpad without hub for all your hubs and your inbox.`));
   }
   parts.push(line('Read one: open_thread, open_hub; list_tasks for every task you can see; search_dotpad to find anything.'));
 
@@ -75,7 +77,7 @@ export function presentHome(out: Home): Result {
       ...(out.moreThreads ? { more_threads: true } : {}),
       tasks: tasks(taskData),
       ...(Object.keys(more).length ? { more_tasks: more } : {}),
-      hubs: out.hubs.map((h) => ({ id: h.id, slug: h.slug, role: h.role })),
+      hubs: (out.hubs ?? []).map((h) => ({ id: h.id, slug: h.slug, role: h.role })),
     },
     view: () => ({
       who: out.who,
@@ -84,7 +86,7 @@ export function presentHome(out: Home): Result {
       more_threads: out.moreThreads,
       tasks: tasks(taskView),
       more_tasks: more,
-      hubs: out.hubs.map((h) => ({ id: h.id, slug: h.slug, name: h.name, role: h.role })),
+      hubs: (out.hubs ?? []).map((h) => ({ id: h.id, slug: h.slug, name: h.name, role: h.role })),
     }),
   };
 }

@@ -1,5 +1,6 @@
 import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
+import type { HubRow } from '../../schema/rows.ts';
 import type { Actor } from './actor.ts';
 import type { Core } from './context.ts';
 import { myHubs, type MyHub } from './hubs.ts';
@@ -29,24 +30,30 @@ export type HomeThread = z.infer<typeof HomeThreadRow>;
 
 export type Home = {
   who: Pick<Actor, 'id' | 'name' | 'handle'>;
+  /** The one hub the home was asked for, or null for all of them. */
+  hub: Pick<HubRow, 'id' | 'slug' | 'name'> | null;
   threads: HomeThread[];
   moreThreads: boolean;
   tasks: Record<TaskLane, Task[]>;
   moreTasks: Record<TaskLane, boolean>;
-  /** Hubs with a seat; none for a sub-agent key, whose grant holds no hub as a whole. */
-  hubs: readonly MyHub[];
-  /** Unacknowledged inbox items; null for a sub-agent key (the inbox is its parent's, beyond its grant). */
+  /** Hubs with a seat (only the one asked for); null for a sub-agent key, whose grant holds no hub as a whole. */
+  hubs: readonly MyHub[] | null;
+  /**
+   * Unacknowledged inbox items; null for a sub-agent key (the inbox is its parent's, beyond its
+   * grant) and for one hub's home (the inbox is not kept by hub).
+   */
   unread: number | null;
 };
 
 /**
- * show_dotpad: the caller's home. Every list keeps to what the caller may read now (`readableScope`):
- * a thread they posted in before losing their seat, or outside a sub-agent key's grant, is not shown,
- * nor a task of such a thread.
+ * show_dotpad: the caller's home, in all their hubs or in one they may read. Every list keeps to what
+ * the caller may read now (`readableScope`): a thread they posted in before losing their seat, or
+ * outside a sub-agent key's grant, is not shown, nor a task of such a thread.
  */
-export async function home(core: Core, conn: CommonQueryMethods, actor: Actor): Promise<Home> {
+export async function home(core: Core, conn: CommonQueryMethods, actor: Actor, only: HubRow | null): Promise<Home> {
   const me = actor.id;
   const scope = readableScope(core, actor);
+  const inHub = only ? sql.fragment`h.id = ${only.id}` : sql.fragment`true`;
   const mine = sql.fragment`SELECT thread_id, max(seq) AS last_seq FROM posts WHERE author_id = ${me} GROUP BY thread_id`;
   const threads = conn.any(sql.type(HomeThreadRow)`
     SELECT t.id, t.title, h.slug AS hub_slug, h.name AS hub_name, t.status, t.post_count AS posts, t.started_by = ${me} AS started,
@@ -55,7 +62,7 @@ export async function home(core: Core, conn: CommonQueryMethods, actor: Actor): 
       t.updated_at
     FROM (${mine}) mine JOIN threads t ON t.id = mine.thread_id JOIN hubs h ON h.id = t.hub_id
     LEFT JOIN thread_reads r ON r.participant_id = ${me} AND r.thread_id = t.id
-    WHERE ${scope.thread}
+    WHERE ${scope.thread} AND ${inHub}
     ORDER BY t.updated_at DESC, t.id DESC LIMIT ${HOME_THREADS + 1}`);
 
   const held = sql.array(['taken', 'in_progress', 'blocked'], 'text');
@@ -68,19 +75,20 @@ export async function home(core: Core, conn: CommonQueryMethods, actor: Actor): 
   const tasks = conn.any(sql.type(TaskRow.extend({ lane: z.enum(TASK_LANES) }))`
     ${sql.join(
       TASK_LANES.map((lane) => sql.fragment`(SELECT ${lane}::text AS lane, ${TASK_COLUMNS} ${TASK_FROM}
-        WHERE ${lanes[lane]} AND ${scope.thread} ORDER BY k.n DESC LIMIT ${HOME_TASKS + 1})`),
+        WHERE ${lanes[lane]} AND ${scope.thread} AND ${inHub} ORDER BY k.n DESC LIMIT ${HOME_TASKS + 1})`),
       sql.fragment` UNION ALL `,
     )}`);
   const [threadRows, taskRows, hubs, unread] = await Promise.all([
     threads,
     tasks,
-    scope.granted ? [] : myHubs(conn, actor),
-    scope.granted ? null : countUnread(conn, me),
+    scope.granted ? null : myHubs(conn, actor).then((hubs) => hubs.filter((hub) => !only || hub.id === only.id)),
+    scope.granted || only ? null : countUnread(conn, me),
   ]);
 
   const byLane = Object.fromEntries(TASK_LANES.map((lane) => [lane, taskRows.filter((row) => row.lane === lane).map(({ lane: _lane, ...task }) => task)])) as Record<TaskLane, Task[]>;
   return {
     who: { id: actor.id, name: actor.name, handle: actor.handle },
+    hub: only && { id: only.id, slug: only.slug, name: only.name },
     threads: threadRows.slice(0, HOME_THREADS),
     moreThreads: threadRows.length > HOME_THREADS,
     tasks: Object.fromEntries(TASK_LANES.map((lane) => [lane, byLane[lane].slice(0, HOME_TASKS)])) as Record<TaskLane, Task[]>,

@@ -5,7 +5,7 @@ import { ensureClientBuilt, haveChromium, launchBrowser, personInBrowser, type B
 import { appTool, mcpClient, registerAgent, startTestServer, stores, type TestServer } from '../support/server.ts';
 import { addMember } from './browserPeople.ts';
 
-/** The /search page in Chromium: what an agent posts over MCP is found by a member, grouped, and never by an outsider. */
+/** The /search page in Chromium: what an agent writes over MCP (posts, pad sections, tasks) is found by a member, grouped, and never by an outsider. */
 describe.skipIf(!haveChromium).each(stores())('search in the browser on %s', (store) => {
   let server: TestServer;
   let browser: Browser;
@@ -13,6 +13,7 @@ describe.skipIf(!haveChromium).each(stores())('search in the browser on %s', (st
   let bob: Person;
   let mcp: Client;
   let threadId: string;
+  let padId: string;
 
   beforeAll(async () => {
     ensureClientBuilt();
@@ -29,6 +30,9 @@ describe.skipIf(!haveChromium).each(stores())('search in the browser on %s', (st
     const started = await mcp.callTool({ name: 'start_thread', arguments: { hub: hub.slug, title: 'Heliotrope cuttings', body: 'When do we take them?' } });
     threadId = (started.structuredContent as { thread_id: string }).thread_id;
     await mcp.callTool({ name: 'post_reply', arguments: { thread_id: threadId, body: 'Heliotropes root best in late summer.' } });
+    const pad = await mcp.callTool({ name: 'create_pad', arguments: { thread_id: threadId, title: 'Potting notes', text: '# Rooting medium\n\nPerlite and vermiculite, half and half.' } });
+    padId = (pad.structuredContent as { pad_id: string }).pad_id;
+    await mcp.callTool({ name: 'create_task', arguments: { thread_id: threadId, title: 'Buy vermiculite bags' } });
   });
 
   afterAll(async () => {
@@ -50,8 +54,20 @@ describe.skipIf(!haveChromium).each(stores())('search in the browser on %s', (st
     expect(ada.errors).toEqual([]);
   });
 
-  it('an outsider, opening the same address, is told nothing matches', async () => {
-    await bob.page.goto('/search?q=helio');
+  it('finds a pad section and a task the agent wrote, each in its group, and a section opens its pad', async () => {
+    await ada.page.goto('/search?q=vermicul');
+    await expect.poll(() => ada.page.getByRole('heading', { level: 2 }).allInnerTexts()).toEqual(['Sections (1)', 'Tasks (1)']);
+    const tasks = ada.page.getByRole('region', { name: 'Tasks (1)' });
+    expect(await tasks.innerText()).toContain('Task in Heliotrope cuttings in Garden club · task open');
+    const sections = ada.page.getByRole('region', { name: 'Sections (1)' });
+    expect(await sections.innerText()).toContain('Section in Potting notes in Garden club');
+    await sections.getByRole('link', { name: 'Rooting medium' }).click();
+    await ada.page.waitForURL(`**/p/${padId}`);
+    expect(ada.errors).toEqual([]);
+  });
+
+  it.each(['helio', 'vermicul'])('an outsider, opening the same address (%s), is told nothing matches', async (q) => {
+    await bob.page.goto(`/search?q=${q}`);
     await expect.poll(() => bob.page.getByRole('status').innerText()).toContain('Nothing you can read matches');
     expect(await bob.page.locator('.results').count()).toBe(0);
   });

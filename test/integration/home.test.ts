@@ -125,6 +125,11 @@ describe.each(stores())('show_dotpad on %s', (store) => {
     // The thread with the newest activity comes first.
     expect(threadIds(after.data)[0]).toBe(plan);
     expect(after.data.threads[0]).toMatchObject({ id: plan, unread: 2, posts: before.data.threads.find((t) => t.id === plan)!.posts + 2 });
+    // Reading the thread marks them read; a post of her own does too.
+    await asPia('open_thread', { thread_id: plan });
+    expect((await piaHome()).data.threads[0]).toMatchObject({ id: plan, unread: 0 });
+    await ok('rest', ada, 'post_reply', { thread_id: plan, body: 'And the cherries?' });
+    expect((await piaHome()).data.threads[0]).toMatchObject({ id: plan, unread: 1 });
     await asPia('post_reply', { thread_id: plan, body: 'Fine by me.' });
     expect((await piaHome()).data.threads[0]).toMatchObject({ id: plan, unread: 0 });
 
@@ -146,6 +151,24 @@ describe.each(stores())('show_dotpad on %s', (store) => {
     expect(taskIds(data, 'open')).toEqual([tasks.open, tasks.openReviewedByPia].sort());
     expect(data.hubs.map((h) => [h.slug, h.role]).sort()).toEqual([[closed.slug, 'member'], [hub.slug, 'owner']].sort());
     expect(data.unread_inbox).toEqual(expect.any(Number));
+  });
+
+  it('in one hub: only its threads and tasks, no inbox count; a hub the caller may not read answers as missing', async () => {
+    const data = (await ok('mcp', ada, 'show_dotpad', { hub: closed.slug })) as HomeData;
+    expect(threadIds(data)).toEqual([hidden]);
+    expect(taskIds(data, 'assigned')).toEqual([]);
+    expect(taskIds(data, 'open')).toEqual([]);
+    expect(data.hubs).toEqual([{ id: closed.id, slug: closed.slug, role: 'member' }]);
+    expect(data.unread_inbox).toBeUndefined();
+    const piaInOrchard = (await asPia('show_dotpad', { hub: hub.slug })) as { data: HomeData };
+    expect(threadIds(piaInOrchard.data)).toEqual([plan]);
+    expect(taskIds(piaInOrchard.data, 'review')).toEqual([tasks.review]);
+    for (const door of DOORS) {
+      const refused = await doors.call(door, ada, 'show_dotpad', { hub: 'no-such-hub' });
+      expect([refused.ok, refused.body.error]).toEqual([false, 'not_found']);
+    }
+    const stranger = await appTool(server, pia.cookie, 'show_dotpad', { hub: closed.slug });
+    expect([stranger.status, stranger.body.error]).toEqual([404, 'not_found']);
   });
 
   it('REST and MCP answer alike', async () => {

@@ -75,6 +75,8 @@ const cases: Case[] = [
   { tool: 'undo_edit', args: () => ({ edit_id: 'edt_missing' }), error: 'not_found' },
   { tool: 'wait_for_changes', args: (f) => ({ pad_id: f.pad, version: 1, timeout_seconds: 1 }) },
   { tool: 'wait_for_changes', args: (f) => ({ pad_id: f.pad, thread_id: f.thread, version: 1 }), error: 'invalid' },
+  { tool: 'show_dotpad', args: (f) => ({ hub: f.hub }) },
+  { tool: 'show_dotpad', args: () => ({ hub: 'missing-hub' }), error: 'not_found' },
   { tool: 'search_dotpad', args: () => ({ q: 'plan type:pad' }) },
   { tool: 'search_dotpad', args: () => ({ q: 'plan type:planet' }), error: 'invalid' },
   // The agent-key-only tools: the web app's door answers "Unknown tool." (their refusal there).
