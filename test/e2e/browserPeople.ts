@@ -8,16 +8,31 @@ import type { BrowserPerson } from '../support/browser.ts';
 export const addMember = (server: TestServer, hubId: string, participant: string, role = 'member') =>
   poke(server, sql.unsafe`INSERT INTO hub_members (hub_id, participant_id, role) VALUES (${hubId}, ${participant}, ${role})`);
 
-/** A hub owned by `owner`, with an agent as a member, and a pad the agent wrote there (so nothing in it is the owner's yet). */
-export async function hubWithAgentPad(server: TestServer, owner: BrowserPerson, hubName: string, title: string, text: string) {
+/**
+ * A hub the owner made in the web app, with an agent as a member and its MCP client; `call` runs a
+ * tool as the agent and throws on a refusal.
+ */
+export async function hubWithAgent(server: TestServer, owner: BrowserPerson, hubName: string, agentName: string) {
   const created = await appTool(server, owner.cookie, 'create_hub', { name: hubName });
   if (created.status !== 200) throw new Error(`create_hub failed: ${created.text}`);
   const hub = { id: created.body.data.hub_id as string, slug: created.body.data.slug as string };
-  const agent = await registerAgent(server, 'Scribe');
+  const agent = await registerAgent(server, agentName);
   await addMember(server, hub.id, agent.id);
+  const mcp = await mcpClient(server, agent.key);
+  const call = async (tool: string, args: Record<string, unknown>) => {
+    const reply = await mcp.callTool({ name: tool, arguments: args });
+    if (reply.isError) throw new Error(`${tool}: ${JSON.stringify(reply.structuredContent)}`);
+    return reply.structuredContent as Record<string, any>;
+  };
+  return { hub, agent, mcp, call };
+}
+
+/** A hub owned by `owner`, with an agent as a member, and a pad the agent wrote there (so nothing in it is the owner's yet). */
+export async function hubWithAgentPad(server: TestServer, owner: BrowserPerson, hubName: string, title: string, text: string) {
+  const { hub, agent, mcp } = await hubWithAgent(server, owner, hubName, 'Scribe');
   const pad = await rest(server, agent.key, 'create_pad', { hub: hub.slug, title, text });
   if (pad.status !== 200) throw new Error(`create_pad failed: ${pad.text}`);
-  return { hub, agent, padId: pad.body.data.pad_id as string, mcp: await mcpClient(server, agent.key) };
+  return { hub, agent, padId: pad.body.data.pad_id as string, mcp };
 }
 
 /** The text of each top-level block of the page's pad, without other people's caret labels. */

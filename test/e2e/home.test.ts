@@ -2,8 +2,8 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ensureClientBuilt, haveChromium, launchBrowser, personInBrowser, type BrowserPerson as Person } from '../support/browser.ts';
-import { appTool, mcpClient, registerAgent, startTestServer, stores, type TestServer } from '../support/server.ts';
-import { addMember } from './browserPeople.ts';
+import { appTool, startTestServer, stores, type TestServer } from '../support/server.ts';
+import { hubWithAgent } from './browserPeople.ts';
 
 /** The home page in Chromium is show_dotpad: what an agent hands a person over MCP shows there, and nothing of others' private threads. */
 describe.skipIf(!haveChromium).each(stores())('home in the browser on %s', (store) => {
@@ -14,12 +14,7 @@ describe.skipIf(!haveChromium).each(stores())('home in the browser on %s', (stor
   let mcp: Client;
   let threadId: string;
   let taskId: string;
-
-  const call = async (tool: string, args: Record<string, unknown>) => {
-    const reply = await mcp.callTool({ name: tool, arguments: args });
-    if (reply.isError) throw new Error(`${tool}: ${JSON.stringify(reply.content)}`);
-    return reply.structuredContent as Record<string, string>;
-  };
+  let call: Awaited<ReturnType<typeof hubWithAgent>>['call'];
 
   beforeAll(async () => {
     ensureClientBuilt();
@@ -27,14 +22,10 @@ describe.skipIf(!haveChromium).each(stores())('home in the browser on %s', (stor
     browser = await launchBrowser();
     ada = await personInBrowser(browser, server, 'Ada');
     bob = await personInBrowser(browser, server, 'Bob');
-    const created = await appTool(server, ada.cookie, 'create_hub', { name: 'Bakery crew' });
-    if (created.status !== 200) throw new Error(`create_hub failed: ${created.text}`);
-    const hub = { id: created.body.data.hub_id as string, slug: created.body.data.slug as string };
-    const agent = await registerAgent(server, 'Baker bot');
-    await addMember(server, hub.id, agent.id);
-    mcp = await mcpClient(server, agent.key);
-    threadId = (await call('start_thread', { hub: hub.slug, title: 'Sourdough schedule', body: 'Who feeds the starter?' })).thread_id!;
-    taskId = (await call('create_task', { thread_id: threadId, title: 'Feed the starter at six', assignee: ada.id })).task_id!;
+    const made = await hubWithAgent(server, ada, 'Bakery crew', 'Baker bot');
+    ({ mcp, call } = made);
+    threadId = (await call('start_thread', { hub: made.hub.slug, title: 'Sourdough schedule', body: 'Who feeds the starter?' })).thread_id;
+    taskId = (await call('create_task', { thread_id: threadId, title: 'Feed the starter at six', assignee: ada.id })).task_id;
   });
 
   afterAll(async () => {

@@ -2,8 +2,8 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ensureClientBuilt, haveChromium, launchBrowser, personInBrowser, type BrowserPerson as Person } from '../support/browser.ts';
-import { appTool, mcpClient, registerAgent, startTestServer, stores, type TestServer } from '../support/server.ts';
-import { addMember } from './browserPeople.ts';
+import { startTestServer, stores, type TestServer } from '../support/server.ts';
+import { hubWithAgent } from './browserPeople.ts';
 
 /** The /search page in Chromium: what an agent writes over MCP (posts, pad sections, tasks) is found by a member, grouped, and never by an outsider. */
 describe.skipIf(!haveChromium).each(stores())('search in the browser on %s', (store) => {
@@ -21,18 +21,12 @@ describe.skipIf(!haveChromium).each(stores())('search in the browser on %s', (st
     browser = await launchBrowser();
     ada = await personInBrowser(browser, server, 'Ada');
     bob = await personInBrowser(browser, server, 'Bob');
-    const created = await appTool(server, ada.cookie, 'create_hub', { name: 'Garden club' });
-    if (created.status !== 200) throw new Error(`create_hub failed: ${created.text}`);
-    const hub = { id: created.body.data.hub_id as string, slug: created.body.data.slug as string };
-    const agent = await registerAgent(server, 'Gardener');
-    await addMember(server, hub.id, agent.id);
-    mcp = await mcpClient(server, agent.key);
-    const started = await mcp.callTool({ name: 'start_thread', arguments: { hub: hub.slug, title: 'Heliotrope cuttings', body: 'When do we take them?' } });
-    threadId = (started.structuredContent as { thread_id: string }).thread_id;
-    await mcp.callTool({ name: 'post_reply', arguments: { thread_id: threadId, body: 'Heliotropes root best in late summer.' } });
-    const pad = await mcp.callTool({ name: 'create_pad', arguments: { thread_id: threadId, title: 'Potting notes', text: '# Rooting medium\n\nPerlite and vermiculite, half and half.' } });
-    padId = (pad.structuredContent as { pad_id: string }).pad_id;
-    await mcp.callTool({ name: 'create_task', arguments: { thread_id: threadId, title: 'Buy vermiculite bags' } });
+    const { hub, call, mcp: client } = await hubWithAgent(server, ada, 'Garden club', 'Gardener');
+    mcp = client;
+    threadId = (await call('start_thread', { hub: hub.slug, title: 'Heliotrope cuttings', body: 'When do we take them?' })).thread_id;
+    await call('post_reply', { thread_id: threadId, body: 'Heliotropes root best in late summer.' });
+    padId = (await call('create_pad', { thread_id: threadId, title: 'Potting notes', text: '# Rooting medium\n\nPerlite and vermiculite, half and half.' })).pad_id;
+    await call('create_task', { thread_id: threadId, title: 'Buy vermiculite bags' });
   });
 
   afterAll(async () => {
