@@ -326,6 +326,13 @@ export interface ThreadView {
   seat: Seat
 }
 
+/** catch_up's data, as far as the thread page reads it. */
+export interface CatchUpData {
+  /** Where the reader last read the thread; absent the first time. */
+  last_read?: { seq: number; at: string }
+  since: { new_posts: number; posts: { id: Id; seq: number }[]; tasks: unknown[]; decisions: unknown[] }
+}
+
 /** One row of open_pad's outline (data.sections). */
 export interface OutlineSection {
   id: Id
@@ -417,7 +424,7 @@ interface Tools {
     view: unknown
   }
   open_thread: { args: { thread_id: Id; before_seq?: number }; data: { version: string; before_seq?: number }; view: ThreadView }
-  catch_up: { args: { thread_id: Id }; data: Record<string, unknown>; view: unknown }
+  catch_up: { args: { thread_id: Id }; data: CatchUpData; view: unknown }
   wait_for_changes: { args: { thread_id: Id; version: string; timeout_seconds?: number }; data: { version: string; changed: boolean }; view: unknown }
   report: { args: { post_id: Id; reason?: string }; data: unknown; view: unknown }
   create_task: { args: { thread_id: Id; title: string; assignee?: string; reviewer?: string }; data: { task_id: Id }; view: { task: TaskView } }
@@ -438,7 +445,7 @@ interface Tools {
   }
   ui_thread_guests: { args: { thread_id: Id; accepts_guests: boolean }; data: { accepts_guests: boolean; open_to_guests: boolean }; view: unknown }
   moderate: {
-    args: { hub: string; action: ModerateAction; who: Id } | { post_id: Id; action: PostModeration }
+    args: { hub: string; action: ModerateAction; who: Id } | { post_id: Id; action: PostModeration } | { thread_id: Id; action: 'settle' }
     data: { role?: Role; changed: boolean }
     view: unknown
   }
