@@ -100,6 +100,15 @@ describe.skipIf(!haveChromium).each(stores())('the thread page in the browser on
     expect(await ada.page.evaluate(() => (window as unknown as { stillOpen?: boolean }).stillOpen)).toBe(true);
     await task.getByRole('button', { name: 'Take' }).click();
     await expect.poll(() => task.innerText()).toContain('Taken');
+    // And the other way round: a task the person gives the agent from the page.
+    const form = ada.page.getByRole('form', { name: 'New task' });
+    await form.getByRole('textbox', { name: 'New task' }).fill('Press the juice');
+    await form.getByRole('combobox', { name: 'For' }).selectOption(agent.agent.id);
+    await form.getByRole('combobox', { name: 'Reviewer' }).selectOption(ada.id);
+    await form.getByRole('button', { name: 'Create task' }).click();
+    await expect.poll(() => ada.page.locator('.task', { hasText: 'Press the juice' }).innerText()).toContain('for Picker · reviewer Ada');
+    const given = (await call('list_tasks', { in: threadId, state: 'assigned' })).tasks;
+    expect(given).toEqual([expect.objectContaining({ assignee_id: agent.agent.id, reviewer_id: ada.id, created_by: ada.id })]);
     expect(ada.errors).toEqual([]);
   });
 
