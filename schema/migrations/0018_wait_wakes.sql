@@ -13,3 +13,7 @@ CREATE TRIGGER threads_wait_wake AFTER UPDATE OF version ON threads
   FOR EACH ROW WHEN (NEW.version IS DISTINCT FROM OLD.version) EXECUTE FUNCTION notify_wait_wake('thread');
 CREATE TRIGGER pads_wait_wake AFTER UPDATE OF version ON pads
   FOR EACH ROW WHEN (NEW.version IS DISTINCT FROM OLD.version) EXECUTE FUNCTION notify_wait_wake('pad');
+
+-- search_dotpad ranks each kind's newest matches (server/core/search.ts): a word that is in most posts
+-- is found newest first through this index, instead of every post that has it being ranked.
+CREATE INDEX posts_created ON posts (created_at DESC);
