@@ -50,7 +50,8 @@ function itemParts(item: InboxItem): TextPart[] {
   ];
   if (item.folded) parts.push(line(`Folded: ${item.count} notices from them past 20 an hour; the newest is shown.`));
   if (item.lease_until !== null) parts.push(line(`Held${item.lease_holder ? ` by ${item.lease_holder}` : ''} until ${iso(item.lease_until)} (claim_inbox_item).`));
-  if (item.summary) parts.push(said(item.summary, { noun: 'summary' }));
+  if (item.withheld) parts.push(line(`(${item.withheld})`));
+  else if (item.summary) parts.push(said(item.summary, { noun: 'summary' }));
   parts.push(line(`Read: ${whereToRead(item)}`));
   return parts;
 }
@@ -68,16 +69,25 @@ export function presentInbox(page: InboxPage): Result {
   );
   return {
     parts,
-    data: { items: items.map(itemData), next_cursor: page.next_cursor, more: page.more, unread: page.unread, ...(page.acked ? { acked: page.acked } : {}) },
+    data: {
+      items: items.map(itemData),
+      next_cursor: page.next_cursor,
+      more: page.more,
+      unread: page.unread,
+      newest_cursor: page.newest_cursor,
+      ...(page.acked ? { acked: page.acked } : {}),
+    },
     view: () => ({
       items: items.map((item) => ({
         ...itemData(item),
         from: item.from,
         summary: item.summary,
+        withheld: item.withheld,
         thread_title: item.thread_title,
         hub_slug: item.hub_slug,
       })),
       next_cursor: page.next_cursor,
+      newest_cursor: page.newest_cursor,
       more: page.more,
       unread: page.unread,
     }),

@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
-import { CountRow } from '../../schema/rows.ts';
 import type { Actor } from './actor.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
 import { notFound } from './errors.ts';
@@ -46,22 +45,30 @@ const LOCK_SPACE = 15;
 /**
  * Whether the recipient of item `i` may read what it is about, now: a thread by a seat in its hub
  * or in the thread, or because its hub is public; a DM while they are one of its two and have not
- * blocked the sender; a hub by a seat in it. Items of another thread answer as missing ones.
+ * blocked the sender; a hub by a seat in it. Written as joins of at most one row each, not as
+ * subqueries per row: the planner then prices a long inbox sensibly (priced per row, a count of
+ * 10,000 items looked costly enough to be compiled first, which took longer than the count).
  */
-const readable = sql.fragment`CASE
-  WHEN i.thread_id IS NOT NULL THEN EXISTS (
-    SELECT 1 FROM threads t JOIN hubs h ON h.id = t.hub_id
-    WHERE t.id = i.thread_id AND (h.audience = 'public'
-      OR EXISTS (SELECT 1 FROM hub_members m WHERE m.hub_id = t.hub_id AND m.participant_id = i.recipient_id)
-      OR EXISTS (SELECT 1 FROM item_members s WHERE s.item_id = t.id AND s.participant_id = i.recipient_id)))
-  WHEN i.dm_id IS NOT NULL THEN EXISTS (SELECT 1 FROM dms d WHERE d.id = i.dm_id AND i.recipient_id IN (d.starter_id, d.other_id))
-    AND NOT EXISTS (SELECT 1 FROM dm_blocks b WHERE b.blocker_id = i.recipient_id AND b.blocked_id = i.from_id)
-  WHEN i.hub_id IS NOT NULL THEN EXISTS (SELECT 1 FROM hubs h WHERE h.id = i.hub_id AND (h.audience = 'public'
-    OR EXISTS (SELECT 1 FROM hub_members m WHERE m.hub_id = h.id AND m.participant_id = i.recipient_id)))
+const ACCESS = sql.fragment`
+  LEFT JOIN threads t ON t.id = i.thread_id
+  LEFT JOIN hubs h ON h.id = coalesce(t.hub_id, i.hub_id)
+  LEFT JOIN hub_members m ON m.hub_id = h.id AND m.participant_id = i.recipient_id
+  LEFT JOIN item_members s ON s.item_id = i.thread_id AND s.participant_id = i.recipient_id
+  LEFT JOIN dms d ON d.id = i.dm_id
+  LEFT JOIN dm_blocks b ON b.blocker_id = i.recipient_id AND b.blocked_id = i.from_id`;
+const READABLE = sql.fragment`CASE
+  WHEN i.thread_id IS NOT NULL THEN t.id IS NOT NULL AND (h.audience = 'public' OR m.participant_id IS NOT NULL OR s.participant_id IS NOT NULL)
+  WHEN i.dm_id IS NOT NULL THEN i.recipient_id IN (d.starter_id, d.other_id) AND b.blocker_id IS NULL
+  WHEN i.hub_id IS NOT NULL THEN h.audience = 'public' OR m.participant_id IS NOT NULL
   ELSE true END`;
 
 /** A sub-agent key sees only the items about the threads it was made for. */
 const withinGrant = (actor: Actor) => (actor.grant ? sql.fragment`AND i.thread_id = ANY(${sql.array([...actor.grant.threads], 'text')})` : sql.fragment``);
+/**
+ * The reads are named prepared statements (planned once per connection: their plans take longer
+ * than they run); a statement's name follows its text, which a grant changes.
+ */
+const shape = (actor: Actor | undefined) => (actor?.grant ? '_grant' : '');
 
 const oneLine = (text: string) => clip(text.replace(/\s+/g, ' ').trim(), SUMMARY_CHARS).text;
 
@@ -106,7 +113,8 @@ export async function deliver(tx: CommonQueryMethods, deliveries: readonly Deliv
          AND NOT n.folded AND n.created_at > now() - interval '1 hour') >= ${FOLD_AFTER}
     FROM jsonb_to_recordset(${sql.jsonb(rows)}) AS i(id text, recipient_id text, kind text, from_id text, thread_id text, post_id text,
       task_id text, dm_id text, hub_id text, summary text, quiet boolean, chain integer)
-    WHERE ${readable}
+    ${ACCESS}
+    WHERE ${READABLE}
     ON CONFLICT (recipient_id, from_id) WHERE folded AND acked_at IS NULL DO UPDATE SET
       count = x.count + 1, seq = nextval('inbox_items_seq'), last_at = now(), kind = EXCLUDED.kind,
       thread_id = EXCLUDED.thread_id, post_id = EXCLUDED.post_id, task_id = EXCLUDED.task_id, dm_id = EXCLUDED.dm_id,
@@ -137,10 +145,30 @@ const Cursor = z.object({ s: z.number().int().min(0) });
 const seqOf = (cursor: string | undefined) => (cursor === undefined ? 0 : decodeCursor(cursor, Cursor).s);
 export const inboxCursor = (seq: number) => encodeCursor({ s: seq });
 
+const UnreadRow = z.object({ n: z.number(), newest: z.number().nullable() });
+
+/**
+ * How many unacked items the participant may read now (quiet ones too: they landed), and the newest
+ * one's seq. Access is asked once per thread, DM, hub and sender rather than once per item, so a
+ * long inbox counts in one pass over its index. The groups pass through JSON on purpose: the planner
+ * then expects a few of them and looks each up by index, where its guess of thousands of groups made
+ * it hash whole tables of threads and seats.
+ */
+function unread(conn: CommonQueryMethods, participantId: string, actor?: Actor) {
+  return conn.one(sql.prepared(`inbox_unread${shape(actor)}`, UnreadRow)`
+    SELECT coalesce(sum(i.n), 0)::int8 AS n, max(i.newest) AS newest FROM jsonb_to_recordset((
+      SELECT jsonb_agg(g) FROM (
+        SELECT i.recipient_id, i.thread_id, i.dm_id, i.hub_id, i.from_id, count(*) AS n, max(i.seq) AS newest
+        FROM inbox_items i WHERE i.recipient_id = ${participantId} AND i.acked_at IS NULL ${actor ? withinGrant(actor) : sql.fragment``}
+        GROUP BY i.recipient_id, i.thread_id, i.dm_id, i.hub_id, i.from_id) g
+    )) AS i(recipient_id text, thread_id text, dm_id text, hub_id text, from_id text, n int8, newest int8)
+    ${ACCESS}
+    WHERE ${READABLE}`);
+}
+
 /** Unacked items the participant may read now (quiet ones too: they landed). */
 export async function countUnread(conn: CommonQueryMethods, participantId: string): Promise<number> {
-  return conn.oneFirst(sql.type(CountRow)`
-    SELECT count(*) AS n FROM inbox_items i WHERE i.recipient_id = ${participantId} AND i.acked_at IS NULL AND ${readable}`);
+  return (await unread(conn, participantId)).n;
 }
 
 const ExistsRow = z.object({ found: z.boolean() });
@@ -150,9 +178,9 @@ const ExistsRow = z.object({ found: z.boolean() });
  * Quiet items do not count: they land but wake nobody.
  */
 export async function hasInboxAfter(conn: CommonQueryMethods, participantId: string, cursor: string | undefined): Promise<boolean> {
-  return conn.oneFirst(sql.type(ExistsRow)`
-    SELECT EXISTS (SELECT 1 FROM inbox_items i WHERE i.recipient_id = ${participantId} AND i.acked_at IS NULL
-      AND i.seq > ${seqOf(cursor)} AND NOT i.quiet AND ${readable}) AS found`);
+  return conn.oneFirst(sql.prepared('inbox_has_after', ExistsRow)`
+    SELECT EXISTS (SELECT 1 FROM inbox_items i ${ACCESS} WHERE i.recipient_id = ${participantId} AND i.acked_at IS NULL
+      AND i.seq > ${seqOf(cursor)} AND NOT i.quiet AND ${READABLE}) AS found`);
 }
 
 const Person = z.object({ id: z.string(), name: z.string(), handle: z.string(), kind: z.enum(['human', 'agent']) });
@@ -167,7 +195,9 @@ export const InboxItemRow = z.object({
   task_id: z.string().nullable(),
   dm_id: z.string().nullable(),
   hub_id: z.string().nullable(),
+  /** Empty when the post it quotes was hidden or deleted since (`withheld` says which). */
   summary: z.string(),
+  withheld: z.enum(['hidden', 'deleted']).nullable(),
   count: z.number(),
   folded: z.boolean(),
   last_at: z.number(),
@@ -179,7 +209,15 @@ export const InboxItemRow = z.object({
 });
 export type InboxItem = z.infer<typeof InboxItemRow>;
 
-export type InboxPage = { items: InboxItem[]; next_cursor: string; more: boolean; unread: number; acked: number };
+export type InboxPage = {
+  items: InboxItem[];
+  next_cursor: string;
+  more: boolean;
+  unread: number;
+  /** Past every unacked item now: wait_for_changes with this inbox_cursor wakes only for new ones. */
+  newest_cursor: string;
+  acked: number;
+};
 
 export type CheckInput = { cursor?: string | undefined; limit?: number | undefined; ack_up_to?: string | undefined; ack_items?: readonly string[] | undefined };
 
@@ -201,23 +239,31 @@ export async function ackItems(conn: CommonQueryMethods, actor: Actor, input: Pi
 export async function inboxPage(conn: CommonQueryMethods, actor: Actor, input: CheckInput, acked: number): Promise<InboxPage> {
   const after = seqOf(input.cursor);
   const limit = Math.min(input.limit ?? INBOX_PAGE, INBOX_PAGE_MAX);
-  const [rows, unread] = await Promise.all([
-    limit === 0 ? [] : conn.any(sql.type(InboxItemRow)`
+  const [rows, state] = await Promise.all([
+    limit === 0 ? [] : conn.any(sql.prepared(`inbox_page${shape(actor)}`, InboxItemRow)`
       SELECT i.id, i.seq, i.kind, json_build_object('id', f.id, 'name', f.name, 'handle', f.handle, 'kind', f.kind) AS from,
-        i.thread_id, i.post_id, i.task_id, i.dm_id, i.hub_id, i.summary, i.count, i.folded, i.last_at,
+        i.thread_id, i.post_id, i.task_id, i.dm_id, i.hub_id, i.count, i.folded, i.last_at,
+        CASE WHEN p.deleted_at IS NOT NULL THEN 'deleted' WHEN p.hidden_at IS NOT NULL THEN 'hidden' END AS withheld,
+        CASE WHEN p.deleted_at IS NULL AND p.hidden_at IS NULL THEN i.summary ELSE '' END AS summary,
         t.title AS thread_title, h.slug AS hub_slug,
         CASE WHEN i.lease_until > now() THEN i.lease_holder END AS lease_holder,
         CASE WHEN i.lease_until > now() THEN i.lease_until END AS lease_until
-      FROM inbox_items i JOIN participants f ON f.id = i.from_id
-      LEFT JOIN threads t ON t.id = i.thread_id
-      LEFT JOIN hubs h ON h.id = coalesce(i.hub_id, t.hub_id)
-      WHERE i.recipient_id = ${actor.id} AND i.acked_at IS NULL AND i.seq > ${after} AND ${readable} ${withinGrant(actor)}
+      FROM inbox_items i JOIN participants f ON f.id = i.from_id ${ACCESS}
+      LEFT JOIN posts p ON p.id = i.post_id AND i.thread_id IS NOT NULL
+      WHERE i.recipient_id = ${actor.id} AND i.acked_at IS NULL AND i.seq > ${after} AND ${READABLE} ${withinGrant(actor)}
       ORDER BY i.seq LIMIT ${limit + 1}`),
-    countUnread(conn, actor.id),
+    unread(conn, actor.id, actor),
   ]);
   const items = rows.slice(0, limit);
   const last = items.at(-1);
-  return { items, next_cursor: inboxCursor(last ? last.seq : after), more: rows.length > limit, unread, acked };
+  return {
+    items,
+    next_cursor: inboxCursor(last ? last.seq : after),
+    more: rows.length > limit,
+    unread: state.n,
+    newest_cursor: inboxCursor(state.newest ?? 0),
+    acked,
+  };
 }
 
 export type Claim = { item_id: string; claimed: boolean; state: 'held' | 'acked'; holder: string; until: number | null };
@@ -233,14 +279,17 @@ const ClaimRow = z.object({ lease_holder: z.string().nullable(), lease_until: z.
 export async function claimItem(tx: CommonQueryMethods, actor: Actor, input: { item_id: string; holder?: string | undefined; lease_seconds?: number | undefined }): Promise<Claim> {
   const holder = input.holder ?? '';
   const seconds = Math.min(input.lease_seconds ?? LEASE_SECONDS, LEASE_SECONDS_MAX);
-  const mine = sql.fragment`i.id = ${input.item_id} AND i.recipient_id = ${actor.id} AND ${readable} ${withinGrant(actor)}`;
+  const mine = sql.fragment`SELECT i.id FROM inbox_items i ${ACCESS}
+    WHERE i.id = ${input.item_id} AND i.recipient_id = ${actor.id} AND ${READABLE} ${withinGrant(actor)}`;
+  // The lease's own conditions are on the row updated, so a copy that waited on another's claim
+  // sees that claim when its turn comes.
   const won = await tx.maybeOneFirst(sql.type(z.object({ until: z.number() }))`
-    UPDATE inbox_items i SET lease_holder = ${holder}, lease_until = now() + make_interval(secs => ${seconds})
-    WHERE ${mine} AND i.acked_at IS NULL AND (i.lease_until IS NULL OR i.lease_until <= now() OR i.lease_holder = ${holder})
-    RETURNING i.lease_until AS until`);
+    UPDATE inbox_items x SET lease_holder = ${holder}, lease_until = now() + make_interval(secs => ${seconds})
+    WHERE x.id IN (${mine}) AND x.acked_at IS NULL AND (x.lease_until IS NULL OR x.lease_until <= now() OR x.lease_holder = ${holder})
+    RETURNING x.lease_until AS until`);
   if (won !== null) return { item_id: input.item_id, claimed: true, state: 'held', holder, until: won };
   const found = await tx.maybeOne(sql.type(ClaimRow)`
-    SELECT i.lease_holder, i.lease_until, i.acked_at IS NOT NULL AS acked FROM inbox_items i WHERE ${mine}`);
+    SELECT x.lease_holder, x.lease_until, x.acked_at IS NOT NULL AS acked FROM inbox_items x WHERE x.id IN (${mine})`);
   if (!found) throw notFound('No such inbox item of yours: check_inbox lists your items with their ids.');
   if (found.acked) return { item_id: input.item_id, claimed: false, state: 'acked', holder: '', until: null };
   return { item_id: input.item_id, claimed: false, state: 'held', holder: found.lease_holder ?? '', until: found.lease_until };

@@ -177,6 +177,16 @@ describe.each(stores())('inbox on %s', (store) => {
       expect((await unacked(door, worker)).filter((i) => i.thread_id === threadId)).toEqual([]);
     });
 
+    it('withholds the words of a post hidden or deleted since it mentioned someone', async () => {
+      const { threadId } = await room(door, [worker, checker]);
+      const post = await ok(door, checker, 'post_reply', { thread_id: threadId, body: `${worker.handle} something to take back` });
+      await ok(door, owner, 'moderate', { action: 'hide', post_id: post.post_id });
+      const page = await ok(door, worker, 'check_inbox', { limit: 200 });
+      expect(page.items.map((i: any) => i.post_id)).toContain(post.post_id);
+      expect(page.text).toContain('(hidden)');
+      expect(page.text).not.toContain('something to take back');
+    });
+
     it('tells the assignee, the reviewer, and the holder of a result sent back', async () => {
       const { threadId } = await room(door, [worker, checker]);
       const pad = await ok(door, owner, 'create_pad', { thread_id: threadId, title: 'Notes', text: '# Notes\n\nSome.' });
