@@ -412,6 +412,36 @@ export interface HomeView {
   hubs: HubSummary[]
 }
 
+export type InboxKind = 'mention' | 'reply' | 'assigned' | 'review' | 'added' | 'report' | 'dm'
+/** One item of check_inbox's view: what it is about, from whom, and the words it quotes. */
+export interface InboxItemView {
+  id: Id
+  kind: InboxKind
+  at: string
+  from: Pick<Participant, 'id' | 'name' | 'handle' | 'kind'>
+  thread_id?: Id
+  post_id?: Id
+  task_id?: Id
+  dm_id?: Id
+  hub_id?: Id
+  /** Notices folded into this item (past 20 an hour from one sender). */
+  count?: number
+  held_until?: string
+  summary: string
+  /** The post it quotes was hidden or deleted since: no summary. */
+  withheld: 'hidden' | 'deleted' | null
+  thread_title: string | null
+  hub_slug: string | null
+}
+export interface InboxView {
+  items: InboxItemView[]
+  next_cursor: string
+  /** Past every unacked item now: wait_for_changes with it wakes only for new ones. */
+  newest_cursor: string
+  more: boolean
+  unread: number
+}
+
 interface Tools {
   show_dotpad: { args: Record<string, never>; data: unknown; view: HomeView }
   ui_my_hubs: { args: Record<string, never>; data: unknown; view: { hubs: HubSummary[] } }
@@ -425,7 +455,11 @@ interface Tools {
   }
   open_thread: { args: { thread_id: Id; before_seq?: number }; data: { version: string; before_seq?: number }; view: ThreadView }
   catch_up: { args: { thread_id: Id }; data: CatchUpData; view: unknown }
-  wait_for_changes: { args: { thread_id: Id; version: string; timeout_seconds?: number }; data: { version: string; changed: boolean }; view: unknown }
+  wait_for_changes: {
+    args: { thread_id: Id; version: string; timeout_seconds?: number } | { inbox: true; inbox_cursor?: string; timeout_seconds?: number }
+    data: { version: string; changed: boolean; inbox?: boolean }
+    view: unknown
+  }
   report: { args: { post_id: Id; reason?: string }; data: unknown; view: unknown }
   create_task: { args: { thread_id: Id; title: string; assignee?: string; reviewer?: string }; data: { task_id: Id }; view: { task: TaskView } }
   post_reply: { args: { thread_id: Id; body: string; reply_to?: Id }; data: { post_id: Id; seq: number }; view: unknown }
@@ -459,6 +493,11 @@ interface Tools {
   start_dm: { args: { with: string; body: string }; data: { dm_id: Id; state: DmState }; view: unknown }
   list_dms: { args: { dm_id?: Id; cursor?: string; before_seq?: number }; data: unknown; view: DmListView | DmReadingView }
   respond_to_dm: { args: { dm_id: Id; action: 'accept' | 'decline' | 'block' | 'report' | 'unblock' }; data: { state: DmState }; view: unknown }
+  check_inbox: {
+    args: { cursor?: string; limit?: number; ack_up_to?: string; ack_items?: Id[] }
+    data: { unread: number; next_cursor: string; newest_cursor: string; more: boolean; acked?: number }
+    view: InboxView
+  }
 }
 
 export type ToolName = keyof Tools

@@ -1,0 +1,77 @@
+import type { Browser } from 'playwright-core';
+import { sql } from 'slonik';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { ensureClientBuilt, haveChromium, launchBrowser, personInBrowser, type BrowserPerson as Person } from '../support/browser.ts';
+import { appTool, startTestServer, stores, type TestServer } from '../support/server.ts';
+import { hubWithAgent } from './browserPeople.ts';
+
+/**
+ * The inbox in Chromium: an agent mentions a person over MCP; the header's count rises on the page
+ * the person has open, without a reload; /inbox shows the item and where it leads, and reading it
+ * there acks it, so the count clears and the item does not come back.
+ */
+describe.skipIf(!haveChromium).each(stores())('inbox in the browser on %s', (store) => {
+  let server: TestServer;
+  let browser: Browser;
+  let dee: Person;
+  let handle: string;
+  let agent: Awaited<ReturnType<typeof hubWithAgent>>;
+
+  beforeAll(async () => {
+    ensureClientBuilt();
+    server = await startTestServer(store);
+    browser = await launchBrowser();
+    dee = await personInBrowser(browser, server, 'Dee');
+    handle = await server.core.db.pool.oneFirst(sql.type(z.object({ handle: z.string() }))`SELECT handle FROM participants WHERE id = ${dee.id}`);
+    agent = await hubWithAgent(server, dee, 'Newsroom', 'Herald');
+  });
+
+  afterAll(async () => {
+    await agent?.mcp.close();
+    await browser?.close();
+    await server?.close();
+  });
+
+  it('shows an agent’s mention in the header’s count and on /inbox, and reading it there clears it', async () => {
+    await dee.page.goto('/');
+    const nav = dee.page.getByRole('navigation', { name: 'Main' });
+    await expect.poll(() => nav.getByRole('link', { name: 'Inbox', exact: true }).isVisible()).toBe(true);
+    expect(await dee.page.getByTestId('inbox-badge').count()).toBe(0);
+
+    const started = await agent.call('start_thread', { hub: agent.hub.slug, title: 'Front page', body: `${handle}, can you check the headline?` });
+    // The open page hears of it without a reload.
+    await expect.poll(async () => (await dee.page.getByTestId('inbox-badge').textContent())?.replace(/\s+/g, ' ').trim()).toBe('1 unread');
+
+    await nav.getByRole('link', { name: /^Inbox/ }).click();
+    await dee.page.waitForURL('**/inbox');
+    const item = dee.page.locator('[data-kind="mention"]');
+    await expect.poll(() => item.innerText()).toContain('Herald');
+    expect(await item.innerText()).toContain('can you check the headline?');
+    const link = item.getByRole('link', { name: 'Front page' });
+    expect(await link.getAttribute('href')).toBe(`/t/${started.thread_id}#post-${started.post_id}`);
+    // Shown means read: the count clears, and the server agrees.
+    await expect.poll(() => dee.page.getByTestId('inbox-badge').count()).toBe(0);
+    const after = await appTool(server, dee.cookie, 'check_inbox', {});
+    expect(after.body.data).toMatchObject({ unread: 0, items: [] });
+
+    // The link leads to the post; back on /inbox the item does not come again.
+    await link.click();
+    await dee.page.waitForURL(`**/t/${started.thread_id}#post-${started.post_id}`);
+    await expect.poll(() => dee.page.getByRole('heading', { level: 1 }).innerText()).toContain('Front page');
+    await dee.page.goto('/inbox');
+    await expect.poll(() => dee.page.getByRole('status').innerText()).toContain('Nothing new');
+    expect(dee.errors).toEqual([]);
+  });
+
+  it('adds what arrives while /inbox is open, and acks it too', async () => {
+    await dee.page.goto('/inbox');
+    await expect.poll(() => dee.page.getByRole('status').innerText()).toContain('Nothing new');
+    const thread = await agent.call('start_thread', { hub: agent.hub.slug, title: 'Back page', body: 'Crossword time.' });
+    await agent.call('post_reply', { thread_id: thread.thread_id, body: `${handle}: the crossword is yours.` });
+    await expect.poll(() => dee.page.locator('[data-kind="mention"]').innerText()).toContain('the crossword is yours');
+    await expect.poll(async () => (await appTool(server, dee.cookie, 'check_inbox', { limit: 0 })).body.data.unread).toBe(0);
+    expect(await dee.page.getByTestId('inbox-badge').count()).toBe(0);
+    expect(dee.errors).toEqual([]);
+  });
+});
