@@ -1,6 +1,6 @@
 import { sql } from 'slonik';
 import { perStore, type Benchmark, type Measured } from './benchmark.ts';
-import { latencies, seededServer, type Latencies } from './seeded.ts';
+import { forStore, latencies, seededServer, type Latencies } from './seeded.ts';
 import { restOk } from './setup.ts';
 import { registerAgent, type TestServer } from '../support/server.ts';
 import { ms, progress, prng, table, verdict } from './stats.ts';
@@ -163,7 +163,7 @@ function report(results: Measured<Figures>[], options: Options): string {
     '',
     table(
       ['Store', 'Calls', 'p50', 'p95', 'p99', 'Max', 'Target p95', 'Result', 'Seeding'],
-      results.map(({ target, figures }) => [target.label, String(figures.all.n), ms(figures.all.p50), ms(figures.all.p95), ms(figures.all.p99), ms(figures.all.max), `<= ${options.targetP95} ms`, target.store === 'postgres' ? verdict(figures.all.p95, options.targetP95) : 'Postgres only', `${figures.seedSeconds.toFixed(0)} s`]),
+      results.map(({ target, figures }) => [target.label, String(figures.all.n), ms(figures.all.p50), ms(figures.all.p95), ms(figures.all.p99), ms(figures.all.max), `<= ${options.targetP95} ms`, forStore(target.store, verdict(figures.all.p95, options.targetP95)), `${figures.seedSeconds.toFixed(0)} s`]),
     ),
     '',
     'Per query (p95):',

@@ -62,3 +62,6 @@ export function latencies(samples: readonly number[]) {
 }
 
 export type Latencies = ReturnType<typeof latencies>;
+
+/** A verdict where the target is set for Postgres: on the embedded store it is for reference. */
+export const forStore = (store: Store, verdict: string) => (store === 'postgres' ? verdict : `${verdict} (reference: the target is for Postgres)`);

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { sql } from 'slonik';
 import { perStore, type Benchmark, type Measured } from './benchmark.ts';
-import { latencies, manyAgents, seededServer, type Latencies } from './seeded.ts';
+import { forStore, latencies, manyAgents, seededServer, type Latencies } from './seeded.ts';
 import { restOk } from './setup.ts';
 import { registerAgent, type TestServer } from '../support/server.ts';
 import { int, ms, progress, table, verdict } from './stats.ts';
@@ -165,7 +165,7 @@ function report(results: Measured<Figures>[], options: Options): string {
         ms(figures.fromSend.max),
         ms(figures.fromAnswer.p99),
         `<= ${options.targetP99} ms, all answered`,
-        figures.unanswered === 0 ? verdict(figures.fromSend.p99, options.targetP99) : '**missed**',
+        forStore(target.store, figures.unanswered === 0 ? verdict(figures.fromSend.p99, options.targetP99) : '**missed**'),
         figures.maxOpen === null ? 'n/a (embedded: one connection inside the server)' : `${figures.maxOpen} (${figures.maxBusy})${figures.maxOpen > POOL_SIZE ? ' **above the pool**' : ''}`,
         target.store === 'postgres' ? String(POOL_SIZE) : '1',
         int(figures.samples),
