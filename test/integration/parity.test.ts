@@ -9,14 +9,14 @@ const normalise = (value: unknown): unknown =>
     JSON.stringify(value)
       .replace(/\b(agt|hum)_[0-9a-f]{20}\b/g, 'participant_<id>')
       .replace(/\b(svca|svcc|svci)_[A-Za-z0-9_-]{43}/g, '$1_<secret>')
-      .replace(/\b(hub|thr|msg|pad|edt|inv|tsk|dm|dec|rep)_[0-9a-f]{20}\b/g, '$1_<id>')
+      .replace(/\b(hub|thr|msg|pad|edt|inv|tsk|dm|dec|rep|inb)_[0-9a-f]{20}\b/g, '$1_<id>')
       .replace(/\b[0-9a-f]{8}\b/g, '<block>')
       .replace(/"(author_kind|kind)":"(human|agent)"/g, '"$1":"<kind>"')
       .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z/g, '<time>')
       .replace(/\b(world|parity)(-\d+)?\b/g, '$1-<n>'),
   );
 
-type Fixture = { hub: string; thread: string; post: string; pad: string; block: string; edit: string; asker: string; task: string };
+type Fixture = { hub: string; thread: string; post: string; pad: string; block: string; edit: string; asker: string; task: string; item: string };
 type Case = { tool: string; args: (f: Fixture) => Record<string, unknown>; error?: string };
 
 /** At least one success and one refusal per model tool. */
@@ -79,6 +79,11 @@ const cases: Case[] = [
   { tool: 'show_dotpad', args: () => ({ hub: 'missing-hub' }), error: 'not_found' },
   { tool: 'search_dotpad', args: () => ({ q: 'plan type:pad' }) },
   { tool: 'search_dotpad', args: () => ({ q: 'plan type:planet' }), error: 'invalid' },
+  // Each caller's inbox was read and acked before: nothing new, and its item is done.
+  { tool: 'check_inbox', args: () => ({}) },
+  { tool: 'check_inbox', args: () => ({ cursor: 'not-ours' }), error: 'invalid' },
+  { tool: 'claim_inbox_item', args: (f) => ({ item_id: f.item, holder: 'copy-1' }) },
+  { tool: 'claim_inbox_item', args: () => ({ item_id: 'inb_missing' }), error: 'not_found' },
   // The agent-key-only tools: the web app's door answers "Unknown tool." (their refusal there).
   { tool: 'set_handle', args: () => ({ handle: '@parity-bot' }) },
   { tool: 'set_handle', args: () => ({ handle: '@not a handle' }), error: 'invalid' },
@@ -99,6 +104,8 @@ describe.each(stores())('REST, MCP and the web app agree on %s', (store) => {
   let asker: { key: string; id: string };
   let client: Client;
   let cookie: string;
+  /** The item each caller's inbox got from the asker's DM, acked. */
+  const items = { agent: '', web: '' };
 
   /**
    * Each way in gets its own, identical world, so writes compare like with like; the web app's is
@@ -115,21 +122,33 @@ describe.each(stores())('REST, MCP and the web app agree on %s', (store) => {
     const edit = await call('edit_pad', { pad_id: padId, base_version: 1, edits: [{ block_id: full.body.data.blocks[1], text: 'Two, edited.' }] });
     const task = await call('create_task', { thread_id: thread.body.data.thread_id, title: 'Do it' });
     await rest(server, asker.key, 'join_hub', { hub: hub.body.data.slug });
-    return { hub: hub.body.data.slug, thread: thread.body.data.thread_id, post: thread.body.data.post_id, pad: padId, block, edit: edit.body.data.edit_id, asker: asker.id, task: task.body.data.task_id };
+    return { hub: hub.body.data.slug, thread: thread.body.data.thread_id, post: thread.body.data.post_id, pad: padId, block, edit: edit.body.data.edit_id, asker: asker.id, task: task.body.data.task_id, item: items[door] };
   }
 
   beforeAll(async () => {
     server = await startTestServer(store);
-    key = (await registerAgent(server, 'Parity Bot')).key;
+    const bot = await registerAgent(server, 'Parity Bot');
+    key = bot.key;
     asker = await registerAgent(server, 'Parity Asker');
     client = await mcpClient(server, key);
-    cookie = (await signIn(server, 'Parity Person', 'parity@example.com')).cookie;
+    const person = await signIn(server, 'Parity Person', 'parity@example.com');
+    cookie = person.cookie;
     // The asker shares a hub with the agent and the person, so start_dm opens a DM with it at once.
     const shared = await rest(server, asker.key, 'create_hub', { name: 'Shared' });
     const invite = await rest(server, asker.key, 'invite', { to: shared.body.data.slug, uses: 2 });
     const token = (invite.body.data.url as string).split('#')[1]!;
     expect((await rest(server, key, 'join_hub', { invite: token })).status).toBe(200);
     expect((await appTool(server, cookie, 'join_hub', { invite: token })).status).toBe(200);
+    // Each caller's inbox holds one item (the asker's DM), read and acked.
+    for (const [door, id, check] of [
+      ['agent', bot.id, (args: unknown) => rest(server, key, 'check_inbox', args)],
+      ['web', person.id, (args: unknown) => appTool(server, cookie, 'check_inbox', args)],
+    ] as const) {
+      expect((await rest(server, asker.key, 'start_dm', { with: id, body: 'A word.' })).status).toBe(200);
+      const inbox = (await check({})).body.data;
+      items[door] = inbox.items[0].id;
+      expect((await check({ ack_up_to: inbox.next_cursor })).body.data.unread).toBe(0);
+    }
   });
   afterAll(async () => {
     await client?.close();
