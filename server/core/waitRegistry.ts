@@ -40,6 +40,7 @@ export type WaitRegistry = ReturnType<typeof createWaitRegistry>;
 export function createWaitRegistry(db: Db, log: Logger, onPadVersion: (listener: (padId: string) => void) => unknown) {
   const filed = new Map<string, Set<Waiter>>();
   const open = new Map<string, number>();
+  let hearing = false;
   let poll: NodeJS.Timeout | undefined;
 
   // Reads of versions asked for in the same turn go in one query. A read in flight when its key is
@@ -107,17 +108,31 @@ export function createWaitRegistry(db: Db, log: Logger, onPadVersion: (listener:
 
   function wakeAll() {
     reading.clear();
-    for (const waiters of [...filed.values()]) for (const waiter of waiters) recheck(waiter);
+    // A wait filed under two keys is checked once.
+    for (const waiter of new Set([...filed.values()].flatMap((waiters) => [...waiters]))) recheck(waiter);
+  }
+
+  /** The slow shared check, while other instances cannot be heard and someone waits; it stops itself. */
+  function polling() {
+    if (hearing || poll || !filed.size) return;
+    poll = setInterval(() => {
+      if (hearing || !filed.size) {
+        clearInterval(poll);
+        poll = undefined;
+      } else {
+        wakeAll();
+      }
+    }, FALLBACK_POLL_MS).unref();
   }
 
   db.watchChanges({
     // The embedded store names no keys: every write may be what someone waits for.
     changed: () => db.kind === 'pglite' && filed.size > 0 && wakeAll(),
     hearing(on) {
-      clearInterval(poll);
-      poll = on ? undefined : setInterval(wakeAll, FALLBACK_POLL_MS).unref();
+      hearing = on;
       // Whatever was notified while nobody listened is lost: look again.
       if (on) wakeAll();
+      else polling();
     },
     woke: wake,
   });
@@ -150,6 +165,7 @@ export function createWaitRegistry(db: Db, log: Logger, onPadVersion: (listener:
         const waiters = filed.get(key) ?? new Set();
         filed.set(key, waiters.add(waiter));
       }
+      polling();
       const deadline = setTimeout(() => settle(false), ms);
       try {
         // Filed first, checked second: a change committed meanwhile wakes it and is checked again.
