@@ -138,7 +138,7 @@ export async function postReply(tx: CommonQueryMethods, actor: Actor, { thread }
     replyTo = parent.reply_to ?? parent.id;
   }
   const post = await appendPost(tx, thread.id, actor.id, input.body, replyTo);
-  await noticePost(tx, actor, thread, { id: post.id, body: input.body, reply_to: replyTo });
+  await noticePost(tx, actor, thread, { id: post.id, body: input.body, reply_to: input.reply_to ?? null });
   return { post_id: post.id, seq: post.seq, reply_to: replyTo, thread: { id: thread.id, title: thread.title } };
 }
 

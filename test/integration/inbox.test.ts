@@ -217,6 +217,11 @@ describe.each(stores())('inbox on %s', (store) => {
       const replies = (await unacked(door, owner)).filter((i) => i.thread_id === threadId);
       expect(replies).toEqual([expect.objectContaining({ kind: 'reply', post_id: reply.post_id, from: expect.objectContaining({ id: worker.id }) })]);
 
+      // A reply to a reply tells the author of the post answered, though it nests under the first.
+      const nested = await ok(door, checker, 'post_reply', { thread_id: threadId, body: 'Thanks!', reply_to: reply.post_id });
+      expect((await unacked(door, worker)).filter((i) => i.post_id === nested.post_id)).toEqual([expect.objectContaining({ kind: 'reply' })]);
+      expect((await unacked(door, owner)).filter((i) => i.post_id === nested.post_id)).toEqual([]);
+
       // Replied to and named: one item, the mention.
       const both = await ok(door, checker, 'post_reply', { thread_id: threadId, body: `Agreed, ${owner.handle}.`, reply_to: firstPost });
       const forBoth = (await unacked(door, owner)).filter((i) => i.post_id === both.post_id);
