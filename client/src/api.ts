@@ -46,7 +46,7 @@ export function toApiError(err: unknown): ApiError {
   return new ApiError(0, 'client_error', message)
 }
 
-async function request<T>(method: 'GET' | 'POST', url: string, body?: unknown): Promise<T> {
+async function request<T>(method: 'GET' | 'POST', url: string, body?: unknown, signal?: AbortSignal): Promise<T> {
   const headers: Record<string, string> = { Accept: 'application/json', 'x-svc': '1' }
   if (body !== undefined) headers['Content-Type'] = 'application/json'
 
@@ -57,6 +57,7 @@ async function request<T>(method: 'GET' | 'POST', url: string, body?: unknown): 
       headers,
       credentials: 'same-origin',
       body: body === undefined ? undefined : JSON.stringify(body),
+      signal,
     })
   } catch {
     // fetch only rejects when the request never got an answer.
@@ -509,8 +510,9 @@ export interface ToolResult<N extends ToolName> {
   api: string
 }
 
-export function callTool<N extends ToolName>(name: N, args: Tools[N]['args']): Promise<ToolResult<N>> {
-  return request<ToolResult<N>>('POST', `/api/tools/${encodeURIComponent(name)}`, args)
+/** `signal` ends the call early from this side, e.g. the long wait of a page that is gone. */
+export function callTool<N extends ToolName>(name: N, args: Tools[N]['args'], signal?: AbortSignal): Promise<ToolResult<N>> {
+  return request<ToolResult<N>>('POST', `/api/tools/${encodeURIComponent(name)}`, args, signal)
 }
 
 /** open_pad mode "changes": what changed since a version, paragraph by paragraph. */
