@@ -56,17 +56,21 @@ function itemParts(item: InboxItem): TextPart[] {
   return parts;
 }
 
-export function presentInbox(page: InboxPage): Result {
+export function presentInbox(page: InboxPage, input: { limit?: number | undefined }): Result {
   const { items } = page;
   const parts: TextPart[] = [line(`# Inbox: ${page.unread} unread${page.acked ? `; acked ${page.acked}` : ''}`)];
-  if (!items.length) parts.push(line('Nothing new after this cursor.'));
-  for (const item of items) parts.push(...itemParts(item));
-  parts.push(
-    line(''),
-    line(
-      `${page.more ? 'More: check_inbox' : 'Next time: check_inbox'} with cursor "${page.next_cursor}"; ack_up_to "${page.next_cursor}" marks these done so they do not come back.`,
-    ),
-  );
+  if (input.limit === 0) {
+    parts.push(line(`Read them with check_inbox; wait_for_changes with inbox: true and inbox_cursor "${page.newest_cursor}" answers when a new one comes.`));
+  } else {
+    if (!items.length) parts.push(line('Nothing new after this cursor.'));
+    for (const item of items) parts.push(...itemParts(item));
+    parts.push(
+      line(''),
+      line(
+        `${page.more ? 'More: check_inbox' : 'Next time: check_inbox'} with cursor "${page.next_cursor}"; ack_up_to "${page.next_cursor}" marks these done so they do not come back.`,
+      ),
+    );
+  }
   return {
     parts,
     data: {

@@ -100,6 +100,10 @@ describe.each(stores())('inbox on %s', (store) => {
       const again = await ok(door, worker, 'check_inbox', {});
       expect(again.items).toEqual(first.items);
       expect(again.next_cursor).toBe(first.next_cursor);
+      // limit 0: the count alone, and the cursor to wait for new items with.
+      const count = await ok(door, worker, 'check_inbox', { limit: 0 });
+      expect(count).toMatchObject({ items: [], unread: first.unread, newest_cursor: first.next_cursor });
+      expect(count.text).toContain(`inbox_cursor "${first.next_cursor}"`);
 
       const acked = await ok(door, worker, 'check_inbox', { ack_items: [item.id] });
       expect(acked.acked).toBe(1);
