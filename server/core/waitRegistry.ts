@@ -16,7 +16,6 @@ const FALLBACK_POLL_MS = 3_000;
 export type VersionKey = `thread:${string}` | `pad:${string}`;
 
 type Waiter = {
-  keys: readonly string[];
   /** Whether what it waits for has come; reads through `version` share one query per key. */
   check(): Promise<boolean>;
   come(): void;
@@ -49,8 +48,11 @@ export function createWaitRegistry(db: Db, log: Logger, onPadVersion: (listener:
   let batch: Map<string, PromiseWithResolvers<number | null>> | null = null;
 
   function version(key: VersionKey): Promise<number | null> {
-    const queued = batch?.get(key) ?? reading.get(key);
-    if (queued) return 'promise' in queued ? queued.promise : queued;
+    // Not read yet: as fresh as a new read.
+    const queued = batch?.get(key);
+    if (queued) return queued.promise;
+    const inFlight = reading.get(key);
+    if (inFlight) return inFlight;
     if (!batch) {
       const mine = (batch = new Map());
       setImmediate(() => {
@@ -158,21 +160,20 @@ export function createWaitRegistry(db: Db, log: Logger, onPadVersion: (listener:
         throw new AppError('rate_limited', `At most ${WAITS_PER_PARTICIPANT} waits are open per participant; let one finish first.`, { retry_after_seconds: 1, retryAfterSeconds: 1 });
       }
       open.set(participantId, mine + 1);
-      let settle!: (came: boolean) => void;
-      const answered = new Promise<boolean>((resolve) => (settle = resolve));
-      const waiter: Waiter = { keys, check, come: () => settle(true), checking: true, again: false };
+      const answered = Promise.withResolvers<boolean>();
+      const waiter: Waiter = { check, come: () => answered.resolve(true), checking: true, again: false };
       for (const key of keys) {
         const waiters = filed.get(key) ?? new Set();
         filed.set(key, waiters.add(waiter));
       }
       polling();
-      const deadline = setTimeout(() => settle(false), ms);
+      const deadline = setTimeout(() => answered.resolve(false), ms);
       try {
         // Filed first, checked second: a change committed meanwhile wakes it and is checked again.
         if (await check()) return true;
         waiter.checking = false;
         if (waiter.again) recheck(waiter);
-        return await answered;
+        return await answered.promise;
       } finally {
         clearTimeout(deadline);
         for (const key of keys) {
