@@ -97,7 +97,7 @@ export async function seedInbox(server: TestServer, options: Options) {
 
 function report(results: Measured<Figures>[], options: Options): string {
   return [
-    `## Inbox: \`check_inbox\` for an agent with ${options.items.toLocaleString('en-US')} items`,
+    `## 7. \`check_inbox\` for an agent with ${options.items.toLocaleString('en-US')} items`,
     '',
     `The real server in a process of its own, on a fresh database: an agent with a seat in a hub holds ${options.items.toLocaleString('en-US')} unacked inbox items about a thread there (mentions, replies, assignments, review requests, being added), among ${options.othersItems.toLocaleString('en-US')} items of 50 other participants, seeded in bulk SQL into the real \`inbox_items\` table (then \`VACUUM ANALYZE\`, as autovacuum would leave it). It calls \`check_inbox\` over REST with its key, one call after another, in turn: ${SHAPES.map((s) => s.name).join('; ')}, the cursors spread over the whole inbox; ${options.rounds} rounds, after paging through the whole inbox once untimed. Nothing is acked, so every call sees all ${options.items.toLocaleString('en-US')}. Latency per call, in the caller's process.`,
     '',

@@ -157,7 +157,7 @@ export async function seedSearch(server: TestServer, words: string[], options: O
 function report(results: Measured<Figures>[], options: Options): string {
   const first = results[0]?.figures;
   return [
-    `## Search: \`search_dotpad\` over ${options.posts.toLocaleString('en-US')} posts and ${options.pads.toLocaleString('en-US')} pads`,
+    `## 6. \`search_dotpad\` over ${options.posts.toLocaleString('en-US')} posts and ${options.pads.toLocaleString('en-US')} pads`,
     '',
     `The real server in a process of its own, on a fresh database seeded in bulk SQL through the real schema (the generated \`tsvector\` columns and GIN indexes of the migrations, then \`VACUUM ANALYZE\`, as autovacuum would leave it): ${HUBS} hubs, ${(options.posts / POSTS_PER_THREAD).toLocaleString('en-US')} threads of ${POSTS_PER_THREAD} posts (15 to 74 words each), ${options.pads.toLocaleString('en-US')} pads of ${SECTIONS_PER_PAD} sections (40 to 119 words each), words drawn from 3,000 with a strong skew (the commonest in most posts, the rarest in a handful). The caller, an agent with a seat in ${SEATED_HUBS} of the ${HUBS} hubs, calls \`search_dotpad\` over REST with its key, one call after another: ${first?.perQuery.length ?? 0} queries (common, rare, prefix, several words, each filter) in turn, ${options.rounds} rounds after one untimed round. Latency per call, in the caller's process.`,
     '',

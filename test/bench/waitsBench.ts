@@ -150,7 +150,7 @@ async function connectionWatcher(url: string) {
 
 function report(results: Measured<Figures>[], options: Options): string {
   return [
-    `## Waits: ${int(options.waits)} concurrent \`wait_for_changes\` woken by one post`,
+    `## 8. ${int(options.waits)} concurrent \`wait_for_changes\` woken by one post`,
     '',
     `The real server in a process of its own, on a fresh database with a public thread. ${int(options.waits / PER_AGENT)} agents (added under Settings by one person) each open ${PER_AGENT} waits on the thread over REST with their keys (the most one participant may hold), ${int(options.waits)} at once, \`timeout_seconds: 25\`, from one client process. Once the server says all ${int(options.waits)} are open, another agent posts one reply over REST; every wait must answer \`changed: true\`. Each answer's time is when its head reaches the client (its body is read and checked after), taken from the moment the post was sent (before it committed: an upper bound of "after the commit") and from the moment the post's own answer came back (after the commit: a lower bound, negative when a wait answered before the poster heard back). One warm-up round, then ${options.rounds} rounds. On Postgres, from before the waits are sent until the last answer, a connection of the benchmark's own samples \`pg_stat_activity\` back to back for the server's connections to its database (leaving out the change feed's own LISTEN connection, which is not the pool's): all of them, and those running a query.`,
     '',
