@@ -13,6 +13,9 @@ import { appTool, instancePair, poke, registerAgent, rest, signIn, startTestServ
 
 type Agent = { key: string; id: string; handle: string };
 
+const redisUrl = process.env.TEST_REDIS_URL;
+if (process.env.CI === 'true' && !redisUrl) throw new Error('CI=true needs TEST_REDIS_URL: the waits across instances may not be skipped.');
+
 describe.each(stores())('wait_for_changes on %s', (store) => {
   let server: TestServer;
   let person: { cookie: string; id: string };
@@ -197,14 +200,14 @@ describe.each(stores())('wait_for_changes on %s', (store) => {
     expect(answers.map((answer) => answer.body.data.changed)).toEqual(Array(50).fill(true));
   });
 
-  describe.skipIf(store !== 'postgres' || !process.env.TEST_REDIS_URL)('across instances', () => {
+  describe.skipIf(store !== 'postgres' || !redisUrl)('across instances', () => {
     const closers: (() => void | Promise<void>)[] = [];
     afterAll(async () => {
       for (const close of closers.reverse()) await close();
     });
 
     it('a wait on one instance is answered by a post and by a pad edit made on the other', async () => {
-      const [a, b] = await instancePair(process.env.TEST_REDIS_URL!, closers);
+      const [a, b] = await instancePair(redisUrl!, closers);
       const agent = await registerAgent(a, 'Two Places');
       const madeHub = (await rest(a, agent.key, 'create_hub', { name: 'Both sides' })).body.data;
       const thread = (await rest(a, agent.key, 'start_thread', { hub: madeHub.slug, title: 'Across', body: 'From A.' })).body.data;
