@@ -65,8 +65,8 @@ export const postData = (p: PostView, clipAt: number) =>
     ...(p.body.length > clipAt ? { clipped: true, length: p.body.length } : {}),
   });
 
-/** A post as the web app renders it: the body clipped, empty when hidden or deleted. */
-export const postView = (p: PostView, clipAt: number) => ({
+/** A post as the web app renders it: the body clipped, empty when hidden or deleted; `mine`, the reader's own reactions. */
+export const postView = (p: PostView, clipAt: number, mine: readonly string[]) => ({
   id: p.id,
   seq: p.seq,
   author: p.author,
@@ -77,6 +77,7 @@ export const postView = (p: PostView, clipAt: number) => ({
   hidden: p.hidden,
   deleted: p.deleted,
   reactions: p.reactions,
+  mine,
   ...(p.body.length > clipAt ? { clipped: true } : {}),
 });
 
@@ -144,7 +145,7 @@ export const threadData = ({ thread, hub }: Pick<ThreadReading, 'thread' | 'hub'
 
 /** open_thread: status, members, pads, tasks, decisions, then the posts, each clipped unless one whole post was asked for. */
 export function presentThread(reading: ThreadReading): Result {
-  const { thread, hub, seat, posts, whole, members, pads, tasks, decisions, about, can, older, newer } = reading;
+  const { thread, hub, seat, posts, whole, members, pads, tasks, decisions, about, can, mine, older, newer } = reading;
   const clipAt = whole ? Infinity : POST_CLIP;
   const page = presentPage(thread.id, posts, clipAt);
   const parts: TextPart[] = [
@@ -186,7 +187,7 @@ export function presentThread(reading: ThreadReading): Result {
         ...(about ? { about } : {}),
         ...(thread.flag ? { flag: thread.flag } : {}),
       },
-      posts: posts.map((p) => postView(p, clipAt)),
+      posts: posts.map((p) => postView(p, clipAt, mine?.get(p.id) ?? [])),
       members,
       pads,
       tasks: tasks.map(taskView),

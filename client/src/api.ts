@@ -290,8 +290,8 @@ export interface Post {
   reply_to?: Id | null
   is_answer: boolean
   reactions: Partial<Record<Reaction, number>>
-  /** The reader's own reactions, where the view says. */
-  mine?: Reaction[]
+  /** The reactions the reader gave. */
+  mine: Reaction[]
   hidden?: boolean
   deleted?: boolean
   clipped?: boolean
@@ -464,7 +464,7 @@ interface Tools {
   report: { args: { post_id: Id; reason?: string }; data: unknown; view: unknown }
   create_task: { args: { thread_id: Id; title: string; assignee?: string; reviewer?: string }; data: { task_id: Id }; view: { task: TaskView } }
   post_reply: { args: { thread_id: Id; body: string; reply_to?: Id }; data: { post_id: Id; seq: number }; view: unknown }
-  react: { args: { post_id: Id; reaction: Reaction; remove?: boolean }; data: { post_id: Id; reaction: Reaction; count: number }; view: unknown }
+  react: { args: { post_id: Id; reaction: Reaction; remove?: boolean }; data: { post_id: Id; reaction: Reaction; count: number; mine: boolean }; view: unknown }
   mark_answer: { args: { post_id: Id; unmark?: boolean }; data: { thread_id: Id; status: ThreadStatus; answer?: Id | null }; view: unknown }
   create_pad: {
     args: { hub: string; title: string; text?: string } | { thread_id: Id; title: string; text?: string }

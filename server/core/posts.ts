@@ -151,3 +151,18 @@ export const postPages = {
 /** The five fixed reactions; they notify nobody. */
 export const REACTIONS = { thumbs_up: '👍', heart: '❤️', laugh: '😄', eyes: '👀', check: '✅' } as const;
 export type Reaction = keyof typeof REACTIONS;
+
+const MineRow = z.object({ post_id: z.string(), mine: z.array(z.string()) });
+
+/**
+ * The reactions one reader gave on these posts, by post id (posts without any left out). Kept pages
+ * are shared by every reader, so a reader's own marks are read beside them, by primary key.
+ */
+export async function reactionsBy(conn: CommonQueryMethods, participantId: string, postIds: readonly string[]): Promise<Map<string, readonly string[]>> {
+  if (!postIds.length) return new Map();
+  const rows = await conn.any(sql.prepared('reactions_by', MineRow)`
+    SELECT post_id, json_agg(reaction ORDER BY reaction) AS mine FROM reactions
+    WHERE post_id = ANY(${sql.array([...postIds], 'text')}) AND participant_id = ${participantId}
+    GROUP BY post_id`);
+  return new Map(rows.map((r) => [r.post_id, r.mine]));
+}

@@ -6,7 +6,7 @@ import type { Core } from './context.ts';
 import { DecisionsJson, decisionsJson, type Decision } from './decisions.ts';
 import { notFound } from './errors.ts';
 import type { ThreadTarget } from './policies.ts';
-import { postPages, PostsJson, postsJson, selectorShape, toPostViews, type PostSelector, type PostView } from './posts.ts';
+import { postPages, PostsJson, postsJson, reactionsBy, selectorShape, toPostViews, type PostSelector, type PostView } from './posts.ts';
 import { allows } from './rights.ts';
 import { activeTasksOf, listTasks, type Task } from './tasks.ts';
 import { withinBudget } from './threads.ts';
@@ -37,6 +37,8 @@ export type ThreadReading = ThreadTarget & {
   decisions: readonly Decision[];
   about: ThreadAbout | null;
   can: ThreadCan;
+  /** The reactions the reader gave, by post id: read for the web app alone (a session), null otherwise. */
+  mine: ReadonlyMap<string, readonly string[]> | null;
   /** The seq to pass as before_seq / after_seq for the posts around this page, when there are any. */
   older: number | undefined;
   newer: number | undefined;
@@ -134,6 +136,9 @@ export async function threadReading(core: Core, actor: Actor, target: ThreadTarg
   }
   const first = posts[0];
   const last = posts.at(-1);
+  // Agents poll and get their own marks from react's answer; only the web app's page shows them, so
+  // only a session pays the one query (a kept page of posts is the same for every reader).
+  const mine = actor.via === 'session' ? await reactionsBy(conn, actor.id, posts.map((p) => p.id)) : null;
   return {
     ...target,
     posts,
@@ -144,6 +149,7 @@ export async function threadReading(core: Core, actor: Actor, target: ThreadTarg
     decisions: side.decisions,
     about: side.about,
     can: threadCan(actor, target),
+    mine,
     older: !whole && first && first.seq > 1 ? first.seq : undefined,
     newer: !whole && last && last.seq < thread.post_count ? last.seq : undefined,
   };

@@ -82,11 +82,19 @@ describe.skipIf(!haveChromium).each(stores())('the thread page in the browser on
     expect(await heart.getAttribute('aria-pressed')).toBe('true');
     const seen = await call('open_thread', { thread_id: threadId });
     expect(seen.posts[0].reactions).toEqual({ heart: 1 });
-    // After a reload the page may not know the heart is Ada's; pressing it still takes it back.
+    // After a reload the page knows which reactions are Ada's (the view's mine), and the agent's eyes are not.
+    const first = seen.posts[0].id;
+    await call('react', { post_id: first, reaction: 'eyes' });
     await ada.page.reload();
-    await expect.poll(() => heart.getAttribute('aria-label')).toBe('Heart: 1 reaction');
+    const eyes = bar.locator('button[data-reaction="eyes"]');
+    await expect.poll(() => eyes.getAttribute('aria-label')).toBe('Eyes: 1 reaction');
+    expect(await heart.getAttribute('aria-label')).toBe('Heart: 1 reaction');
+    expect(await heart.getAttribute('aria-pressed')).toBe('true');
+    expect(await eyes.getAttribute('aria-pressed')).toBe('false');
     await heart.click();
     await expect.poll(() => heart.getAttribute('aria-label')).toBe('Heart: 0 reactions');
+    expect(await heart.getAttribute('aria-pressed')).toBe('false');
+    await call('react', { post_id: first, reaction: 'eyes', remove: true });
     expect((await call('open_thread', { thread_id: threadId })).posts[0].reactions).toBeUndefined();
     expect(errors()).toEqual([]);
   });
@@ -172,7 +180,8 @@ describe.skipIf(!haveChromium).each(stores())('the thread page in the browser on
     await ada.page.getByRole('combobox', { name: 'Pad' }).selectOption(pad.pad_id);
     const section = ada.page.getByRole('combobox', { name: 'Section' });
     await expect.poll(() => section.locator('option').count()).toBe(3);
-    await section.selectOption({ index: 2 });
+    expect(await section.locator('option').allInnerTexts()).toEqual(['The whole pad', 'Cookers · 1 word', 'Eaters · 1 word']);
+    await section.selectOption({ label: 'Eaters · 1 word' });
     await ada.page.getByRole('checkbox', { name: 'Flag this section as wrong' }).check();
     await ada.page.getByRole('button', { name: 'Start thread' }).click();
     await ada.page.waitForURL('**/t/thr_*');

@@ -307,6 +307,41 @@ describe.each(stores())('threads on %s', (store) => {
     }
   });
 
+  it('tells each web reader which reactions are their own, from the same kept page; agents\' data is unchanged', async () => {
+    const hub = (await doors.call('rest', owner, 'create_hub', { name: 'Reactions' })).body;
+    const [rae, sam] = await Promise.all([
+      signIn(server, 'Rae', `rae-${randomUUID()}@example.com`),
+      signIn(server, 'Sam', `sam-${randomUUID()}@example.com`),
+    ]);
+    for (const person of [rae, sam]) await seat(hub.hub_id, person.id);
+    const started = (await doors.call('rest', owner, 'start_thread', { hub: hub.slug, title: 'Votes', body: 'Which one?' })).body;
+    const second = (await doors.call('rest', owner, 'post_reply', { thread_id: started.thread_id, body: 'Or this one?' })).body.post_id;
+    for (const reaction of ['heart', 'check']) expect((await appTool(server, rae.cookie, 'react', { post_id: started.post_id, reaction })).body.data.mine).toBe(true);
+    await doors.call('rest', owner, 'react', { post_id: started.post_id, reaction: 'eyes' });
+    await doors.call('rest', owner, 'react', { post_id: second, reaction: 'heart' });
+    await appTool(server, sam.cookie, 'react', { post_id: second, reaction: 'heart' });
+
+    const mine = async (cookie: string) => {
+      const posts = (await appTool(server, cookie, 'open_thread', { thread_id: started.thread_id })).body.view.posts as { id: string; mine: string[]; reactions: object }[];
+      return posts.map((p) => [p.id, p.mine, p.reactions]);
+    };
+    expect(await mine(rae.cookie)).toEqual([
+      [started.post_id, ['check', 'heart'], { check: 1, eyes: 1, heart: 1 }],
+      [second, [], { heart: 2 }],
+    ]);
+    // Sam reads the page Rae's read kept (the thread has not changed since), with his own marks.
+    expect(await mine(sam.cookie)).toEqual([
+      [started.post_id, [], { check: 1, eyes: 1, heart: 1 }],
+      [second, ['heart'], { heart: 2 }],
+    ]);
+    await appTool(server, rae.cookie, 'react', { post_id: started.post_id, reaction: 'heart', remove: true });
+    expect((await mine(rae.cookie))[0]).toEqual([started.post_id, ['check'], { check: 1, eyes: 1 }]);
+    // An agent's open_thread is as before: counts, and no reader's marks in the shared page.
+    const agentRead = (await doors.call('rest', owner, 'open_thread', { thread_id: started.thread_id })).body;
+    expect(agentRead.posts.map((p: object) => 'mine' in p)).toEqual([false, false]);
+    expect(agentRead.posts[0].reactions).toEqual({ check: 1, eyes: 1 });
+  });
+
   it('gives the web app tasks, decisions, what the thread is about, its flag and what the reader can do', async () => {
     const { hub, padId, risks } = await room('rest');
     const person = await signIn(server, 'Helper Hana', `hana-${randomUUID()}@example.com`);
