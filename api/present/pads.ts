@@ -96,11 +96,14 @@ export function presentPad(reading: PadReadingWithWriters): Result {
     line(`id ${pad.id} · hub ${hub.slug} · version ${version} · status ${status.status} · ${blocks.length} blocks · ${all.length} sections`),
   ];
   const data: Record<string, unknown> = { pad_id: pad.id, hub_id: hub.id, version, status: status.status, mode: reading.mode };
+  // The outline as the web app lists it: the data's rows with each section's title, participant text
+  // that the structured content never carries.
+  let outline: Record<string, unknown>[] | undefined;
   if (reading.mode === 'outline') {
     const rows = outlineRows(all);
     parts.push(line(''), ...outlineWithWriters(rows, writers, status).map(line));
     parts.push(line(''), line('Read sections with open_pad mode "sections" and their ids, or mode "full" for the whole text.'));
-    data.sections = rows.map((r) => {
+    const sections = rows.map((r) => {
       const writer = writers.get(r.id);
       const state = status.sections.get(r.id);
       return {
@@ -112,6 +115,8 @@ export function presentPad(reading: PadReadingWithWriters): Result {
         ...(writer ? { last_writer: writerData(writer) } : {}),
       };
     });
+    data.sections = sections;
+    outline = sections.map((section, i) => ({ ...section, title: rows[i]!.title }));
   } else if (reading.mode === 'sections') {
     for (const section of reading.found) {
       const writer = writers.get(section.id);
@@ -149,7 +154,17 @@ export function presentPad(reading: PadReadingWithWriters): Result {
   }
   parts.push(line(''), line(canEdit ? `Edit with edit_pad, pad_id "${pad.id}", base_version ${version}.` : 'You may read this pad; editing needs a seat in its hub.'));
   const changes = reading.mode === 'changes' ? { since: reading.since, changes: reading.changes } : {};
-  return { parts, data, view: () => ({ pad: { id: pad.id, title: pad.title, version, status: status.status, hub: { slug: hub.slug, name: hub.name } }, seat: seat ? { role: seat } : null, canEdit, ...changes }) };
+  return {
+    parts,
+    data,
+    view: () => ({
+      pad: { id: pad.id, title: pad.title, version, status: status.status, hub: { slug: hub.slug, name: hub.name } },
+      seat: seat ? { role: seat } : null,
+      canEdit,
+      ...changes,
+      ...(outline ? { sections: outline } : {}),
+    }),
+  };
 }
 
 const KIND_WORDS = { create: 'created', edit: 'edit', undo: 'undo', live: 'typing' } as const;

@@ -236,6 +236,8 @@ export interface PadView {
   seat: Seat
   /** Whether the reader may type in the pad; the live connection is read-only otherwise. */
   canEdit: boolean
+  /** Mode "outline" (the default): the sections, in order. */
+  sections?: OutlineSection[]
 }
 
 export type PadChange = { block_id: Id; change: 'added' | 'changed' | 'removed'; text: string; before?: string }
@@ -334,12 +336,12 @@ export interface CatchUpData {
   since: { new_posts: number; posts: { id: Id; seq: number }[]; tasks: unknown[]; decisions: unknown[] }
 }
 
-/** One row of open_pad's outline (data.sections). */
+/** One row of open_pad's outline (view.sections; data.sections without the title). */
 export interface OutlineSection {
   id: Id
   level: number
   words: number
-  title?: string
+  title: string
 }
 
 /** Argument and result shapes per tool, so each call site is checked end to end. */
@@ -471,7 +473,7 @@ interface Tools {
     data: { pad_id: Id; version: number }
     view: unknown
   }
-  open_pad: { args: { pad_id: Id; mode?: 'outline' }; data: { version: number; sections?: OutlineSection[] }; view: PadView }
+  open_pad: { args: { pad_id: Id; mode?: 'outline' }; data: { version: number; sections?: Omit<OutlineSection, 'title'>[] }; view: PadView }
   ui_pad_history: { args: { pad_id: Id; before?: number }; data: unknown; view: PadHistoryView }
   undo_edit: {
     args: { edit_id: string }

@@ -9,7 +9,7 @@ import { appendUpdate, compact, loadInto, tailSize } from '../../sync/store.ts';
 import pg from 'pg';
 import { changedByOthersSince } from '../../sync/versions.ts';
 import { HocuspocusProvider } from '@hocuspocus/provider';
-import { mcpClient, openProvider, signIn, registerAgent, request, rest, startTestServer, stores, typeInto, type TestServer, poke } from '../support/server.ts';
+import { appTool, mcpClient, openProvider, signIn, registerAgent, request, rest, startTestServer, stores, typeInto, type TestServer, poke } from '../support/server.ts';
 
 /** Pads as live documents: tools, live clients over /sync, conflicts, versions and the Markdown view. */
 describe.each(stores())('pads on %s', (store) => {
@@ -92,6 +92,16 @@ describe.each(stores())('pads on %s', (store) => {
     expect(outline.body.text).toContain('|   Detail |');
     const hubView = await rest(server, owner.key, 'open_hub', { hub: hub.slug });
     expect(hubView.body.data.pads.map((p: { id: string }) => p.id)).toContain(padId);
+    // The web app's view names each section (participant text, so never in the structured content).
+    expect(JSON.stringify(outline.body.data)).not.toContain('Goals');
+    const person = await seatedPerson('Outline Reader', 'outline-reader@example.com');
+    const seen = await appTool(server, person.cookie, 'open_pad', { pad_id: padId, mode: 'outline' });
+    expect(seen.status).toBe(200);
+    expect(seen.body.view.sections).toEqual(
+      (outline.body.data.sections as Record<string, unknown>[]).map((row, i) => ({ ...row, title: ['Introduction', 'Goals', 'Detail', 'Risks'][i] })),
+    );
+    expect(seen.body.view.sections.map((s: { words: number }) => s.words)).toEqual([2, 2, 1, 2]);
+    expect((await appTool(server, person.cookie, 'open_pad', { pad_id: padId, mode: 'full' })).body.view.sections).toBeUndefined();
   });
 
   it('open_pad reads chosen sections, changes since a version, and the whole text', async () => {
