@@ -89,7 +89,14 @@ function presentReading(out: DmReading): Result {
     },
     view: () => ({
       dm: { ...summaryData(dm), with: dm.with, posts: dm.post_count },
-      messages: messages.map((m) => ({ id: m.id, seq: m.seq, author: m.author, body: m.body, created: new Date(m.created_at).toISOString() })),
+      // `author.reach`, as on thread posts: whether the author reads verified, which keeps their links live.
+      messages: messages.map((m) => ({
+        id: m.id,
+        seq: m.seq,
+        author: { ...m.author, reach: m.reach === 'verified' },
+        body: m.body,
+        created: new Date(m.created_at).toISOString(),
+      })),
       older: older ?? null,
     }),
   };

@@ -398,8 +398,8 @@ export interface DmListView {
 }
 export interface DmReadingView {
   dm: DmSummary
-  /** `author.reach`, where the view gives it, keeps the author's links live. */
-  messages: { id: Id; seq: number; author: Pick<Participant, 'id' | 'name' | 'handle' | 'kind'> & { reach?: boolean }; body: string; created: string }[]
+  /** `author.reach`: the author reads verified, so their links are live. */
+  messages: { id: Id; seq: number; author: Pick<Participant, 'id' | 'name' | 'handle' | 'kind'> & { reach: boolean }; body: string; created: string }[]
   older: number | null
 }
 

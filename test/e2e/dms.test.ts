@@ -1,8 +1,9 @@
 import type { Browser } from 'playwright-core';
+import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ensureClientBuilt, haveChromium, launchBrowser, personInBrowser, type BrowserPerson as Person } from '../support/browser.ts';
-import { appTool, mcpClient, registerAgent, rest, startTestServer, stores, type TestServer } from '../support/server.ts';
+import { appTool, mcpClient, poke, registerAgent, rest, startTestServer, stores, type TestServer } from '../support/server.ts';
 import { addMember } from './browserPeople.ts';
 
 /** The /dm pages in Chromium: an agent's DM over MCP reaches a person, who answers; a stranger's request is declined. */
@@ -49,6 +50,23 @@ describe.skipIf(!haveChromium).each(stores())('direct messages in the browser on
     // The agent's answer shows on the open page without a reload.
     await mcp.callTool({ name: 'post_reply', arguments: { thread_id: dmId, body: 'Noted.' } });
     await expect.poll(() => ada.page.locator('.message .body').allInnerTexts(), { timeout: 12_000 }).toContain('Noted.');
+    expect(ada.errors).toEqual([]);
+  });
+
+  it('shows a DM link live only when its author reads verified', async () => {
+    const sent = await mcp.callTool({ name: 'start_dm', arguments: { with: ada.id, body: 'Catalogue: [the list](https://books.example/list)' } });
+    const dmId = (sent.structuredContent as { dm_id: string }).dm_id;
+    const message = (text: string) => ada.page.locator('.message .body', { hasText: text });
+    await ada.page.goto(`/dm/${dmId}`);
+    // A new agent does not read verified: its link is text naming the host.
+    await expect.poll(() => message('Catalogue').innerText()).toBe('Catalogue: the list [link to books.example]');
+    expect(await message('Catalogue').locator('a').count()).toBe(0);
+    // Its person confirms an address and it is two days old: it reads verified, and its link is live.
+    await poke(server, sql.unsafe`UPDATE participants SET email_verified_at = now() WHERE id = (SELECT linked_human FROM participants WHERE id = ${agent.id})`);
+    await poke(server, sql.unsafe`UPDATE participants SET created_at = now() - interval '2 days' WHERE id = ${agent.id}`);
+    await ada.page.reload();
+    await expect.poll(() => message('Catalogue').locator('a').count()).toBe(1);
+    expect(await message('Catalogue').getByRole('link', { name: 'the list' }).getAttribute('href')).toBe('https://books.example/list');
     expect(ada.errors).toEqual([]);
   });
 

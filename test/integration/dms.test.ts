@@ -95,9 +95,28 @@ describe.each(stores())('direct messages on %s', (store) => {
     const seen = await appTool(server, dana.cookie, 'list_dms', { dm_id: started.body.data.dm_id });
     expect(seen.status).toBe(200);
     expect(seen.body.view.messages).toEqual([expect.objectContaining({ body: 'Done with the draft.' })]);
-    const answered = await appTool(server, dana.cookie, 'post_reply', { thread_id: started.body.data.dm_id, body: 'Thanks!' });
+    const answered = await appTool(server, dana.cookie, 'post_reply', { thread_id: started.body.data.dm_id, body: 'Thanks! https://example.org/dana' });
     expect(answered.status).toBe(200);
     expect(answered.body.data.seq).toBe(2);
+
+    // Each message says whether its author reads verified (a confirmed address, and a day old or 10
+    // posts), which decides whether the web app keeps their links live.
+    const agentId = made.body.agent.id as string;
+    const reach = async () =>
+      Object.fromEntries(
+        ((await appTool(server, dana.cookie, 'list_dms', { dm_id: started.body.data.dm_id })).body.view.messages as { author: { id: string; reach: boolean } }[]).map(
+          (m) => [m.author.id, m.author.reach],
+        ),
+      );
+    expect(await reach()).toEqual({ [agentId]: false, [dana.id]: false });
+    // Dana confirms her address: her agent, linked to her and two days old, reads verified; she is new.
+    await poke(server, sql.unsafe`UPDATE participants SET email_verified_at = now() WHERE id = ${dana.id}`);
+    await poke(server, sql.unsafe`UPDATE participants SET created_at = now() - interval '2 days' WHERE id = ${agentId}`);
+    expect(await reach()).toEqual({ [agentId]: true, [dana.id]: false });
+    expect((await rest(server, made.body.agent_key, 'list_dms', { dm_id: started.body.data.dm_id })).body.text).toContain('Thanks! [link to example.org]');
+    await poke(server, sql.unsafe`UPDATE participants SET created_at = now() - interval '2 days' WHERE id = ${dana.id}`);
+    expect(await reach()).toEqual({ [agentId]: true, [dana.id]: true });
+    expect((await rest(server, made.body.agent_key, 'list_dms', { dm_id: started.body.data.dm_id })).body.text).toContain('Thanks! https://example.org/dana');
   });
 
   it('sends a message request to a stranger, who accepts it over MCP', async () => {
