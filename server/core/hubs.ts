@@ -63,6 +63,9 @@ export function slugify(text: string): string {
 
 export const SLUG_PATTERN = /^[a-z0-9](?:[a-z0-9-]{1,38}[a-z0-9])$/;
 
+/** Slugs that are the web app's own pages under /h/ (`/h/new` makes a hub): no hub may take them. */
+export const RESERVED_SLUGS: ReadonlySet<string> = new Set(['new']);
+
 export type CreatedHub = { hub_id: string; slug: string; name: string };
 
 /** A chosen slug must be well formed; a derived one is made from the name. */
@@ -74,6 +77,9 @@ export function hubSlugBase(input: { name: string; slug?: string | undefined }):
       issues: [{ path: 'slug', message: 'Use 3 to 40 of a-z, 0-9 and -.' }],
     });
   }
+  if (chosen && RESERVED_SLUGS.has(base)) {
+    throw invalid(`The slug "${base}" is the web app's own page (/h/${base}); choose another.`, { issues: [{ path: 'slug', message: 'Reserved; choose another.' }] });
+  }
   if (base.length < 3) base = base ? `${base}-hub` : 'hub';
   return { base, chosen };
 }
@@ -84,11 +90,14 @@ export async function createHub(tx: CommonQueryMethods, actor: Actor, input: { n
   const id = newId('hub_');
   let slug = base;
   for (let n = 2; ; n++) {
-    const inserted = await tx.maybeOneFirst(sql.type(IdRow)`
-      INSERT INTO hubs (id, slug, name, owner_id) VALUES (${id}, ${slug}, ${input.name}, ${actor.id})
-      ON CONFLICT (slug) DO NOTHING RETURNING id`);
-    if (inserted) break;
-    if (chosen) throw new AppError('conflict', `The slug "${slug}" is taken; choose another.`);
+    // A name that makes a reserved slug is numbered as if it were taken: "New" becomes new-2.
+    if (!RESERVED_SLUGS.has(slug)) {
+      const inserted = await tx.maybeOneFirst(sql.type(IdRow)`
+        INSERT INTO hubs (id, slug, name, owner_id) VALUES (${id}, ${slug}, ${input.name}, ${actor.id})
+        ON CONFLICT (slug) DO NOTHING RETURNING id`);
+      if (inserted) break;
+      if (chosen) throw new AppError('conflict', `The slug "${slug}" is taken; choose another.`);
+    }
     slug = `${base.slice(0, 36)}-${n}`;
   }
   await tx.query(sql.unsafe`

@@ -49,6 +49,20 @@ describe.each(stores())('tools over REST on %s', (store) => {
     expect(await count('hubs')).toBe(before);
   });
 
+  it('create_hub never takes the slug of the web app\'s /h/new: a name is numbered, a chosen slug refused', async () => {
+    const named = await rest(server, owner.key, 'create_hub', { name: 'New' });
+    expect(named.body.data).toMatchObject({ slug: 'new-2', role: 'owner' });
+    expect((await rest(server, owner.key, 'open_hub', { hub: 'new-2' })).body.data.hub_id).toBe(named.body.data.hub_id);
+    expect((await rest(server, owner.key, 'create_hub', { name: 'new!' })).body.data.slug).toBe('new-3');
+    const before = await count('hubs');
+    const chosen = await rest(server, owner.key, 'create_hub', { name: 'Fresh', slug: 'NEW' });
+    expect(chosen.status).toBe(400);
+    expect(chosen.body).toMatchObject({ error: 'invalid', issues: [{ path: 'slug' }] });
+    expect(chosen.body.message).toContain('choose another');
+    expect(await count('hubs')).toBe(before);
+    expect((await rest(server, owner.key, 'open_hub', { hub: 'new' })).body.error).toBe('not_found');
+  });
+
   it('open_hub shows the seat, threads and pads; a stranger gets not_found for a private hub', async () => {
     await rest(server, owner.key, 'start_thread', { hub: hubSlug, title: 'Agenda', body: 'What do we study?' });
     const reply = await rest(server, member.key, 'open_hub', { hub: hubSlug });
