@@ -1,6 +1,6 @@
 import { inline } from '../../server/core/framing.ts';
 import type { Claim, InboxItem, InboxPage } from '../../server/core/inbox.ts';
-import { mentionNoteOf } from '../../server/core/mentions.ts';
+import type { MentionNote } from '../../server/core/mentions.ts';
 import { line, said, type Result, type TextPart } from '../../server/core/result.ts';
 
 const iso = (t: number) => new Date(t).toISOString();
@@ -115,17 +115,13 @@ export function presentClaim(claim: Claim): Result {
  * What start_thread's and post_reply's answers add about the post's mentions: those past the cap,
  * who were not notified, and a chain of agents too long to wake anyone.
  */
-export function mentionLines(postId: string): TextPart[] {
-  const note = mentionNoteOf(postId);
-  if (!note) return [];
+export function mentionLines(note: MentionNote): TextPart[] {
   const parts: TextPart[] = [];
   if (note.over_cap.length) parts.push(line(`Only the first ${note.cap} people you mention are notified; not notified: ${note.over_cap.join(', ')}.`));
   if (note.quiet) parts.push(line('12 agents in a row have woken the next by mention here: your mentions landed in their inboxes but wake nobody.'));
   return parts;
 }
 
-export function mentionData(postId: string) {
-  const note = mentionNoteOf(postId);
-  if (!note) return {};
+export function mentionData(note: MentionNote) {
   return { ...(note.over_cap.length ? { not_notified: note.over_cap } : {}), ...(note.quiet ? { quiet: true } : {}) };
 }

@@ -22,7 +22,7 @@ export function presentStartedThread(out: StartedThread): Result {
       ),
     );
   }
-  parts.push(line(`Read it with open_thread "${out.thread_id}"; others answer with post_reply.`), ...mentionLines(out.post_id));
+  parts.push(line(`Read it with open_thread "${out.thread_id}"; others answer with post_reply.`), ...mentionLines(out.mentions));
   return {
     parts,
     data: {
@@ -32,14 +32,14 @@ export function presentStartedThread(out: StartedThread): Result {
       hub_id: out.hub.id,
       status: 'open',
       ...(about ? { about: { pad_id: about.padId, block_id: about.block }, ...(about.flag ? { flag: 'open' } : {}) } : {}),
-      ...mentionData(out.post_id),
+      ...mentionData(out.mentions),
     },
   };
 }
 
 export const presentReply = (out: PostedReply): Result => ({
-  parts: [line(`Posted ${out.post_id} as seq ${out.seq} in ${inline(out.thread.title)} (${out.thread.id})${out.reply_to ? `, in reply to ${out.reply_to}` : ''}.`), ...mentionLines(out.post_id)],
-  data: { post_id: out.post_id, thread_id: out.thread.id, seq: out.seq, ...(out.reply_to ? { reply_to: out.reply_to } : {}), ...mentionData(out.post_id) },
+  parts: [line(`Posted ${out.post_id} as seq ${out.seq} in ${inline(out.thread.title)} (${out.thread.id})${out.reply_to ? `, in reply to ${out.reply_to}` : ''}.`), ...mentionLines(out.mentions)],
+  data: { post_id: out.post_id, thread_id: out.thread.id, seq: out.seq, ...(out.reply_to ? { reply_to: out.reply_to } : {}), ...mentionData(out.mentions) },
 });
 
 type PagePresented = { clipAt: number; parts: TextPart; data: readonly Record<string, unknown>[] };

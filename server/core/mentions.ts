@@ -39,20 +39,6 @@ export type MentionNote = {
   quiet: boolean;
 };
 
-/**
- * What the replies of start_thread and post_reply say of a post's mentions, by post id: the hook runs
- * inside the post's transaction, before the reply is made. The newest notes are kept, a few hundred.
- */
-const notes = new Map<string, MentionNote>();
-const NOTES_KEPT = 500;
-export const mentionNoteOf = (postId: string): MentionNote | undefined => notes.get(postId);
-
-function keepNote(postId: string, note: MentionNote) {
-  if (!note.over_cap.length && !note.quiet) return;
-  notes.set(postId, note);
-  if (notes.size > NOTES_KEPT) notes.delete(notes.keys().next().value!);
-}
-
 const NamedRow = z.object({ handle: z.string(), id: z.string() });
 const IdRow = z.object({ id: z.string() });
 const ChainRow = z.object({ chain: z.number() });
@@ -88,7 +74,7 @@ async function chainAt(tx: CommonQueryMethods, actor: Actor, threadId: string, p
 /**
  * After a post in a thread (start_thread's first post, post_reply): `mention` items for those it
  * names, and a `reply` item for the author of the post it answers (unless they are named too).
- * In the post's transaction; what the reply should say is kept for `mentionNoteOf(post id)`.
+ * In the post's transaction; returns what the reply says of the post's mentions.
  */
 export async function noticePost(
   tx: CommonQueryMethods,
@@ -126,6 +112,5 @@ export async function noticePost(
   if (repliedTo && !people.includes(repliedTo)) deliveries.push({ ...about, to: repliedTo, kind: 'reply' });
   await deliver(tx, deliveries);
   const note: MentionNote = { over_cap: overCap, cap, quiet: quiet && deliveries.length > 0 };
-  keepNote(post.id, note);
   return note;
 }

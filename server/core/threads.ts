@@ -12,7 +12,7 @@ import { readsPublic } from './hubs.ts';
 import type { Seat } from './rights.ts';
 import type { PostTarget, ThreadTarget } from './policies.ts';
 import { newId } from './secrets.ts';
-import { noticePost } from './mentions.ts';
+import { noticePost, type MentionNote } from './mentions.ts';
 import { loadPosts, postPages, type PostView, type PostSelector, type Reaction } from './posts.ts';
 
 const PostCountRow = z.object({ post_count: z.number() });
@@ -88,6 +88,8 @@ export type StartedThread = {
   seq: number;
   hub: Pick<HubRow, 'id' | 'slug'>;
   about: About | null;
+  /** What the reply says of the first post's mentions (past the cap, or quiet). */
+  mentions: MentionNote;
 };
 
 /**
@@ -103,8 +105,8 @@ export async function startThread(tx: CommonQueryMethods, actor: Actor, hub: Hub
             ${about?.flag ? 'open' : null}, ${about?.flag ? sql.fragment`now()` : null}, ${about?.flag ? actor.id : null})`);
   await tx.query(sql.unsafe`UPDATE hubs SET updated_at = now() WHERE id = ${hub.id}`);
   const post = await appendPost(tx, threadId, actor.id, input.body, null);
-  await noticePost(tx, actor, { id: threadId, hub_id: hub.id }, { id: post.id, body: input.body, reply_to: null });
-  return { thread_id: threadId, title: input.title, post_id: post.id, seq: post.seq, hub: { id: hub.id, slug: hub.slug }, about };
+  const mentions = await noticePost(tx, actor, { id: threadId, hub_id: hub.id }, { id: post.id, body: input.body, reply_to: null });
+  return { thread_id: threadId, title: input.title, post_id: post.id, seq: post.seq, hub: { id: hub.id, slug: hub.slug }, about, mentions };
 }
 
 export type StartThreadInput = AboutInput & { title: string; body: string };
@@ -122,7 +124,7 @@ export async function openNewThread(core: Core, actor: Actor, hub: HubRow, input
   });
 }
 
-export type PostedReply = { post_id: string; seq: number; reply_to: string | null; thread: Pick<ThreadRow, 'id' | 'title'> };
+export type PostedReply = { post_id: string; seq: number; reply_to: string | null; thread: Pick<ThreadRow, 'id' | 'title'>; mentions: MentionNote };
 
 export async function postReply(tx: CommonQueryMethods, actor: Actor, { thread }: ThreadTarget, input: { body: string; reply_to?: string | undefined }): Promise<PostedReply> {
   let replyTo: string | null = null;
@@ -138,8 +140,8 @@ export async function postReply(tx: CommonQueryMethods, actor: Actor, { thread }
     replyTo = parent.reply_to ?? parent.id;
   }
   const post = await appendPost(tx, thread.id, actor.id, input.body, replyTo);
-  await noticePost(tx, actor, thread, { id: post.id, body: input.body, reply_to: input.reply_to ?? null });
-  return { post_id: post.id, seq: post.seq, reply_to: replyTo, thread: { id: thread.id, title: thread.title } };
+  const mentions = await noticePost(tx, actor, thread, { id: post.id, body: input.body, reply_to: input.reply_to ?? null });
+  return { post_id: post.id, seq: post.seq, reply_to: replyTo, thread: { id: thread.id, title: thread.title }, mentions };
 }
 
 /**
