@@ -11,7 +11,7 @@ import { AppError, toAppError } from '../server/core/errors.ts';
 import { authenticateBearer } from '../server/core/identity.ts';
 import { BODY_LIMITS, readText } from './http/body.ts';
 import { bearerToken, challenge } from './http/auth.ts';
-import { openCors } from './http/middleware.ts';
+import { openCors, requestGone } from './http/middleware.ts';
 import { invoke } from './tools/invoke.ts';
 import { modelTools } from './tools/registry.ts';
 import { mcpError, mcpResult } from './tools/render.ts';
@@ -92,13 +92,15 @@ function paramsNotAnObject(payload: unknown): object | undefined {
 }
 
 /** The caller, handed to the SDK with the request as its auth info. */
-const callerInfo = (actor: Actor): AuthInfo => ({ token: '', clientId: actor.id, scopes: [...actor.scopes], extra: { actor } });
+const callerInfo = (actor: Actor, gone: AbortSignal): AuthInfo => ({ token: '', clientId: actor.id, scopes: [...actor.scopes], extra: { actor, gone } });
 
 function callerOf(extra: { authInfo?: AuthInfo }): Actor {
   const actor = extra.authInfo?.extra?.actor as Actor | undefined;
   if (!actor) throw new Error('an MCP request reached the server without its caller');
   return actor;
 }
+
+const goneOf = (extra: { authInfo?: AuthInfo }) => extra.authInfo?.extra?.gone as AbortSignal | undefined;
 
 /**
  * One SDK server per request: a server shared by concurrent stateless requests mixes up their
@@ -116,7 +118,7 @@ function mcpServer(core: Core): Server {
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listing }));
   server.setRequestHandler(CallRequest, async ({ params }, extra) => {
     try {
-      const { result } = await invoke(core, callerOf(extra), params.name, params.arguments ?? {}, 'model');
+      const { result } = await invoke(core, callerOf(extra), params.name, params.arguments ?? {}, 'model', goneOf(extra));
       return mcpResult(result);
     } catch (error) {
       // Our own errors become isError results with the same code REST gives, before the SDK flattens them.
@@ -207,7 +209,7 @@ export function mcpEndpoint(core: Core): Middleware {
     // Connecting only wires the handlers; the transport's start does nothing.
     await mcpServer(core).connect(transport);
     const response = await transport.handleRequest(sdkRequest(ctx, payload === undefined ? text : undefined), {
-      authInfo: callerInfo(actor),
+      authInfo: callerInfo(actor, requestGone(ctx)),
       parsedBody: payload,
     });
     // The server and its transport are left to the collector: every request of the POST has been

@@ -7,7 +7,7 @@ import type { Allowance } from '../server/core/limits.ts';
 import { RegisterInput, registerAgent } from '../server/core/registration.ts';
 import { readJson, BODY_LIMITS } from './http/body.ts';
 import { requireBearer } from './http/auth.ts';
-import { openCors } from './http/middleware.ts';
+import { openCors, requestGone } from './http/middleware.ts';
 import { takeIpLimit, type IpLimits } from './http/ipLimits.ts';
 import { requireCleanText } from './tools/hygiene.ts';
 import { invoke } from './tools/invoke.ts';
@@ -41,7 +41,7 @@ export function restRoutes(core: Core, ipLimits: IpLimits): Router {
     if (ctx.method !== 'POST') throw new AppError('not_found', 'Call a tool with POST.');
     const actor = await requireBearer(ctx, core);
     const args = await readJson(ctx, BODY_LIMITS.tools);
-    const { result } = await invoke(core, actor, ctx.params.name!, args, 'model');
+    const { result } = await invoke(core, actor, ctx.params.name!, args, 'model', requestGone(ctx));
     ctx.set('Cache-Control', 'no-store');
     setAllowanceHeaders(ctx, result.data.allowance as Allowance | undefined);
     ctx.body = restBody(result);

@@ -10,6 +10,7 @@ import { emailStatus } from '../server/core/verification.ts';
 import { refuseGuest } from '../server/core/guests.ts';
 import { requireCleanText } from './tools/hygiene.ts';
 import { invoke } from './tools/invoke.ts';
+import { requestGone } from './http/middleware.ts';
 import { API_VERSION, resultText } from './tools/render.ts';
 
 const NewAgentInput = z.object({
@@ -66,7 +67,7 @@ export function webRoutes(core: Core, hosts: () => Set<string>): Router {
   router.post('/api/tools/:name', guard, async (ctx) => {
     const actor = await requireSession(ctx);
     const args = await readJson(ctx, BODY_LIMITS.tools);
-    const { result } = await invoke(core, actor, ctx.params.name!, args, 'app');
+    const { result } = await invoke(core, actor, ctx.params.name!, args, 'app', requestGone(ctx));
     ctx.body = { text: resultText(result), data: result.data, view: result.view?.() ?? null, api: API_VERSION };
   });
 

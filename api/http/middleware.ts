@@ -5,6 +5,18 @@ import { AppError, toAppError } from '../../server/core/errors.ts';
 import type { Logger } from '../../server/log.ts';
 
 /** A request id, one log line per request, and the one place errors become responses. */
+/**
+ * Aborts when the caller goes away before its answer is sent (the connection closed), so a long-poll
+ * stops holding one of the caller's waits for a browser tab that is gone.
+ */
+export function requestGone(ctx: Context): AbortSignal {
+  const controller = new AbortController();
+  ctx.res.once('close', () => {
+    if (!ctx.res.writableFinished) controller.abort();
+  });
+  return controller.signal;
+}
+
 export function requestScope(log: Logger) {
   return async (ctx: Context, next: Next) => {
     const requestId = randomUUID();

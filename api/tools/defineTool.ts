@@ -16,7 +16,8 @@ export type Annotations = {
   idempotentHint?: boolean;
 };
 
-export type ReadContext = { core: Core; actor: Actor; conn: CommonQueryMethods };
+/** `signal` aborts when the caller went away (its connection closed): a long read stops waiting then. */
+export type ReadContext = { core: Core; actor: Actor; conn: CommonQueryMethods; signal?: AbortSignal | undefined };
 /** A write runs inside the one transaction the pipeline opened; its own writes go through `tx`. */
 export type WriteContext = { core: Core; actor: Actor; tx: DatabaseTransactionConnection };
 /**

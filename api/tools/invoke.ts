@@ -24,7 +24,15 @@ export type Invocation = { tool: Tool; result: Result };
  * hygiene, zod) -> scope -> policy -> idempotency replay -> limits -> run -> present -> store. A write
  * does all of it in one transaction, so a refused call changes nothing; a tool only declares each step.
  */
-export async function invoke(core: Core, actor: Actor, name: string, raw: unknown, surface: 'model' | 'app'): Promise<Invocation> {
+export async function invoke(
+  core: Core,
+  actor: Actor,
+  name: string,
+  raw: unknown,
+  surface: 'model' | 'app',
+  /** Aborts when the caller's connection closed before the answer (requestGone). */
+  signal?: AbortSignal,
+): Promise<Invocation> {
   const tool = findTool(name, surface);
   if (!tool || (tool.agentKeyOnly && actor.via !== 'agent_key')) throw new AppError('not_found', 'Unknown tool.');
   if (tool.agentKeyOnly && actor.grant) throw new AppError('forbidden', `A sub-agent key cannot call ${tool.name}; the agent that made it can.`);
@@ -37,7 +45,7 @@ export async function invoke(core: Core, actor: Actor, name: string, raw: unknow
 
   let result: Result;
   try {
-    result = await execute(core, actor, tool, input);
+    result = await execute(core, actor, tool, input, signal);
   } catch (error) {
     if (!(error instanceof LimitReached)) throw error;
     result = await limitReply(core, actor, error.allowance);
@@ -86,12 +94,12 @@ function parse(tool: Tool, raw: unknown): { input: Record<string, unknown>; igno
   return { input: parsed.data as Record<string, unknown>, ignored };
 }
 
-async function execute(core: Core, actor: Actor, tool: Tool, input: Record<string, unknown>): Promise<Result> {
+async function execute(core: Core, actor: Actor, tool: Tool, input: Record<string, unknown>, signal: AbortSignal | undefined): Promise<Result> {
   const policy = tool.policy(input);
   if (tool.commit === 'read') {
     const conn = core.db.pool;
     const target = await policy({ core, conn, actor });
-    return tool.present(await tool.run({ core, actor, conn }, input, target), input);
+    return tool.present(await tool.run({ core, actor, conn, signal }, input, target), input);
   }
   const key = tool.keyed && typeof input.idempotency_key === 'string' ? idempotencyKey(core, actor, tool.name, input.idempotency_key, input) : null;
   const finished = (out: unknown, allowance: Allowance | null) => withAllowance(tool.present(out, input), allowance);

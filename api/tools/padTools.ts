@@ -112,6 +112,6 @@ export const waitForChangesTool = readTool({
   }),
   // The inbox alone watches nothing to load.
   policy: (input) => (input.inbox && input.pad_id === undefined && input.thread_id === undefined ? async (): Promise<Watched | null> => null : watch(input)),
-  run: ({ core, actor }, input, target) => waitForChanges(core, actor, target, input),
+  run: ({ core, actor, signal }, input, target) => waitForChanges(core, actor, target, input, signal),
   present: presentWait,
 });

@@ -154,7 +154,7 @@ export function createWaitRegistry(db: Db, log: Logger, onPadVersion: (listener:
      * Resolves true once `check` is (checked now, then each time one of `keys` is woken), or false
      * after `ms`. A first check that throws refuses the wait; `participantId` holds at most 4.
      */
-    async until(participantId: string, keys: readonly string[], check: () => Promise<boolean>, ms: number): Promise<boolean> {
+    async until(participantId: string, keys: readonly string[], check: () => Promise<boolean>, ms: number, gone?: AbortSignal): Promise<boolean> {
       const mine = open.get(participantId) ?? 0;
       if (mine >= WAITS_PER_PARTICIPANT) {
         throw new AppError('rate_limited', `At most ${WAITS_PER_PARTICIPANT} waits are open per participant; let one finish first.`, { retry_after_seconds: 1, retryAfterSeconds: 1 });
@@ -168,6 +168,8 @@ export function createWaitRegistry(db: Db, log: Logger, onPadVersion: (listener:
       }
       polling();
       const deadline = setTimeout(() => answered.resolve(false), ms);
+      const leave = () => answered.resolve(false);
+      gone?.addEventListener('abort', leave, { once: true });
       try {
         // Filed first, checked second: a change committed meanwhile wakes it and is checked again.
         if (await check()) return true;
@@ -176,6 +178,7 @@ export function createWaitRegistry(db: Db, log: Logger, onPadVersion: (listener:
         return await answered.promise;
       } finally {
         clearTimeout(deadline);
+        gone?.removeEventListener('abort', leave);
         for (const key of keys) {
           const waiters = filed.get(key)!;
           waiters.delete(waiter);

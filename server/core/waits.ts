@@ -28,7 +28,7 @@ export type WaitInput = {
  * `inbox_cursor` (any unacked one without it), or at the timeout. Holds no database connection
  * while it waits (`core.waits`).
  */
-export async function waitForChanges(core: Core, actor: Actor, watched: Watched | null, input: WaitInput): Promise<WaitOutcome> {
+export async function waitForChanges(core: Core, actor: Actor, watched: Watched | null, input: WaitInput, gone?: AbortSignal): Promise<WaitOutcome> {
   if (!watched && !input.inbox) {
     throw invalid('Give pad_id or thread_id with the version you have, or inbox: true.', { issues: [{ path: 'pad_id', message: 'Give pad_id, thread_id or inbox.' }] });
   }
@@ -48,7 +48,8 @@ export async function waitForChanges(core: Core, actor: Actor, watched: Watched 
     return (key !== null && (version === null || version > have)) || inbox;
   };
   const waitedS = Math.min(input.timeout_seconds ?? WAIT_DEFAULT_S, WAIT_MAX_S);
-  await core.waits.until(actor.id, keys, check, waitedS * 1000);
+  // A caller that went away frees its wait at once: a closed browser tab must not hold one of its four.
+  await core.waits.until(actor.id, keys, check, waitedS * 1000, gone);
   if (watched && version === null) throw notFound(`The ${watched.kind} ${watched.id} is gone.`);
   return {
     watched: watched && { ...watched, version: version!, have, changed: version! > have },

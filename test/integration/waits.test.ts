@@ -113,6 +113,30 @@ describe.each(stores())('wait_for_changes on %s', (store) => {
     await open(server, 0);
   });
 
+  it('a wait whose caller went away is let go at once, through REST, MCP and the web door, so a closed tab holds none of the four', async () => {
+    const thread = await newThread('Gone away');
+    const have = await threadVersion(thread.id);
+    const args = { thread_id: thread.id, version: have, timeout_seconds: 25 };
+    const leaving = new AbortController();
+    const call = (url: string, headers: Record<string, string>, body: unknown) =>
+      fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body), signal: leaving.signal }).catch(() => null);
+    const agentHeaders = { authorization: `Bearer ${waiter.key}` };
+    call(`${server.url}/api/v1/tools/wait_for_changes`, agentHeaders, args);
+    call(`${server.url}/api/v1/tools/wait_for_changes`, agentHeaders, args);
+    call(`${server.url}/mcp`, { ...agentHeaders, accept: 'application/json, text/event-stream' }, {
+      jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'wait_for_changes', arguments: args },
+    });
+    call(`${server.url}/api/tools/wait_for_changes`, { cookie: person.cookie, 'x-svc': '1' }, args);
+    await open(server, 4);
+    leaving.abort();
+    // All four are let go long before their 25 seconds; the agent may wait four times again.
+    await open(server, 0);
+    const again = [1, 2, 3, 4].map(() => rest(server, waiter.key, 'wait_for_changes', args));
+    await open(server, 4);
+    await posts.web(thread.id, 'Anyone still here?');
+    for (const answered of await Promise.all(again)) expect(answered.body.data.changed).toBe(true);
+  });
+
   describe('the inbox', () => {
     /** An item for the waiter from the poster about a thread of the hub, put in its inbox as the tools put them. */
     const notice = (threadId: string, summary: string) =>
