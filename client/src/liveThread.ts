@@ -1,7 +1,7 @@
 // A thread page's live updates: long-polls wait_for_changes with the version it shows, reads again on a change.
 import { onUnmounted, type Ref } from 'vue'
 import { callTool, toApiError } from './api'
-import { me } from './session'
+import { me, sessionEnding } from './session'
 
 /** What the server allows for one wait (WAIT_MAX_S); it answers at once when the thread is already newer. */
 const WAIT_S = 25
@@ -32,7 +32,11 @@ export function useLiveThread(threadId: string, version: Ref<string | null>, ref
         continue
       }
       try {
-        const { data } = await callTool('wait_for_changes', { thread_id: threadId, version: have, timeout_seconds: WAIT_S }, leaving.signal)
+        const { data } = await callTool(
+          'wait_for_changes',
+          { thread_id: threadId, version: have, timeout_seconds: WAIT_S },
+          AbortSignal.any([leaving.signal, sessionEnding()]),
+        )
         failures = 0
         if (!stopped && data.changed && version.value === have) await refresh()
       } catch (err) {

@@ -33,8 +33,20 @@ export async function refreshMe(): Promise<void> {
   }
 }
 
+/**
+ * Aborts as signing out begins, before the session ends: the long polls (the Inbox count, a thread's
+ * live updates) stop first, so none is sent with a session that is already gone.
+ */
+let signingOut = new AbortController()
+export const sessionEnding = (): AbortSignal => signingOut.signal
+
 export async function signOut(): Promise<void> {
-  await apiSignOut()
+  signingOut.abort()
+  try {
+    await apiSignOut()
+  } finally {
+    signingOut = new AbortController()
+  }
   localStorage.removeItem(KEPT_ME)
   me.value = null
 }

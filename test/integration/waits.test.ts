@@ -224,7 +224,8 @@ describe.each(stores())('wait_for_changes on %s', (store) => {
     expect(answers.map((answer) => answer.body.data.changed)).toEqual(Array(50).fill(true));
   });
 
-  describe.skipIf(store !== 'postgres' || !redisUrl)('across instances', () => {
+  // Instances share one Postgres database (PGlite is one instance, and has no other to wake); CI requires Redis for them.
+  if (store === 'postgres') describe.skipIf(!redisUrl)('across instances', () => {
     const closers: (() => void | Promise<void>)[] = [];
     afterAll(async () => {
       for (const close of closers.reverse()) await close();
