@@ -3,13 +3,13 @@ import Router from '@koa/router';
 import type { Context } from 'koa';
 import type { Core } from '../server/core/context.ts';
 import { AppError } from '../server/core/errors.ts';
-import { reopenIdleTasks } from '../server/core/tasks.ts';
+import { movedLastDay, runRules } from '../server/core/rulebook.ts';
 import { bearerToken } from './http/auth.ts';
 
 const digest = (text: string) => createHash('sha256').update(text).digest();
 
 /** `Authorization: Bearer <CRON_SECRET>`, compared in constant time; without CRON_SECRET set, nobody. */
-function requireCron(core: Core, ctx: Context) {
+export function requireCron(core: Core, ctx: Context) {
   const secret = core.config.cronSecret;
   const given = bearerToken(ctx);
   if (!secret || !given || !timingSafeEqual(digest(given), digest(secret))) {
@@ -18,18 +18,25 @@ function requireCron(core: Core, ctx: Context) {
 }
 
 /**
- * Scheduled work for a deployment's scheduler (SPEC part 4): `GET /internal/prune` runs the timed
- * rules now (a task held 48 hours without progress opens again; the in-process timer runs the same
- * rule every 10 minutes, and running it twice changes nothing), `GET /internal/flush` writes every
+ * Scheduled work for a deployment's scheduler (SPEC part 4). `GET /internal/prune` runs every rule of
+ * the rulebook now (server/core/rulebook.ts; each instance's timer runs them every 10 minutes too, a
+ * rule never runs twice at once, and running one again changes nothing) and answers what each did
+ * (`ran` and how many rows it moved, or `busy`: another run of it held its lock, or `failed`), with
+ * what each moved over the last 24 hours in every run recorded. `GET /internal/flush` writes every
  * live pad's pending updates to the store.
  */
 export function internalRoutes(core: Core): Router {
   const router = new Router();
   router.get('/internal/prune', async (ctx) => {
     requireCron(core, ctx);
-    const reopened = await reopenIdleTasks(core);
+    const now = new Date();
+    const runs = await runRules(core, now);
     ctx.set('Cache-Control', 'no-store');
-    ctx.body = { tasks_reopened: reopened.length };
+    ctx.body = {
+      at: now.toISOString(),
+      rules: runs.map((run) => ({ rule: run.rule, status: run.status, moved: run.moved.length })),
+      moved_last_24h: await movedLastDay(core.db.pool),
+    };
   });
   router.get('/internal/flush', async (ctx) => {
     requireCron(core, ctx);

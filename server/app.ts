@@ -27,7 +27,7 @@ import { createEditorCache } from './core/editors.ts';
 import { createReadCache } from './core/readCache.ts';
 import { createWaitRegistry } from './core/waitRegistry.ts';
 import { createPadSync } from '../sync/padSync.ts';
-import { startIdleTaskTimer } from './core/tasks.ts';
+import { startRulebookTimer } from './core/rulebook.ts';
 import { createLogger, type Logger } from './log.ts';
 
 export const CLIENT_DIST = fileURLToPath(new URL('../client/dist/', import.meta.url));
@@ -85,8 +85,8 @@ export async function startServer(config: Config, options: { log?: Logger; host?
   port = (server.address() as AddressInfo).port;
   if (!config.baseUrlFixed) config.baseUrl = `http://localhost:${port}`;
   log.info('listening', { port, baseUrl: config.baseUrl, store: db.kind });
-  // The 48-hour rule for idle tasks, run in-process until close.
-  const stopIdleTasks = startIdleTaskTimer(core);
+  // The rulebook's timed rules, run in-process until close (each under its lock: instances never run one at once).
+  const rulebook = startRulebookTimer(core);
 
   let closing: Promise<void> | undefined;
   return {
@@ -95,7 +95,7 @@ export async function startServer(config: Config, options: { log?: Logger; host?
     url: `http://127.0.0.1:${port}`,
     close: () =>
       (closing ??= (async () => {
-        stopIdleTasks();
+        const rulesStopped = rulebook.stop();
         server.closeIdleConnections();
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         // Every acknowledged edit and every live update reaches the database before the store closes.
@@ -103,6 +103,7 @@ export async function startServer(config: Config, options: { log?: Logger; host?
         server.closeAllConnections();
         await closed;
         await ipLimits.close();
+        await rulesStopped;
         await db.close();
       })()),
   };

@@ -41,10 +41,13 @@ export const wholeText = (blocks: readonly Block[]) => blocks.map((b) => b.text)
 
 /**
  * Section status (SPEC part 3 "Pad section status"): `disputed` while a flag on it is open,
- * `unresolved` once one lapsed, `open` while a thread about it is open, else `settled`. (`stale`,
- * unchanged for 90 days, is not told apart yet.)
+ * `unresolved` once one lapsed, `open` while a thread about it is open, `stale` when none of those
+ * and unchanged for 90 days, else `settled`. Stale is read when the pad is read, from the time search's
+ * row of the section (`pad_sections`) last changed (its title, level, text or place), so no timer
+ * writes it: the rulebook (rulebook.ts) has nothing to do when the 90 days pass.
  */
-export type SectionStatus = 'settled' | 'open' | 'disputed' | 'unresolved';
+export type SectionStatus = 'settled' | 'open' | 'disputed' | 'unresolved' | 'stale';
+export const STALE_DAYS = 90;
 export type SectionState = { status: SectionStatus; openThreads: number };
 /** A pad's status (SPEC part 3 "Pad-level status") and its sections' that are not plainly settled. */
 export type PadStatus = { status: 'settled' | 'open' | 'disputed'; sections: ReadonlyMap<string, SectionState> };
@@ -52,22 +55,32 @@ export type PadStatus = { status: 'settled' | 'open' | 'disputed'; sections: Rea
 export const SETTLED: SectionState = { status: 'settled', openThreads: 0 };
 export const NO_THREADS: PadStatus = { status: 'settled', sections: new Map() };
 
-const SectionStateRow = z.object({ block: z.string(), open_threads: z.number(), disputed: z.boolean(), unresolved: z.boolean() });
+const SectionStateRow = z.object({ block: z.string(), open_threads: z.number(), disputed: z.boolean(), unresolved: z.boolean(), stale: z.boolean() });
 
-/** Where the threads about a pad's sections leave them: one indexed query. */
-export async function padStatus(conn: CommonQueryMethods, padId: string): Promise<PadStatus> {
+/**
+ * Where the threads about a pad's sections leave them, and which sections are stale at `now`: one
+ * indexed query.
+ */
+export async function padStatus(conn: CommonQueryMethods, padId: string, now: Date = new Date()): Promise<PadStatus> {
+  const staleBefore = new Date(now.getTime() - STALE_DAYS * 86_400_000).toISOString();
   const rows = await conn.any(sql.type(SectionStateRow)`
-    SELECT about_block AS block, count(*) FILTER (WHERE status = 'open') AS open_threads,
-           coalesce(bool_or(flag = 'open'), false) AS disputed, coalesce(bool_or(flag = 'unresolved'), false) AS unresolved
-    FROM threads WHERE about_pad_id = ${padId} GROUP BY about_block`);
+    WITH t AS (
+      SELECT about_block AS block, count(*) FILTER (WHERE status = 'open') AS open_threads,
+             coalesce(bool_or(flag = 'open'), false) AS disputed, coalesce(bool_or(flag = 'unresolved'), false) AS unresolved
+      FROM threads WHERE about_pad_id = ${padId} GROUP BY about_block),
+    s AS (SELECT section_id AS block FROM pad_sections WHERE pad_id = ${padId} AND updated_at < ${staleBefore})
+    SELECT coalesce(t.block, s.block) AS block, coalesce(t.open_threads, 0) AS open_threads, coalesce(t.disputed, false) AS disputed,
+           coalesce(t.unresolved, false) AS unresolved, s.block IS NOT NULL AS stale
+    FROM t FULL JOIN s ON s.block = t.block`);
   const sections = new Map<string, SectionState>();
   for (const row of rows) {
-    const status = row.disputed ? 'disputed' : row.unresolved ? 'unresolved' : row.open_threads ? 'open' : 'settled';
+    const status = row.disputed ? 'disputed' : row.unresolved ? 'unresolved' : row.open_threads ? 'open' : row.stale ? 'stale' : 'settled';
     if (status !== 'settled') sections.set(row.block, { status, openThreads: row.open_threads });
   }
   const all = [...sections.values()];
-  // A lapsed flag is a dispute nobody settled: the pad as a whole reads disputed for it too.
-  const status = all.some((s) => s.status === 'disputed' || s.status === 'unresolved') ? 'disputed' : all.length ? 'open' : 'settled';
+  // A lapsed flag is a dispute nobody settled: the pad as a whole reads disputed for it too. A stale
+  // section leaves the pad settled.
+  const status = all.some((s) => s.status === 'disputed' || s.status === 'unresolved') ? 'disputed' : all.some((s) => s.status === 'open') ? 'open' : 'settled';
   return { status, sections };
 }
 

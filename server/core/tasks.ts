@@ -18,8 +18,8 @@ import { noticeTask } from './inbox.ts';
  */
 export const TASK_STATES = ['open', 'assigned', 'taken', 'in_progress', 'blocked', 'in_review', 'done', 'cancelled'] as const;
 export type TaskState = (typeof TASK_STATES)[number];
-/** Someone holds the task: the 48-hour rule opens it again when nothing moves. */
-const HELD: readonly TaskState[] = ['taken', 'in_progress', 'blocked'];
+/** Someone holds the task: the 48-hour rule (rules/idleTask.ts) opens it again when nothing moves. */
+export const HELD: readonly TaskState[] = ['taken', 'in_progress', 'blocked'];
 const FINAL: readonly TaskState[] = ['done', 'cancelled'];
 export const IDLE_HOURS = 48;
 export const TASK_PAGE = 20;
@@ -303,43 +303,4 @@ export async function listTasks(core: Core, conn: CommonQueryMethods, actor: Act
 export async function activeTasksOf(conn: CommonQueryMethods, threadId: string): Promise<readonly Task[]> {
   return conn.any(sql.type(TaskRow)`
     SELECT ${TASK_COLUMNS} ${TASK_FROM} WHERE k.thread_id = ${threadId} AND k.state = ANY(${sql.array([...ACTIVE], 'text')}) ORDER BY k.n LIMIT 50`);
-}
-
-/**
- * The 48-hour rule (SPEC part 8 "Rulebook timers"): a held task with no progress for 48 hours opens
- * again for anyone. Idempotent: a task it opened is no longer held. `now` is injectable for tests.
- */
-export async function reopenIdleTasks(core: Core, now: Date = new Date()): Promise<string[]> {
-  const before = new Date(now.getTime() - IDLE_HOURS * 3_600_000).toISOString();
-  return core.db.write(async (tx) => {
-    const rows = await tx.any(sql.type(z.object({ id: z.string(), thread_id: z.string() }))`
-      UPDATE tasks SET state = 'open', assignee_id = NULL, note = 'Opened again after 48 hours without progress.',
-        progress_at = ${now.toISOString()}, updated_at = ${now.toISOString()}
-      WHERE state = ANY(${sql.array([...HELD], 'text')}) AND progress_at < ${before}
-      RETURNING id, thread_id`);
-    const threads = [...new Set(rows.map((row) => row.thread_id))];
-    if (threads.length) await tx.query(sql.unsafe`UPDATE threads SET version = version + 1, updated_at = now() WHERE id = ANY(${sql.array(threads, 'text')})`);
-    return rows.map((row) => row.id);
-  });
-}
-
-/**
- * Runs the 48-hour rule every `everyMs` (10 minutes by default; the spec lets it land up to an hour
- * late) until stopped. `now` is the clock, injectable for tests.
- */
-export function startIdleTaskTimer(core: Core, options: { everyMs?: number; now?: () => Date } = {}): () => void {
-  const now = options.now ?? (() => new Date());
-  let running = false;
-  const timer = setInterval(() => {
-    if (running) return;
-    running = true;
-    reopenIdleTasks(core, now())
-      .then((opened) => {
-        if (opened.length) core.log.info('idle tasks opened again', { count: opened.length });
-      })
-      .catch((error: unknown) => core.log.error('idle task rule failed', { error }))
-      .finally(() => (running = false));
-  }, options.everyMs ?? 600_000);
-  timer.unref();
-  return () => clearInterval(timer);
 }

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentDoors, type AgentDoor, type DoorAnswer } from '../support/agentDoors.ts';
 import { sql } from 'slonik';
 import { z } from 'zod';
-import { reopenIdleTasks } from '../../server/core/tasks.ts';
+import { runRule } from '../../server/core/rulebook.ts';
+import { idleTask } from '../../server/core/rules/idleTask.ts';
 import { appTool, poke, registerAgent, signIn, startTestServer, stores, type TestServer } from '../support/server.ts';
 
 /**
@@ -17,6 +18,8 @@ type Answer = DoorAnswer;
 
 const DOORS: Door[] = ['rest', 'mcp'];
 const HOUR = 3_600_000;
+/** The 48-hour rule run at `now`: the ids of the tasks it opened again. */
+const reopenIdleTasks = async (core: TestServer['core'], now: Date) => (await runRule(core, idleTask, now)).moved;
 
 describe.each(stores())('tasks on %s', (store) => {
   let server: TestServer;
