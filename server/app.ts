@@ -26,6 +26,7 @@ import { linkForm } from './core/framing.ts';
 import { createEditorCache } from './core/editors.ts';
 import { createReadCache } from './core/readCache.ts';
 import { createWaitRegistry } from './core/waitRegistry.ts';
+import { createPace } from './core/pace.ts';
 import { createPadSync } from '../sync/padSync.ts';
 import { startRulebookTimer } from './core/rulebook.ts';
 import { createLogger, type Logger } from './log.ts';
@@ -55,7 +56,7 @@ export async function startServer(config: Config, options: { log?: Logger; host?
   const hosts = servedHostsOf(config, () => port);
   // The live layer first, then the core over it, then the live layer's hooks that ask the core.
   const sync = createPadSync({ db, log, redisUrl: config.redisUrl, readForm: linkForm });
-  const core: Core = { db, config, log, editors: createEditorCache(), reads: createReadCache(db), waits: createWaitRegistry(db, log, sync.onVersion), sync };
+  const core: Core = { db, config, log, editors: createEditorCache(), reads: createReadCache(db), waits: createWaitRegistry(db, log, sync.onVersion), sync, pace: createPace(config.paceScale) };
   sync.attach(server, { hosts, authenticate: syncAuthenticator(core), recheck: padAccessRecheck(core) });
 
   const ipLimits = await createIpLimits(config.redisUrl, log);

@@ -14,6 +14,7 @@ const EnvSchema = z.object({
   SVC_PUBLIC_THREADS: flag,
   SVC_GUEST_AGENTS: flag,
   CRON_SECRET: z.string().min(16).optional(),
+  SVC_PACE_SCALE: z.coerce.number().positive().max(10_000).default(1),
   SVC_TESTER_CODE: z.string().min(8).optional(),
   SMTP_URL: z.url({ protocol: /^smtps?$/ }).optional(),
   MAIL_FROM: z.string().min(3).max(200).optional(),
@@ -38,6 +39,8 @@ export type Config = {
   publicThreads: boolean;
   guestAgents: boolean;
   cronSecret: string | undefined;
+  /** Multiplies every write pace number of SPEC part 8 (1 in production; test servers loosen it, never turn it off). */
+  paceScale: number;
   /** Lets testers use the development sign-in on a server that is not on their own machine. */
   testerCode: string | undefined;
   /** `smtp://` or `smtps://`: mail goes out through it; unset, it is kept in the outbox table. */
@@ -69,6 +72,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     publicThreads: e.SVC_PUBLIC_THREADS,
     guestAgents: e.SVC_GUEST_AGENTS,
     cronSecret: e.CRON_SECRET,
+    paceScale: e.SVC_PACE_SCALE,
     testerCode: e.SVC_TESTER_CODE,
     smtpUrl: e.SMTP_URL,
     mailFrom: e.MAIL_FROM,

@@ -13,6 +13,7 @@ const ABOUT: Record<InboxItem['kind'], string> = {
   added: 'let you into a hub',
   report: 'reported a post',
   dm: 'wrote to you',
+  cooldown: 'was put in a cooldown: read-only for 15 minutes after 15 pace refusals in 10 minutes',
 };
 
 /** Where to read what an item is about, as the tool to call. */
@@ -21,6 +22,7 @@ function whereToRead(item: InboxItem): string {
   if (item.dm_id) return `list_dms dm_id "${item.dm_id}"`;
   if (item.post_id && item.thread_id) return `open_thread "${item.thread_id}" post_id "${item.post_id}"`;
   if (item.thread_id) return `open_thread "${item.thread_id}"`;
+  if (item.kind === 'cooldown') return 'nothing to open: the agent writes again when the cooldown ends';
   return `open_hub "${item.hub_slug ?? item.hub_id}"`;
 }
 

@@ -45,8 +45,8 @@ export type Tool = {
   audience: 'model' | 'app';
   /** `read`: no transaction; `write`: one transaction opened by the pipeline; `live`: sealed by the pad layer. */
   commit: 'read' | 'write' | 'live';
-  /** The limit a counted write passes; reads have none. */
-  limit: Limit | null;
+  /** The limits a write passes (server/core/paceRules.ts names them); reads have none. */
+  limits: readonly Limit[];
   /** Takes `idempotency_key`: a repeat with the same key and arguments replays the first result. */
   keyed: boolean;
   /** Only for an agent on its own key (SPEC part 4 "Linking and keys"): any other connection is told "Unknown tool." */
@@ -74,8 +74,8 @@ type WriteOptions = {
   destructive?: boolean;
   /** Calling twice has the effect of calling once (MCP `idempotentHint`). */
   idempotent?: boolean;
-  /** Counted against the caller's pools (SPEC part 8 "Posting allowance"). */
-  limit?: Limit;
+  /** The limits it passes (SPEC part 8): `write` counts it against the caller's pools and pace. */
+  limits?: readonly Limit[];
   /** Takes `idempotency_key`, added to the input here so every keyed tool describes it alike. */
   keyed?: boolean;
 };
@@ -121,7 +121,7 @@ function finish<I extends z.ZodObject, T, O>(definition: Common<I, T, O> & { run
     readOnly: annotations.readOnlyHint,
     audience: definition.audience ?? 'model',
     commit,
-    limit: options.limit ?? null,
+    limits: options.limits ?? [],
     keyed,
     agentKeyOnly: definition.agentKeyOnly ?? false,
     policy: definition.policy as Tool['policy'],

@@ -16,7 +16,7 @@ export const startDmTool = liveWriteTool({
     with: z.string().trim().min(1).max(100).describe('Id or @handle.'),
     body: body.describe('Message.'),
   }),
-  limit: 'write',
+  limits: ['write'],
   policy: () => dmPolicy,
   run: ({ core, actor, seal }, input) => startDm(core, actor, input, seal),
   present: presentDmStarted,

@@ -23,6 +23,7 @@ export const createHubTool = writeTool({
       .describe('Address in /h/<slug> (a-z, 0-9, -); from the name if left out.'),
   }),
   keyed: true,
+  limits: ['hubCreate'],
   policy: () => makeHub,
   run: ({ actor, tx }, input) => createHub(tx, actor, input),
   present: presentCreatedHub,
@@ -53,6 +54,7 @@ export const joinHubTool = writeTool({
     note: z.string().trim().max(500).optional().describe('For the owners if the hub asks first.'),
     invite: z.string().trim().max(200).optional().describe('Or an invite token (after # in a link).'),
   }),
+  limits: ['hubJoin'],
   policy: (input) => joinTarget(input),
   run: ({ core, actor, tx }, input, target): Promise<JoinOutcome | InviteJoin> =>
     'invite' in target ? joinWithInvite(tx, actor, target.invite) : joinHub(core, tx, actor, target, input.note),

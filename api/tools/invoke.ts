@@ -3,7 +3,9 @@ import type { Actor } from '../../server/core/actor.ts';
 import type { Core } from '../../server/core/context.ts';
 import { AppError } from '../../server/core/errors.ts';
 import { idempotencyKey } from '../../server/core/idempotency.ts';
-import { admit, allowancePool, check, LimitReached, type Allowance } from '../../server/core/limits.ts';
+import { admit, check, LimitReached, placeOf, type Allowance } from '../../server/core/limits.ts';
+import { noteRefusal } from '../../server/core/paceCooldown.ts';
+import { PaceRefused } from '../../server/core/paceWindows.ts';
 import { line, type Result } from '../../server/core/result.ts';
 import type { Tool } from './defineTool.ts';
 import { linkNotes } from '../../server/core/linking.ts';
@@ -47,6 +49,8 @@ export async function invoke(
   try {
     result = await execute(core, actor, tool, input, signal);
   } catch (error) {
+    // A refusal of the agent's own pace counts toward its cooldown; the one that starts it says so.
+    if (error instanceof PaceRefused && error.own) throw (await noteRefusal(core, actor)) ?? error;
     if (!(error instanceof LimitReached)) throw error;
     result = await limitReply(core, actor, error.allowance);
   }
@@ -97,6 +101,7 @@ function parse(tool: Tool, raw: unknown): { input: Record<string, unknown>; igno
 async function execute(core: Core, actor: Actor, tool: Tool, input: Record<string, unknown>, signal: AbortSignal | undefined): Promise<Result> {
   const policy = tool.policy(input);
   if (tool.commit === 'read') {
+    if (actor.kind === 'agent') core.pace.read(actor.id);
     const conn = core.db.pool;
     const target = await policy({ core, conn, actor });
     return tool.present(await tool.run({ core, actor, conn, signal }, input, target), input);
@@ -110,7 +115,7 @@ async function execute(core: Core, actor: Actor, tool: Tool, input: Record<strin
         // A replay is the first call's answer: it is not counted again.
         const earlier = await key?.earlier(tx);
         if (earlier) return earlier;
-        const allowance = await admit(tx, actor, tool.limit, tool.name);
+        const allowance = await admit(core, tx, actor, tool.limits, placeOf(target, input), tool.name);
         const result = finished(await tool.run({ core, actor, tx }, input, target), allowance);
         await key?.store(tx, result);
         return result;
@@ -122,13 +127,13 @@ async function execute(core: Core, actor: Actor, tool: Tool, input: Record<strin
     const target = await policy({ core, conn, actor });
     const earlier = await key?.earlier(conn);
     if (earlier) return earlier;
-    await check(conn, actor, tool.limit);
+    const place = placeOf(target, input);
+    await check(core, conn, actor, tool.limits, place);
     let allowance: Allowance | null = null;
-    const counted = tool.limit !== null && allowancePool(actor) !== null;
     const seal =
-      key || counted
-        ? async (tx: Parameters<typeof admit>[0], out: unknown) => {
-            allowance = await admit(tx, actor, tool.limit, tool.name);
+      key || tool.limits.length
+        ? async (tx: Parameters<typeof admit>[1], out: unknown) => {
+            allowance = await admit(core, tx, actor, tool.limits, place, tool.name);
             await key?.store(tx, finished(out, allowance));
           }
         : undefined;

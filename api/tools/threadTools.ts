@@ -26,7 +26,7 @@ export const startThreadTool = liveWriteTool({
     kind: z.string().max(50).optional().describe('Ignored: threads have no kinds.'),
   }),
   keyed: true,
-  limit: 'write',
+  limits: ['write', 'post'],
   policy: (input) => writeInHub(input.hub),
   run: ({ core, actor, seal }, input, { hub }) => openNewThread(core, actor, hub, input, seal),
   present: presentStartedThread,
@@ -43,7 +43,7 @@ export const postReplyTool = writeTool({
     reply_to: postId.optional().describe('Post you answer (msg_…).'),
   }),
   keyed: true,
-  limit: 'write',
+  limits: ['write', 'post'],
   // A DM (dm_…) has its own tables and its own check: only its two, and only while open.
   policy: (input): Policy<ThreadTarget | DmTarget> => (isDmId(input.thread_id) ? postInDm(input.thread_id) : postInThread(input.thread_id)),
   run: ({ actor, tx }, input, target): Promise<PostedReply | DmPosted> =>
@@ -97,6 +97,7 @@ export const reactTool = writeTool({
     reaction: z.enum(reactionNames).describe('Which reaction.'),
     remove: z.boolean().optional().describe('True to take it back.'),
   }),
+  limits: ['reaction'],
   policy: (input) => reactToPost(input.post_id),
   run: ({ actor, tx }, input, target) => react(tx, actor, target, input),
   present: (out, input) => presentReaction(out, input.remove === true),

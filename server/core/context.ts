@@ -3,6 +3,7 @@ import type { Db } from '../db/database.ts';
 import type { Logger } from '../log.ts';
 import type { PadSync } from '../../sync/padSync.ts';
 import type { EditorCache } from './editors.ts';
+import type { Pace } from './pace.ts';
 import type { ReadCache } from './readCache.ts';
 import type { WaitRegistry } from './waitRegistry.ts';
 
@@ -19,4 +20,6 @@ export type Core = {
   reads: ReadCache;
   /** This instance's open wait_for_changes calls, woken by changes made anywhere. */
   waits: WaitRegistry;
+  /** The limits' clock and scale, and this instance's agent read counts. */
+  pace: Pace;
 };

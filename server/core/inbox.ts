@@ -12,7 +12,7 @@ import { clip } from './framing.ts';
  * claim_inbox_item. Whether the recipient may still read what an item is about is asked in every
  * query that shows or counts items, so a lost seat takes its items with it.
  */
-export const INBOX_KINDS = ['mention', 'reply', 'assigned', 'review', 'added', 'report', 'dm'] as const;
+export const INBOX_KINDS = ['mention', 'reply', 'assigned', 'review', 'added', 'report', 'dm', 'cooldown'] as const;
 export type InboxKind = (typeof INBOX_KINDS)[number];
 
 export type Delivery = {

@@ -1,14 +1,22 @@
 import { sql, type CommonQueryMethods, type DatabaseTransactionConnection } from 'slonik';
 import { z } from 'zod';
 import type { Actor } from './actor.ts';
+import type { Core } from './context.ts';
+import { refuseInCooldown } from './paceCooldown.ts';
+import { countInRun, refuseTooSoon } from './paceRun.ts';
+import { rulesFor, standingFor, type Limit, type Place } from './paceRules.ts';
+import { lockKeys, record, refuseIfFull } from './paceWindows.ts';
+
+export type { Limit, Place } from './paceRules.ts';
 
 /**
- * The limits slot of the tool pipeline: every counted write passes through here, decided from the
- * Actor alone. Today it holds the daily allowance of unlinked agents (SPEC parts 1 and 8); the pace
- * limits join it later on the same two calls, `check` before any work and `admit` inside the write's
- * own transaction.
+ * The limits step of the tool pipeline: every write a tool declares limits for passes here, decided
+ * from the Actor, its standing and the place it writes to, on two calls: `check` before any work (a
+ * look, no lock) and `admit` inside the write's own transaction (for certain). It holds the daily
+ * allowance of unlinked agents and guests (answered as HTTP 200 `limit_reached`), the cooldown, and
+ * the rolling pace windows of SPEC part 8 (`429 rate_limited`, paceRules.ts). Every window is
+ * measured by `core.pace.now()`.
  */
-export type Limit = 'write';
 
 export const DAILY_WRITES = 20;
 const WINDOW_MS = 24 * 3_600_000;
@@ -27,51 +35,93 @@ export class LimitReached extends Error {
 
 /**
  * The pool a write counts in, or null when it has no daily count: an agent nobody linked counts in its
- * own pool (its sub-agents will join it); people and linked agents have none.
+ * own pool (its sub-agents act as it); people and linked agents have none.
  */
-export function allowancePool(actor: Actor): string | null {
+function allowancePool(actor: Actor): string | null {
   // A guest person without a verified email counts like an unlinked agent (SPEC part 8).
   if (actor.guest) return `guest:${actor.id}`;
   return actor.kind === 'agent' && actor.human === null ? `agent:${actor.id}` : null;
 }
 
-const PoolRow = z.object({ used: z.number(), oldest: z.number().nullable() });
-
-async function usage(conn: CommonQueryMethods, pool: string) {
-  return conn.one(sql.type(PoolRow)`
-    SELECT count(*) AS used, min(at) AS oldest FROM counted_writes
-    WHERE pool = ${pool} AND at > now() - interval '1 day'`);
+/** The pool a counted write takes from: a guest who confirmed an email has an hourly pace instead (paceRules.ts). */
+async function dailyPool(conn: CommonQueryMethods, actor: Actor, limits: readonly Limit[]): Promise<string | null> {
+  const pool = limits.includes('write') ? allowancePool(actor) : null;
+  if (pool && actor.guest && (await standingFor(conn, actor)).verified) return null;
+  return pool;
 }
 
-function allowanceOf(used: number, oldest: number | null): Allowance {
+/** Where a write lands, from its tool's target (thread, pad, hub) and what it says (`body`). */
+export function placeOf(target: unknown, input: Record<string, unknown>): Place {
+  const t = (target ?? {}) as { hub?: { id?: string }; thread?: { id?: string }; threadId?: string | null; dm?: { id?: string }; pad?: { id?: string } };
+  return {
+    hub: t.hub?.id,
+    // A DM is a thread of two as the per-thread limits count it.
+    thread: t.thread?.id ?? t.threadId ?? t.dm?.id ?? undefined,
+    pad: t.pad?.id,
+    text: typeof input.body === 'string' ? input.body : undefined,
+  };
+}
+
+const PoolRow = z.object({ used: z.number(), oldest: z.number().nullable() });
+
+async function usage(conn: CommonQueryMethods, pool: string, now: number) {
+  return conn.one(sql.type(PoolRow)`
+    SELECT count(*) AS used, min(at) AS oldest FROM counted_writes
+    WHERE pool = ${pool} AND at > to_timestamp(${(now - WINDOW_MS) / 1000})`);
+}
+
+function allowanceOf(used: number, oldest: number | null, now: number): Allowance {
   // The window frees up one write when its oldest counted write is a day old.
-  const resets = oldest === null ? Date.now() + WINDOW_MS : oldest + WINDOW_MS;
+  const resets = (oldest ?? now) + WINDOW_MS;
   return { used, limit: DAILY_WRITES, remaining: Math.max(0, DAILY_WRITES - used), per: 'day', resets_at: new Date(resets).toISOString() };
 }
 
 /**
- * A look before any work is done (no lock): a full pool is refused before, say, an edit goes live.
- * `admit` decides for certain.
+ * A look before any work is done (no lock): a full pool or window is refused before, say, an edit
+ * goes live. `admit` decides for certain.
  */
-export async function check(conn: CommonQueryMethods, actor: Actor, limit: Limit | null): Promise<void> {
-  const pool = limit && allowancePool(actor);
-  if (!pool) return;
-  const { used, oldest } = await usage(conn, pool);
-  if (used >= DAILY_WRITES) throw new LimitReached(allowanceOf(used, oldest));
+export async function check(core: Core, conn: CommonQueryMethods, actor: Actor, limits: readonly Limit[], place: Place): Promise<void> {
+  if (!limits.length) return;
+  const now = core.pace.now();
+  await refuseInCooldown(conn, actor, now);
+  const pool = await dailyPool(conn, actor, limits);
+  if (pool) {
+    const { used, oldest } = await usage(conn, pool, now);
+    if (used >= DAILY_WRITES) throw new LimitReached(allowanceOf(used, oldest, now));
+  }
+  await refuseIfFull(conn, await rulesFor(conn, actor, limits, place, core.pace.scale), now);
+  const run = runOf(limits, place);
+  if (run) await refuseTooSoon(conn, actor, run, now, core.pace.scale);
 }
 
+/** The thread whose agent-only run a post counts in (paceRun.ts). */
+const runOf = (limits: readonly Limit[], place: Place) => (limits.includes('post') ? place.thread : undefined);
+
 /**
- * Counts one write in the caller's transaction, or throws LimitReached. The pool is locked for the
- * rest of the transaction, so of 2N concurrent writes into a pool with N left exactly N are admitted,
- * across every instance; a write that rolls back takes its count with it.
+ * Counts one write in the caller's transaction, or throws LimitReached or PaceRefused. The pool and
+ * every window are locked for the rest of the transaction, so of 2N concurrent writes into a window
+ * with N left exactly N are admitted, across every instance; a write that rolls back takes its counts
+ * with it.
  */
-export async function admit(tx: DatabaseTransactionConnection, actor: Actor, limit: Limit | null, tool: string): Promise<Allowance | null> {
-  const pool = limit && allowancePool(actor);
-  if (!pool) return null;
-  await tx.query(sql.unsafe`SELECT pg_advisory_xact_lock(hashtextextended(${`limits ${pool}`}, 0))`);
-  await tx.query(sql.unsafe`DELETE FROM counted_writes WHERE pool = ${pool} AND at <= now() - interval '1 day'`);
-  const { used, oldest } = await usage(tx, pool);
-  if (used >= DAILY_WRITES) throw new LimitReached(allowanceOf(used, oldest));
-  await tx.query(sql.unsafe`INSERT INTO counted_writes (pool, participant_id, tool) VALUES (${pool}, ${actor.id}, ${tool})`);
-  return allowanceOf(used + 1, oldest ?? Date.now());
+export async function admit(core: Core, tx: DatabaseTransactionConnection, actor: Actor, limits: readonly Limit[], place: Place, tool: string): Promise<Allowance | null> {
+  if (!limits.length) return null;
+  const now = core.pace.now();
+  await refuseInCooldown(tx, actor, now);
+  const pool = await dailyPool(tx, actor, limits);
+  const rules = await rulesFor(tx, actor, limits, place, core.pace.scale);
+  const run = runOf(limits, place);
+  await lockKeys(tx, [...(pool ? [`limits ${pool}`] : []), ...rules.map((rule) => `pace ${rule.key}`), ...(run ? [`pace run ${run}`] : [])]);
+  let allowance: Allowance | null = null;
+  if (pool) {
+    await tx.query(sql.unsafe`DELETE FROM counted_writes WHERE pool = ${pool} AND at <= to_timestamp(${(now - WINDOW_MS) / 1000})`);
+    const { used, oldest } = await usage(tx, pool, now);
+    if (used >= DAILY_WRITES) throw new LimitReached(allowanceOf(used, oldest, now));
+    allowance = allowanceOf(used + 1, oldest ?? now, now);
+  }
+  await refuseIfFull(tx, rules, now);
+  if (run) await refuseTooSoon(tx, actor, run, now, core.pace.scale);
+  if (pool) await tx.query(sql.unsafe`INSERT INTO counted_writes (pool, participant_id, tool, at) VALUES (${pool}, ${actor.id}, ${tool}, to_timestamp(${now / 1000}))`);
+  await record(tx, rules, now);
+  if (run) await countInRun(tx, actor, run, now);
+  return allowance;
 }

@@ -71,6 +71,8 @@ export async function startTestServer(store: Store, env: Record<string, string> 
     SVC_DATA_DIR: 'memory://',
     LOG_LEVEL: 'silent',
     SVC_GUEST_AGENTS: '1',
+    // Suites make many writes fast: the pace is loosened a hundredfold, and pace.test.ts sets it back to 1.
+    SVC_PACE_SCALE: '100',
     ...(database ? { DATABASE_URL: database.url } : {}),
     ...env,
   });
