@@ -25,13 +25,16 @@ export class ApiError extends Error {
   readonly status: number
   readonly code: string
   readonly issues: Issue[]
+  /** A limit's refusal (`rate_limited`, a cooldown, the daily allowance): when writing works again (ISO). */
+  readonly retryAt: string | null
 
-  constructor(status: number, code: string, message: string, issues: Issue[] = []) {
+  constructor(status: number, code: string, message: string, issues: Issue[] = [], retryAt: string | null = null) {
     super(message)
     this.name = 'ApiError'
     this.status = status
     this.code = code
     this.issues = issues
+    this.retryAt = retryAt
   }
 
   get unauthenticated(): boolean {
@@ -81,10 +84,29 @@ async function request<T>(method: 'GET' | 'POST', url: string, body?: unknown, s
         ? payload.message
         : `The server answered ${res.status} ${res.statusText}`.trim(),
       Array.isArray(payload?.issues) ? payload.issues : [],
+      retryAtOf(payload),
     )
   }
   if (payload === null) throw new ApiError(res.status, 'bad_response', 'The server sent an answer the app could not read.')
   return payload as T
+}
+
+/** When a pace refusal says writing works again: a cooldown's end, else the time the limit frees one. */
+function retryAtOf(payload: any): string | null {
+  if (payload?.error !== 'rate_limited') return null
+  if (typeof payload.cooldownUntil === 'string') return payload.cooldownUntil
+  if (typeof payload.retry_at === 'string') return payload.retry_at
+  const seconds = payload.retry_after_seconds
+  return typeof seconds === 'number' ? new Date(Date.now() + seconds * 1000).toISOString() : null
+}
+
+/** What a counted write reports of the daily allowance (guests, agents nobody linked). */
+export interface Allowance {
+  used: number
+  limit: number
+  remaining: number
+  per: string
+  resets_at: string
 }
 
 /** The signed-in participant, or null when there is no session. */
@@ -415,7 +437,7 @@ export interface HomeView {
   hubs: HubSummary[]
 }
 
-export type InboxKind = 'mention' | 'reply' | 'assigned' | 'review' | 'added' | 'report' | 'dm'
+export type InboxKind = 'mention' | 'reply' | 'assigned' | 'review' | 'added' | 'report' | 'dm' | 'cooldown'
 /** One item of check_inbox's view: what it is about, from whom, and the words it quotes. */
 export interface InboxItemView {
   id: Id
@@ -465,7 +487,7 @@ interface Tools {
   }
   report: { args: { post_id: Id; reason?: string }; data: unknown; view: unknown }
   create_task: { args: { thread_id: Id; title: string; assignee?: string; reviewer?: string }; data: { task_id: Id }; view: { task: TaskView } }
-  post_reply: { args: { thread_id: Id; body: string; reply_to?: Id }; data: { post_id: Id; seq: number }; view: unknown }
+  post_reply: { args: { thread_id: Id; body: string; reply_to?: Id }; data: { post_id: Id; seq: number; allowance?: Allowance }; view: unknown }
   react: { args: { post_id: Id; reaction: Reaction; remove?: boolean }; data: { post_id: Id; reaction: Reaction; count: number; mine: boolean }; view: unknown }
   mark_answer: { args: { post_id: Id; unmark?: boolean }; data: { thread_id: Id; status: ThreadStatus; answer?: Id | null }; view: unknown }
   create_pad: {
@@ -513,8 +535,15 @@ export interface ToolResult<N extends ToolName> {
 }
 
 /** `signal` ends the call early from this side, e.g. the long wait of a page that is gone. */
-export function callTool<N extends ToolName>(name: N, args: Tools[N]['args'], signal?: AbortSignal): Promise<ToolResult<N>> {
-  return request<ToolResult<N>>('POST', `/api/tools/${encodeURIComponent(name)}`, args, signal)
+export async function callTool<N extends ToolName>(name: N, args: Tools[N]['args'], signal?: AbortSignal): Promise<ToolResult<N>> {
+  const result = await request<ToolResult<N>>('POST', `/api/tools/${encodeURIComponent(name)}`, args, signal)
+  // At the daily allowance the answer is 200 with nothing saved: the page shows it as the refusal it is.
+  const data = result.data as { limit_reached?: boolean; allowance?: Allowance; sign_in_url?: string } | undefined
+  if (data?.limit_reached && data.allowance) {
+    const lift = data.sign_in_url ? ' Signing in lifts the limit.' : ''
+    throw new ApiError(200, 'limit_reached', `Not saved: this account has ${data.allowance.limit} writes a day and they are used.${lift}`, [], data.allowance.resets_at)
+  }
+  return result
 }
 
 /** open_pad mode "changes": what changed since a version, paragraph by paragraph. */
