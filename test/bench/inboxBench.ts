@@ -1,11 +1,11 @@
 import { sql } from 'slonik';
 import { perStore, type Benchmark, type Measured } from './benchmark.ts';
-import { forStore, latencies, seededServer, type Latencies } from './seeded.ts';
+import { forStore, latencies, manyAgents, seededServer, type Latencies } from './seeded.ts';
 import { restOk } from './setup.ts';
 import { registerAgent, rest, type TestServer } from '../support/server.ts';
 import { ms, progress, table, verdict } from './stats.ts';
 
-type Options = { items: number; othersItems: number; rounds: number; targetP99: number };
+type Options = { items: number; readers: number; othersItems: number; rounds: number; targetP99: number };
 type Shape = { name: string; args: (cursor: string) => Record<string, unknown> };
 type Figures = { all: Latencies; perShape: { name: string; figures: Latencies }[] };
 
@@ -20,9 +20,9 @@ const SHAPES: Shape[] = [
 ];
 
 /**
- * `check_inbox` for an agent with `items` unacked items (mentions, replies, tasks, reviews, being
- * added, about a thread of a hub it has a seat in), among `othersItems` items of 50 other
- * participants, through the real server over REST, one call after another.
+ * `check_inbox` for agents with `items` unacked items each (mentions, replies, tasks, reviews, being
+ * added, about a thread of a hub they have a seat in), among `othersItems` items of 50 other
+ * participants, through the real server over REST, one call after another, the agents taking turns.
  */
 export function inboxBench(options: Options): Benchmark {
   return perStore(
@@ -31,22 +31,28 @@ export function inboxBench(options: Options): Benchmark {
       progress(`${label}: seeding ${options.items.toLocaleString('en-US')} inbox items`);
       const world = await seededServer(store, {}, (seeder) => seedInbox(seeder, options));
       try {
-        const { key } = world.seeded;
-        // Every cursor of the inbox, by paging through it once (untimed: it warms the server too).
-        const cursors: string[] = [];
-        let cursor: string | undefined;
-        for (;;) {
-          const page = await restOk(world.server, key, 'check_inbox', { limit: 200, ...(cursor ? { cursor } : {}) });
-          if (!page.items.length) break;
-          cursor = page.next_cursor as string;
-          cursors.push(cursor);
+        // Each reader's cursors, by paging through its inbox once (untimed: it warms the server too).
+        const readers: { key: string; cursors: string[] }[] = [];
+        for (const key of world.seeded.keys) {
+          const cursors: string[] = [];
+          let cursor: string | undefined;
+          for (;;) {
+            const page = await restOk(world.server, key, 'check_inbox', { limit: 200, ...(cursor ? { cursor } : {}) });
+            if (!page.items.length) break;
+            cursor = page.next_cursor as string;
+            cursors.push(cursor);
+          }
+          if (cursors.length * 200 < options.items) throw new Error(`paging found ${cursors.length} pages for ${options.items} items`);
+          readers.push({ key, cursors });
         }
-        if (cursors.length * 200 < options.items) throw new Error(`paging found ${cursors.length} pages for ${options.items} items`);
         progress(`${label}: ${options.rounds} rounds of ${SHAPES.length} calls`);
         const samples = SHAPES.map(() => [] as number[]);
         for (let round = 0; round < options.rounds; round++) {
+          // The readers take turns, a round each: an agent reads 600 times a minute at most.
+          const { key, cursors } = readers[round % readers.length]!;
+          const at = Math.floor(round / readers.length);
           for (const [i, shape] of SHAPES.entries()) {
-            const args = shape.args(cursors[round % (cursors.length - 1)]!);
+            const args = shape.args(cursors[at % (cursors.length - 1)]!);
             const started = performance.now();
             const reply = await rest(world.server, key, 'check_inbox', args);
             const took = performance.now() - started;
@@ -65,14 +71,15 @@ export function inboxBench(options: Options): Benchmark {
   );
 }
 
-/** The reader, a sender and a thread through the tools; the items in bulk SQL, as `deliver` writes them. */
+/** The readers, a sender and a thread through the tools; the items in bulk SQL, as `deliver` writes them. */
 export async function seedInbox(server: TestServer, options: Options) {
-  const [reader, sender] = await Promise.all([registerAgent(server, 'Inbox reader'), registerAgent(server, 'Inbox sender')]);
+  const sender = await registerAgent(server, 'Inbox sender');
+  const readers = await manyAgents(server, options.readers);
   const hub = await restOk(server, sender.key, 'create_hub', { name: 'Inbox bench' });
   const thread = await restOk(server, sender.key, 'start_thread', { hub: hub.slug, title: 'Many notices', body: 'A thread that mentions everyone, often.' });
   await server.core.db.write(async (tx) => {
-    await tx.query(sql.unsafe`INSERT INTO hub_members (hub_id, participant_id, role) VALUES (${hub.hub_id}, ${reader.id}, 'member')`);
-    // Fifty others with their own items, so the reader's are a part of the table, not all of it.
+    for (const reader of readers) await tx.query(sql.unsafe`INSERT INTO hub_members (hub_id, participant_id, role) VALUES (${hub.hub_id}, ${reader.id}, 'member')`);
+    // Fifty others with their own items, so the readers' are a part of the table, not all of it.
     await tx.query(sql.unsafe`
       INSERT INTO participants (id, kind, name, handle) SELECT 'agt_inboxother' || o, 'agent', 'Other ' || o, 'inbox-other-' || o FROM generate_series(0, 49) o`);
     await tx.query(sql.unsafe`
@@ -83,23 +90,25 @@ export async function seedInbox(server: TestServer, options: Options) {
         'Notice ' || g || ': a mention of you in a thread about the plan for the next release',
         now() - make_interval(secs => ${n} - g), now() - make_interval(secs => ${n} - g)
       FROM generate_series(0, ${n - 1}) g`;
-    // Interleaved as they would arrive: batches for the reader and for the others take turns.
+    // Interleaved as they would arrive: batches for each reader and for the others take turns.
     const BATCH = 1_000;
     for (let from = 0; from < Math.max(options.items, options.othersItems); from += BATCH) {
-      if (from < options.items) await tx.query(items(sql.fragment`${reader.id}`, Math.min(BATCH, options.items - from), `r${from}_`));
+      for (const [r, reader] of readers.entries()) {
+        if (from < options.items) await tx.query(items(sql.fragment`${reader.id}`, Math.min(BATCH, options.items - from), `r${r}_${from}_`));
+      }
       if (from < options.othersItems) await tx.query(items(sql.fragment`'agt_inboxother' || (g % 50)`, Math.min(BATCH, options.othersItems - from), `o${from}_`));
     }
   });
   // As autovacuum leaves a table after a bulk load: statistics taken, GIN pending lists merged.
   await server.core.db.pool.query(sql.unsafe`VACUUM ANALYZE`);
-  return { key: reader.key };
+  return { keys: readers.map((reader) => reader.key) };
 }
 
 function report(results: Measured<Figures>[], options: Options): string {
   return [
     `## 7. \`check_inbox\` for an agent with ${options.items.toLocaleString('en-US')} items`,
     '',
-    `The real server in a process of its own, on a fresh database: an agent with a seat in a hub holds ${options.items.toLocaleString('en-US')} unacked inbox items about a thread there (mentions, replies, assignments, review requests, being added), among ${options.othersItems.toLocaleString('en-US')} items of 50 other participants, seeded in bulk SQL into the real \`inbox_items\` table (then \`VACUUM ANALYZE\`, as autovacuum would leave it). It calls \`check_inbox\` over REST with its key, one call after another, in turn: ${SHAPES.map((s) => s.name).join('; ')}, the cursors spread over the whole inbox; ${options.rounds} rounds, after paging through the whole inbox once untimed. Nothing is acked, so every call sees all ${options.items.toLocaleString('en-US')}. Latency per call, in the caller's process.`,
+    `The real server in a process of its own, on a fresh database: each of ${options.readers} agents with a seat in a hub holds ${options.items.toLocaleString('en-US')} unacked inbox items about a thread there (mentions, replies, assignments, review requests, being added), among ${options.othersItems.toLocaleString('en-US')} items of 50 other participants, seeded in bulk SQL into the real \`inbox_items\` table (then \`VACUUM ANALYZE\`, as autovacuum would leave it). Each calls \`check_inbox\` over REST with its key, one call after another, in turn: ${SHAPES.map((s) => s.name).join('; ')}, the cursors spread over the whole inbox; ${options.rounds} rounds, the agents taking turns a round each (an agent reads 600 times a minute at most, so one agent alone would be turned away), after each paged through its whole inbox once untimed. Nothing is acked, so every call sees all ${options.items.toLocaleString('en-US')}. Latency per call, in the caller's process.`,
     '',
     table(
       ['Store', 'Calls', 'p50', 'p99', 'Max', 'Target p99', 'Result', ...SHAPES.map((s) => `p99 ${s.name}`)],

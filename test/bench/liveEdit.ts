@@ -1,7 +1,9 @@
 import { readBlocks } from '../../sync/blocks.ts';
-import { mcpClient, registerAgent } from '../support/server.ts';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { mcpClient } from '../support/server.ts';
 import { perStore, type Benchmark, type Measured } from './benchmark.ts';
-import { connectProvider, freshDatabase, makePad, restOk, startServerProcess, whenText, type ServerProcess, type ToolResult } from './setup.ts';
+import { connectProvider, freshDatabase, makePad, startServerProcess, whenText, type ServerProcess, type ToolResult } from './setup.ts';
+import { spreadEditors } from './spread.ts';
 import type { BareEdit } from './serverProcess.ts';
 import { ms, progress, prng, summarize, table, verdict, type Summary } from './stats.ts';
 
@@ -16,7 +18,7 @@ export type LiveEditFigures = {
   bareAcknowledged: Summary;
 };
 
-type Options = { edits: number; warmup: number; targetP99: number };
+type Options = { edits: number; warmup: number; targetP99: number; editors: number };
 
 const PAD_TEXT = Array.from({ length: 8 }, (_, i) => `Paragraph ${i + 1} of the benchmark pad, a sentence of ordinary length.`).join('\n\n');
 
@@ -48,35 +50,48 @@ export function liveEdit(options: Options): Benchmark {
 }
 
 async function measure(server: ServerProcess, options: Options): Promise<LiveEditFigures> {
-  const agent = await registerAgent(server, 'Bench agent');
-  const hub = await restOk(server, agent.key, 'create_hub', { name: 'Bench hub' });
-  const pad = await makePad(server, agent.key, hub.slug, 'Edited over MCP', PAD_TEXT);
-  const editor = await connectProvider(server, agent.key, pad.padId);
-  const blocks = readBlocks(editor.doc.getXmlFragment('default'));
-  if (blocks.length !== 8) throw new Error(`expected 8 blocks in the editor's copy, saw ${blocks.length}`);
-  // The paragraph edited each time: the middle of the pad, as an agent would.
-  const blockId = blocks[3]!.id;
-  const client = await mcpClient(server, agent.key);
-  const bare = await makePad(server, agent.key, hub.slug, 'Bare relay baseline', PAD_TEXT);
-  const bareEditor = await connectProvider(server, agent.key, bare.padId);
-  let version = pad.version;
+  // Edits are spread over agents and pads (each agent its own pad), so no writer's or pad's minute
+  // fills (60 writes a minute per participant, 60 agent edits a minute per pad).
+  const world = await spreadEditors(server, options.editors, 'Edited over MCP', PAD_TEXT);
+  const pads: { padId: string; version: number; blockId: string; editor: Awaited<ReturnType<typeof connectProvider>>; client: Client }[] = [];
+  const closeAll = async () => {
+    for (const pad of pads) {
+      await pad.client.close();
+      pad.editor.close();
+    }
+  };
+  try {
+    for (const pad of world.pads) {
+      const editor = await connectProvider(server, pad.agent.key, pad.padId);
+      const blocks = readBlocks(editor.doc.getXmlFragment('default'));
+      if (blocks.length !== 8) throw new Error(`expected 8 blocks in the editor's copy, saw ${blocks.length}`);
+      // The paragraph edited each time: the middle of the pad, as an agent would.
+      pads.push({ padId: pad.padId, version: pad.version, blockId: blocks[3]!.id, editor, client: await mcpClient(server, pad.agent.key) });
+    }
+  } catch (error) {
+    await closeAll();
+    throw error;
+  }
+  const bare = await makePad(server, world.agents[0]!.key, world.hubSlug, 'Bare relay baseline', PAD_TEXT);
+  const bareEditor = await connectProvider(server, world.agents[0]!.key, bare.padId);
   const samples = { shown: [] as number[], answered: [] as number[], bare: [] as number[], bareAcknowledged: [] as number[] };
 
-  /** One edit of one paragraph against the current version, timed until the editor shows it and until the call answers. */
+  /** One edit of one paragraph of the next pad, by its agent against its current version, timed until its editor shows it and until the call answers. */
   const agentStep = async (i: number, measured: boolean) => {
+    const pad = pads[i % pads.length]!;
     const text = `edit ${i}`;
-    const seen = whenText(editor.doc, blockId, text);
+    const seen = whenText(pad.editor.doc, pad.blockId, text);
     const t0 = performance.now();
-    const reply = (await client.callTool({
+    const reply = (await pad.client.callTool({
       name: 'edit_pad',
-      arguments: { pad_id: pad.padId, base_version: version, edits: [{ block_id: blockId, text }] },
+      arguments: { pad_id: pad.padId, base_version: pad.version, edits: [{ block_id: pad.blockId, text }] },
     })) as ToolResult;
     const replied = performance.now();
     if (reply.isError) throw new Error(`edit_pad failed at edit ${i}: ${reply.content[0]?.text}`);
     const next = reply.structuredContent?.version;
-    if (typeof next !== 'number' || next <= version) throw new Error(`edit_pad at edit ${i} did not raise the version (${version} -> ${next})`);
+    if (typeof next !== 'number' || next <= pad.version) throw new Error(`edit_pad at edit ${i} did not raise the version (${pad.version} -> ${next})`);
     if (reply.structuredContent?.conflicts?.length) throw new Error(`edit_pad at edit ${i} reported conflicts`);
-    version = next;
+    pad.version = next;
     const seenAt = await seen;
     if (!measured) return;
     samples.shown.push(seenAt - t0);
@@ -111,8 +126,7 @@ async function measure(server: ServerProcess, options: Options): Promise<LiveEdi
       if ((i + 1) % 500 === 0) progress(`  round ${i + 1}/${total}`);
     }
   } finally {
-    await client.close();
-    editor.close();
+    await closeAll();
     bareEditor.close();
   }
   return {
@@ -129,7 +143,7 @@ function report(results: Measured<LiveEditFigures>[], options: Options): string 
   return [
     '## 1. MCP `edit_pad` -> live editor',
     '',
-    `The server runs in a process of its own, as in production; the agent and the editors run in the benchmark's process. The agent is the MCP SDK's own \`Client\` over its \`StreamableHTTPClientTransport\` (\`fetch\`, after the \`initialize\` handshake), with an agent key. Each \`tools/call edit_pad\` replaces one paragraph of an 8-paragraph pad against the current version; the time runs from just before the call until a Node \`HocuspocusProvider\` connected to the pad over WebSocket shows the new text (checked with \`readBlocks\` on every document update). The target is on that time. Every edit is committed to the database (its update in the pad log and its version, in one statement) before \`edit_pad\` answers, so it is durable before the answer (\`test/integration/durability.test.ts\` kills the server right after an answer and finds the edit); "shown and answered" runs until the editor shows the text and the agent has the answer, the commit inside it. ${options.warmup} warm-up edits, then ${options.edits} measured.`,
+    `The server runs in a process of its own, as in production; the agent and the editors run in the benchmark's process. The agents are the MCP SDK's own \`Client\` over its \`StreamableHTTPClientTransport\` (\`fetch\`, after the \`initialize\` handshake), one per agent key. Writes are limited per participant and agent edits per pad (60 a minute each), so the edits are spread as many users spread them: ${options.editors} agents of one person, seated in one hub, each with an 8-paragraph pad of its own and a Node \`HocuspocusProvider\` connected to it over WebSocket; edit i is made by agent i mod ${options.editors} on its pad, so none comes near its limit. Each \`tools/call edit_pad\` replaces one paragraph of the pad against its current version; the time runs from just before the call until the pad's provider shows the new text (checked with \`readBlocks\` on every document update). The target is on that time. Every edit is committed to the database (its update in the pad log and its version, in one statement) before \`edit_pad\` answers, so it is durable before the answer (\`test/integration/durability.test.ts\` kills the server right after an answer and finds the edit); "shown and answered" runs until the editor shows the text and the agent has the answer, the commit inside it. ${options.warmup} warm-up edits, then ${options.edits} measured.`,
     '',
     table(
       ['Store', 'Edits', 'Shown p50', 'Shown p99', 'Shown max', 'Target (shown p99)', 'Result', 'Shown and answered p50', 'p99'],
@@ -146,7 +160,7 @@ function report(results: Measured<LiveEditFigures>[], options: Options): string 
       ]),
     ),
     '',
-    "Beside it, for reference and no longer a target: a bare Hocuspocus relay that commits every edit, in the same rounds, on another pad of the same server. A direct connection (`openDirectConnection` on the server's own Hocuspocus instance) and one `transact` replace the first paragraph's text through the Y types, and the update is committed to the pad log in one INSERT before it is acknowledged. The agent asks for it with `fetch`, as the SDK client asks, at an endpoint of the server process on `node:http` alone, with no routing, authentication or validation (`test/bench/serverProcess.ts`); a second provider is watched. The ratio is what Dotpad does beyond a bare relay: Koa, authentication, MCP and its SDK client, validation, Markdown, the version. The relay's update goes out at the end of the event-loop turn, Hocuspocus' default, before its commit; `edit_pad` holds its update in Hocuspocus' broadcast buffer until its version has committed (`sync/liveDocs.ts`), so its shown time holds the commit and the relay's does not.",
+    "Beside it, for reference and no longer a target: a bare Hocuspocus relay that commits every edit, in the same rounds, on another pad of the same server. A direct connection (`openDirectConnection` on the server's own Hocuspocus instance, on one pad) and one `transact` replace the first paragraph's text through the Y types, and the update is committed to the pad log in one INSERT before it is acknowledged. The agent asks for it with `fetch`, as the SDK client asks, at an endpoint of the server process on `node:http` alone, with no routing, authentication or validation (`test/bench/serverProcess.ts`); a second provider is watched. The ratio is what Dotpad does beyond a bare relay: Koa, authentication, MCP and its SDK client, validation, Markdown, the version. The relay's update goes out at the end of the event-loop turn, Hocuspocus' default, before its commit; `edit_pad` holds its update in Hocuspocus' broadcast buffer until its version has committed (`sync/liveDocs.ts`), so its shown time holds the commit and the relay's does not.",
     '',
     table(
       ['Store', 'Edits', 'Relay shown p50', 'p99', 'Shown and acknowledged p50', 'p99', 'Ratio shown (p50)', '(p99)', 'Ratio answered / acknowledged (p99)'],

@@ -1,6 +1,7 @@
 import { perStore, type Benchmark, type Measured } from './benchmark.ts';
-import { atLeast, closedLoop, httpGets, perSecond, sideBySide, spread, startBaseline, startReadWorld, THREAD_POSTS, type SideFigures } from './readSetup.ts';
-import { bytes, ms, progress, table } from './stats.ts';
+import { atLeast, closedLoop, perSecond, sideBySide, spread, startBaseline, startReadWorld, THREAD_POSTS, type SideFigures } from './readSetup.ts';
+import { loopbackAddressesTaken, REQUESTS_PER_ADDRESS, spreadGets } from './spread.ts';
+import { bytes, int, ms, progress, table } from './stats.ts';
 
 type Options = { concurrency: number; seconds: number; rounds: number; warmupSeconds: number; target200: number; target304: number };
 type Figures = { view: SideFigures; notModified: SideFigures; koa: SideFigures; koa304: SideFigures; bodyBytes: number };
@@ -28,7 +29,7 @@ export function markdownThreadView(options: Options): Benchmark {
         const baseline = await startBaseline({ kind: 'koa', body, etag });
         const koaUrl = `${baseline.url}/t/${world.threadId}`;
         const load = (target: string, headers: Record<string, string>, status: number) => async (seconds: number) => {
-          const gets = httpGets(target, headers, status, options.concurrency);
+          const gets = spreadGets(target, headers, status, options.concurrency);
           try {
             return await closedLoop(gets.workers, seconds);
           } finally {
@@ -86,7 +87,7 @@ function report(results: Measured<Figures>[], options: Options): string {
   return [
     '## 4. The Markdown thread view `/t/:id`, signed out',
     '',
-    `The server runs in a process of its own with \`SVC_PUBLIC_THREADS=1\`, on a fresh database whose hub is made public (\`UPDATE hubs SET audience = 'public'\`; no tool publishes a hub yet), holding a thread of ${THREAD_POSTS} posts. A signed-out reader asks \`GET /t/:id\` with \`Accept: text/markdown\` (the whole view: front matter, how to take part, the posts; ${results.map(({ target, figures }) => `${bytes(figures.bodyBytes)} on ${target.label}`).join(', ')}), and again with \`If-None-Match\` holding its ETag (\`304\`, decided from the thread's version before the posts load). The client is \`node:http\` with one kept-alive agent and ${options.concurrency} requests always in flight, in the benchmark's process; every answer's status is checked and its body drained. The baseline is one plain Koa route (Koa and its router, no middleware, authentication or database) in a process of its own (\`test/bench/baselines.ts\`), answering the same body and ETag, and \`304\` to the same \`If-None-Match\`. After ${options.warmupSeconds} s of warm-up each, ${options.rounds} rounds of ${options.seconds} s for each of the four, in an order drawn afresh every round. The targets are for Postgres; PGlite is shown for reference.`,
+    `The server runs in a process of its own with \`SVC_PUBLIC_THREADS=1\`, on a fresh database whose hub is made public (\`UPDATE hubs SET audience = 'public'\`; no tool publishes a hub yet), holding a thread of ${THREAD_POSTS} posts. A signed-out reader asks \`GET /t/:id\` with \`Accept: text/markdown\` (the whole view: front matter, how to take part, the posts; ${results.map(({ target, figures }) => `${bytes(figures.bodyBytes)} on ${target.label}`).join(', ')}), and again with \`If-None-Match\` holding its ETag (\`304\`, decided from the thread's version before the posts load). The client is \`node:http\` with ${options.concurrency} requests always in flight, in the benchmark's process; every answer's status is checked and its body drained. A signed-out reader is limited per IP address (120 a minute), so the readers are many: each of the ${options.concurrency} keeps one kept-alive connection bound to a loopback address of its own (127.0.0.0/8) for ${REQUESTS_PER_ADDRESS} requests, then connects again from an address nobody used before (${int(loopbackAddressesTaken())} addresses in this run, the Koa route read the same way), so no address comes near its limit. The baseline is one plain Koa route (Koa and its router, no middleware, authentication or database) in a process of its own (\`test/bench/baselines.ts\`), answering the same body and ETag, and \`304\` to the same \`If-None-Match\`. After ${options.warmupSeconds} s of warm-up each, ${options.rounds} rounds of ${options.seconds} s for each of the four, in an order drawn afresh every round. The targets are for Postgres; PGlite is shown for reference.`,
     '',
     rateTable(results, 'view', options.target200),
     '',

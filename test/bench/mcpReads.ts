@@ -3,20 +3,22 @@ import { mcpClient } from '../support/server.ts';
 import { perStore, type Benchmark, type Measured } from './benchmark.ts';
 import { atLeast, closedLoop, perSecond, sideBySide, spread, startBaseline, startReadWorld, THREAD_POSTS, type SideFigures } from './readSetup.ts';
 import type { ToolResult } from './setup.ts';
+import { rotating } from './spread.ts';
 import { ms, progress, table } from './stats.ts';
 
-type Options = { clients: number; seconds: number; rounds: number; warmupSeconds: number; targetRatio: number };
+type Options = { clients: number; agents: number; seconds: number; rounds: number; warmupSeconds: number; targetRatio: number };
 type Figures = { openThread: SideFigures; bare: SideFigures };
 
 /**
- * `open_thread` over MCP from concurrent SDK clients, each with its own agent key, beside a bare
- * stateless SDK server with one trivial tool asked by the same client code, in the same run.
+ * `open_thread` over MCP from concurrent SDK clients, each turning through agent keys of its own
+ * (an agent reads 600 times a minute at most), beside a bare stateless SDK server with one trivial
+ * tool asked by the same client code, in the same run.
  */
 export function openThreadOverMcp(options: Options): Benchmark {
   return perStore(
     'reads: open_thread over MCP',
     async ({ store, label }) => {
-      const world = await startReadWorld(store, options.clients);
+      const world = await startReadWorld(store, options.agents);
       const baseline = await startBaseline({ kind: 'mcp' }).catch(async (error) => {
         await world.close();
         throw error;
@@ -37,8 +39,8 @@ export function openThreadOverMcp(options: Options): Benchmark {
         progress(`${label}: open_thread over MCP with ${options.clients} clients, and the bare SDK server (${options.rounds} rounds of ${options.seconds} s each)`);
         const figures = await sideBySide(
           {
-            openThread: (seconds) => closedLoop(ours.map((client) => () => openThread(client)), seconds),
-            bare: (seconds) => closedLoop(bare.map((client) => () => echo(client)), seconds),
+            openThread: (seconds) => closedLoop(rotating(ours, options.clients, openThread), seconds),
+            bare: (seconds) => closedLoop(rotating(bare, options.clients, echo), seconds),
           },
           { rounds: options.rounds, seconds: options.seconds, warmupSeconds: options.warmupSeconds, seed: 20261124 },
         );
@@ -58,7 +60,7 @@ function report(results: Measured<Figures>[], options: Options): string {
   return [
     `## 3. \`open_thread\` over MCP, ${options.clients} concurrent clients`,
     '',
-    `The server runs in a process of its own on a fresh database with a public hub (\`SVC_PUBLIC_THREADS=1\`) holding a thread of ${THREAD_POSTS} posts (150 to 900 characters each, some with links, reactions and replies, one marked as the answer) by ${options.clients + 1} agents. ${options.clients} agents, each seated in the hub by \`join_hub\` and with its own key, read it with the MCP SDK's own \`Client\` over \`StreamableHTTPClientTransport\`, each calling \`tools/call open_thread\` again as soon as the last call answered. The baseline is a bare stateless SDK server in a process of its own (\`test/bench/baselines.ts\`): the SDK's stateless example, a new \`McpServer\` and \`StreamableHTTPServerTransport\` per POST on \`node:http\`, answering in JSON, with one tool that says its text back; the same client code calls it, ${options.clients} clients with the same keys. After ${options.warmupSeconds} s of warm-up each, ${options.rounds} rounds of ${options.seconds} s each, in an order drawn afresh every round. Latencies are per call, in the clients' process.`,
+    `The server runs in a process of its own on a fresh database with a public hub (\`SVC_PUBLIC_THREADS=1\`) holding a thread of ${THREAD_POSTS} posts (150 to 900 characters each, some with links, reactions and replies, one marked as the answer) by 9 agents. ${options.agents} agents of one person, each seated in the hub by \`join_hub\`, read it with the MCP SDK's own \`Client\` over \`StreamableHTTPClientTransport\`, one client per agent key: ${options.clients} calls are always in flight, each of the ${options.clients} loops calling \`tools/call open_thread\` again as soon as the last call answered, with the next of its ${options.agents / options.clients} clients in turn. An agent reads at most 600 times a minute on one instance, so the load is spread over enough agents that none comes near it. The baseline is a bare stateless SDK server in a process of its own (\`test/bench/baselines.ts\`): the SDK's stateless example, a new \`McpServer\` and \`StreamableHTTPServerTransport\` per POST on \`node:http\`, answering in JSON, with one tool that says its text back; the same client code calls it the same way, with the same keys. After ${options.warmupSeconds} s of warm-up each, ${options.rounds} rounds of ${options.seconds} s each, in an order drawn afresh every round. Latencies are per call, in the clients' process.`,
     '',
     table(
       ['Store', 'open_thread', 'p50', 'p99', 'Bare SDK server', 'p50', 'p99', 'Ratio', 'Target', 'Result', 'Rounds (open_thread; bare)'],

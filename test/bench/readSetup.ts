@@ -4,16 +4,17 @@
  * that take turns so that the machine's other work falls on every side alike.
  */
 import { fork } from 'node:child_process';
-import http from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'slonik';
 import { registerAgent, type Store } from '../support/server.ts';
 import type { BaselineReady, BaselineRequest } from './baselines.ts';
-import { seededServer } from './seeded.ts';
+import { manyAgents, seededServer } from './seeded.ts';
 import { restOk, type ServerProcess } from './setup.ts';
 import { int, percentile, prng } from './stats.ts';
 
 export const THREAD_POSTS = 30;
+/** Readers who also wrote posts of the thread, beside its owner. */
+const POST_AUTHORS = 8;
 
 /** The server with a public thread, and the keys of agents seated in its hub. */
 export type ReadWorld = { server: ServerProcess; threadId: string; readerKeys: string[]; close(): Promise<void> };
@@ -30,24 +31,20 @@ function postBody(random: () => number, i: number): string {
 }
 
 /**
- * A public hub (SVC_PUBLIC_THREADS=1; no tool publishes a hub yet, so its row is updated) with a
- * thread of 30 posts by its owner and `readers` agents, each seated in the hub by `join_hub`, with a
- * few reactions and a marked answer. Seeded by a server in this process, which can reach the store
+ * A public hub (SVC_PUBLIC_THREADS=1; its row is updated) with a thread of 30 posts by its owner
+ * and up to 8 of `readers` agents, each seated in the hub by `join_hub`, with a few reactions and a
+ * marked answer. Seeded by a server in this process, which can reach the store
  * (PGlite lives inside its server), then served by the real server in its own process.
  */
 export async function startReadWorld(store: Store, readers: number): Promise<ReadWorld> {
   const world = await seededServer(store, { SVC_PUBLIC_THREADS: '1' }, async (seed) => {
-    const readerKeys: string[] = [];
     const owner = await registerAgent(seed, 'Thread owner');
     const hub = await restOk(seed, owner.key, 'create_hub', { name: 'Public reads' });
     await seed.core.db.pool.query(sql.unsafe`UPDATE hubs SET audience = 'public' WHERE id = ${hub.hub_id}`);
-    const authors = [owner.key];
-    for (let i = 0; i < readers; i++) {
-      const reader = await registerAgent(seed, `Reader ${i + 1}`);
-      await restOk(seed, reader.key, 'join_hub', { hub: hub.slug });
-      readerKeys.push(reader.key);
-      authors.push(reader.key);
-    }
+    // The readers are one person's agents (each reads 600 times a minute at most, so there are many).
+    const readerKeys = (await manyAgents(seed, readers)).map((reader) => reader.key);
+    for (const key of readerKeys) await restOk(seed, key, 'join_hub', { hub: hub.slug });
+    const authors = [owner.key, ...readerKeys.slice(0, POST_AUTHORS)];
     const random = prng(20261123);
     const started = await restOk(seed, owner.key, 'start_thread', { hub: hub.slug, title: 'What we measure next', body: postBody(random, 0) });
     const threadId = started.thread_id as string;
@@ -105,25 +102,6 @@ export async function closedLoop(workers: readonly (() => Promise<void>)[], seco
     }),
   );
   return { requests: latencies.length, seconds: (performance.now() - started) / 1000, latencies };
-}
-
-/**
- * `concurrency` workers of GETs on one kept-alive `node:http` agent, the leanest client Node has:
- * each answer must have the expected status, and its body is drained unread.
- */
-export function httpGets(url: string, headers: Record<string, string>, expectStatus: number, concurrency: number) {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
-  const target = new URL(url);
-  const get = () =>
-    new Promise<void>((resolve, reject) => {
-      const request = http.get({ agent, hostname: target.hostname, port: target.port, path: target.pathname + target.search, headers }, (response) => {
-        response.resume();
-        response.on('end', () => (response.statusCode === expectStatus ? resolve() : reject(new Error(`GET ${url} answered ${response.statusCode}, expected ${expectStatus}`))));
-        response.on('error', reject);
-      });
-      request.on('error', reject);
-    });
-  return { workers: Array.from({ length: concurrency }, () => get), close: () => agent.destroy() };
 }
 
 export type SideFigures = { rate: number; requests: number; seconds: number; p50: number; p99: number; roundRates: number[] };

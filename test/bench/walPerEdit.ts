@@ -1,12 +1,12 @@
 import pg from 'pg';
-import { registerAgent } from '../support/server.ts';
 import type { Benchmark, StoreTarget } from './benchmark.ts';
 import { freshDatabase, makePad, restOk, startServerProcess } from './setup.ts';
+import { spreadEditors } from './spread.ts';
 import type { BareEdit } from './serverProcess.ts';
 import { bytes, int, progress, table, verdict } from './stats.ts';
 import { databaseWal, walSource, type WalRecords } from './walRecords.ts';
 
-type Options = { edits: number; warmup: number; targetBytes: number };
+type Options = { edits: number; warmup: number; targetBytes: number; editors: number };
 
 /** One way of editing, measured: the cluster's LSN difference, and this database's own records when pg_waldump could read them. */
 type WalFigures = { edits: number; clusterBytes: number; database: WalRecords | null };
@@ -40,17 +40,19 @@ async function measure({ label }: StoreTarget, options: Options): Promise<Figure
       await client.connect();
       const oid = Number((await client.query<{ oid: string }>('SELECT oid FROM pg_database WHERE datname = current_database()')).rows[0]!.oid);
       const source = await walSource(client);
-      const agent = await registerAgent(server, 'WAL agent');
-      const hub = await restOk(server, agent.key, 'create_hub', { name: 'WAL hub' });
-      const pad = await makePad(server, agent.key, hub.slug, 'Edited through REST', PAD_TEXT);
-      const full = await restOk(server, agent.key, 'open_pad', { pad_id: pad.padId, mode: 'full' });
-      const blockId = String(full.blocks[3]);
-      const bare = await makePad(server, agent.key, hub.slug, 'Bare appends', PAD_TEXT);
-      let version = pad.version;
+      // Spread over agents and pads as in the live edit benchmark: 60 writes a minute per participant and per pad.
+      const world = await spreadEditors(server, options.editors, 'Edited through REST', PAD_TEXT);
+      const pads: { key: string; padId: string; version: number; blockId: string }[] = [];
+      for (const pad of world.pads) {
+        const full = await restOk(server, pad.agent.key, 'open_pad', { pad_id: pad.padId, mode: 'full' });
+        pads.push({ key: pad.agent.key, padId: pad.padId, version: pad.version, blockId: String(full.blocks[3]) });
+      }
+      const bare = await makePad(server, world.agents[0]!.key, world.hubSlug, 'Bare appends', PAD_TEXT);
       const editPad = async (i: number) => {
-        const data = await restOk(server, agent.key, 'edit_pad', { pad_id: pad.padId, base_version: version, edits: [{ block_id: blockId, text: revision(i) }] });
-        if (data.conflicts?.length || !(data.version > version)) throw new Error(`edit_pad ${i} did not apply: ${JSON.stringify(data)}`);
-        version = data.version;
+        const pad = pads[i % pads.length]!;
+        const data = await restOk(server, pad.key, 'edit_pad', { pad_id: pad.padId, base_version: pad.version, edits: [{ block_id: pad.blockId, text: revision(i) }] });
+        if (data.conflicts?.length || !(data.version > pad.version)) throw new Error(`edit_pad ${i} did not apply: ${JSON.stringify(data)}`);
+        pad.version = data.version;
       };
       const bareEdit = async (i: number) => {
         const reply = await fetch(server.bareUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ padId: bare.padId, text: revision(i) } satisfies BareEdit) });
@@ -101,7 +103,7 @@ function report(figures: Figures | null, options: Options, skipped?: string): st
   const lines = [
     '## 5. WAL per paragraph edit (Postgres)',
     '',
-    `One agent edits one paragraph of an 8-paragraph pad with \`edit_pad\` through REST against the current version, ${options.edits} times after ${options.warmup} unmeasured, on the server in its own process and a fresh database; \`pg_current_wal_lsn()\` is read before and after. Beside it, the bare append: the server process's bare endpoint (\`test/bench/serverProcess.ts\`) replaces the paragraph's text through a direct connection and commits its one update to the pad log in one INSERT, as often. The LSN is the whole cluster's, so on a server shared with other work its difference holds that work too; the records of this database alone (those touching its relations, and every record of the transactions that did, commits included) are counted with \`pg_waldump\` over the same range (\`test/bench/walRecords.ts\`), and the target is taken on them.`,
+    `Agents edit one paragraph of an 8-paragraph pad with \`edit_pad\` through REST against the current version, ${options.edits} times after ${options.warmup} unmeasured, spread over ${options.editors} agents of one person each editing a pad of its own (writes are limited to 60 a minute per participant and per pad), on the server in its own process and a fresh database; \`pg_current_wal_lsn()\` is read before and after. Beside it, the bare append: the server process's bare endpoint (\`test/bench/serverProcess.ts\`) replaces the paragraph's text through a direct connection and commits its one update to the pad log in one INSERT, as often. The LSN is the whole cluster's, so on a server shared with other work its difference holds that work too; the records of this database alone (those touching its relations, and every record of the transactions that did, commits included) are counted with \`pg_waldump\` over the same range (\`test/bench/walRecords.ts\`), and the target is taken on them.`,
     '',
   ];
   if (!figures) return [...lines, skipped ?? '', ''].join('\n');
