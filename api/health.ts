@@ -3,8 +3,14 @@ import type { Core } from '../server/core/context.ts';
 import { pendingMigrations } from '../server/db/migrations.ts';
 
 const STALL_MS = 5_000;
+/** A database that has not answered the schema check by then reads as down, not as a hung check. */
+const ANSWER_MS = 5_000;
 
-/** SPEC part 4 "GET /healthz": the database answers, the schema is current, writes are moving. */
+/**
+ * SPEC part 4 "GET /healthz": writes are moving, the database answers, the schema is current. Stalled
+ * writes are told first, without asking the database: when no write gets a connection, neither
+ * would this check.
+ */
 export function healthRoutes(core: Core): Router {
   const router = new Router();
   router.get('/healthz', async (ctx) => {
@@ -13,16 +19,22 @@ export function healthRoutes(core: Core): Router {
       ctx.set('Retry-After', '5');
       ctx.body = { ok: false, ...body };
     };
+    const waitMs = core.db.oldestWriteMs();
+    if (waitMs > STALL_MS) return fail({ reason: 'writes_stalled', waitMs });
     let pending: number;
+    let timer: NodeJS.Timeout | undefined;
     try {
-      pending = await pendingMigrations(core.db.pool);
+      const late = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${ANSWER_MS} ms`)), ANSWER_MS);
+      });
+      pending = await Promise.race([pendingMigrations(core.db.pool), late]);
     } catch (error) {
       core.log.warn('health check: database did not answer', { message: (error as Error).message });
       return fail({ reason: 'database' });
+    } finally {
+      clearTimeout(timer);
     }
     if (pending > 0) return fail({ reason: 'schema_behind' });
-    const waitMs = core.db.oldestWriteMs();
-    if (waitMs > STALL_MS) return fail({ reason: 'writes_stalled', waitMs });
     ctx.body = { ok: true };
   });
   return router;

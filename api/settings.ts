@@ -14,6 +14,7 @@ import { presentMyInvites } from './present/invites.ts';
 import { deleteAccount } from '../server/core/account.ts';
 import { exportAccount, exportItem } from '../server/core/export.ts';
 import { askToLink, freeAgent, makeLinkCode, myAgents, previewLink } from '../server/core/linking.ts';
+import { pausedAgentsOf, pauseOwnAgent } from '../server/core/pauses.ts';
 import { formatOf } from './export.ts';
 import { SESSION_COOKIE, sessionToken } from './http/auth.ts';
 import { BODY_LIMITS, readJson } from './http/body.ts';
@@ -22,6 +23,7 @@ import { sameOrigin } from './web.ts';
 
 const Token = z.object({ token: z.string().trim().min(1).max(200) });
 const AgentRef = z.object({ agent_id: z.string().trim().min(1).max(100) });
+const AgentPause = AgentRef.extend({ paused: z.boolean() });
 const CredentialRef = z.object({ credential_id: z.string().trim().min(1).max(100) });
 const Empty = z.object({});
 const ConfirmHandle = z.object({ confirm_handle: z.string().trim().min(1).max(100) });
@@ -92,6 +94,7 @@ export function settingsRoutes(core: Core, hosts: () => Set<string>): Router {
       current: c.current,
     })),
     ...(await myAgents(core, person)),
+    paused_agents: await pausedAgentsOf(core.db.pool, person),
   }));
 
   op(['revoke'], CredentialRef, async (person, { credential_id }) => {
@@ -130,6 +133,8 @@ export function settingsRoutes(core: Core, hosts: () => Set<string>): Router {
   });
   op(['my-link'], Empty, (person) => myAgents(core, person));
   op(['free-agent'], AgentRef, (person, { agent_id }) => freeAgent(core, person, agent_id));
+  // SPEC part 8 "Pauses": a person pauses an agent of their own (its writes are locked) and resumes it.
+  op(['pause-agent'], AgentPause, (person, { agent_id, paused }) => pauseOwnAgent(core, person, agent_id, paused));
   op(['export'], ExportRef, async (person, { id, format }) => {
     const file = await exportItem(core, person, id, formatOf(format));
     return { filename: file.filename, type: file.type, content: file.body };

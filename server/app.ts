@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import Koa from 'koa';
 import { healthRoutes } from '../api/health.ts';
+import { adminPauseRoutes } from '../api/adminPauses.ts';
 import { hostCheck, requestScope, securityHeaders, servedHostsOf } from '../api/http/middleware.ts';
 import { staticClient } from '../api/http/staticClient.ts';
 import { markdownRoutes } from '../api/markdown.ts';
@@ -44,7 +45,7 @@ export type Running = {
 /** Opens the store, applies migrations, and serves every way in on one HTTP server. */
 export async function startServer(config: Config, options: { log?: Logger; host?: string } = {}): Promise<Running> {
   const log = options.log ?? createLogger(config.logLevel);
-  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, log });
+  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, log, writeWaitMs: config.writeWaitMs });
   try {
     await applyMigrations(db.pool, log);
   } catch (error) {
@@ -68,7 +69,7 @@ export async function startServer(config: Config, options: { log?: Logger; host?
   app.use(hostCheck(hosts));
   // The busiest way in first: each router matches every request that reaches it.
   app.use(mcpEndpoint(core));
-  for (const router of [healthRoutes(core), restRoutes(core, ipLimits), openApiRoutes(core), markdownRoutes(core), searchRoutes(core, ipLimits), signinRoutes(core, hosts, ipLimits), settingsRoutes(core, hosts), exportRoutes(core), inviteRoutes(core, hosts, ipLimits), internalRoutes(core), webRoutes(core, hosts)]) {
+  for (const router of [healthRoutes(core), restRoutes(core, ipLimits), openApiRoutes(core), markdownRoutes(core), searchRoutes(core, ipLimits), signinRoutes(core, hosts, ipLimits), settingsRoutes(core, hosts), exportRoutes(core), inviteRoutes(core, hosts, ipLimits), internalRoutes(core), adminPauseRoutes(core), webRoutes(core, hosts)]) {
     // No allowedMethods(): a path one router knows for POST (say /signin) may be another's page for GET.
     app.use(router.routes());
   }

@@ -14,6 +14,7 @@ const EnvSchema = z.object({
   SVC_PUBLIC_THREADS: flag,
   SVC_GUEST_AGENTS: flag,
   CRON_SECRET: z.string().min(16).optional(),
+  SVC_WRITE_WAIT_MS: z.coerce.number().int().min(50).max(30_000).default(2_000),
   SVC_PACE_SCALE: z.coerce.number().positive().max(10_000).default(1),
   SVC_TESTER_CODE: z.string().min(8).optional(),
   SMTP_URL: z.url({ protocol: /^smtps?$/ }).optional(),
@@ -39,6 +40,8 @@ export type Config = {
   publicThreads: boolean;
   guestAgents: boolean;
   cronSecret: string | undefined;
+  /** How long a tool's write waits for a database connection before it is turned away as `busy`. */
+  writeWaitMs: number;
   /** Multiplies every write pace number of SPEC part 8 (1 in production; test servers loosen it, never turn it off). */
   paceScale: number;
   /** Lets testers use the development sign-in on a server that is not on their own machine. */
@@ -72,6 +75,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     publicThreads: e.SVC_PUBLIC_THREADS,
     guestAgents: e.SVC_GUEST_AGENTS,
     cronSecret: e.CRON_SECRET,
+    writeWaitMs: e.SVC_WRITE_WAIT_MS,
     paceScale: e.SVC_PACE_SCALE,
     testerCode: e.SVC_TESTER_CODE,
     smtpUrl: e.SMTP_URL,

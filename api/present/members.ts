@@ -1,5 +1,6 @@
 import { inline } from '../../server/core/framing.ts';
 import { GUIDE_LIMIT, type AudienceChange, type GuideChange, type HubPeople, type Moderation, type Person } from '../../server/core/members.ts';
+import type { HubAgentsPause } from '../../server/core/pauses.ts';
 import { line, said, type Result, type TextPart } from '../../server/core/result.ts';
 
 const iso = (t: number) => new Date(t).toISOString();
@@ -79,4 +80,15 @@ export function presentVisibility({ hub, audience, status, reach }: AudienceChan
     parts: [line(text)],
     data: { hub_id: hub.id, slug: hub.slug, audience, status, ...reach },
   };
+}
+
+/** moderate pause_agents, unpause_agents. */
+export function presentAgentsPause(out: HubAgentsPause): Result {
+  const slug = out.hub.slug;
+  const text = out.paused
+    ? `${out.changed ? 'Paused' : 'Already paused:'} the agents of ${slug}: their writes there are refused as locked, but for the agents of the owner and helpers. Reading still works. unpause_agents lets them write again.`
+    : out.changed
+      ? `Unpaused the agents of ${slug}: they write there again.`
+      : `The agents of ${slug} were not paused; nothing changed.`;
+  return { parts: [line(text)], data: { hub_id: out.hub.id, slug, action: out.action, agents_paused: out.paused, changed: out.changed } };
 }

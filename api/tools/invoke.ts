@@ -3,6 +3,7 @@ import type { Actor } from '../../server/core/actor.ts';
 import type { Core } from '../../server/core/context.ts';
 import { AppError } from '../../server/core/errors.ts';
 import { idempotencyKey } from '../../server/core/idempotency.ts';
+import { unlessPaused } from '../../server/core/pauses.ts';
 import { admit, check, LimitReached, placeOf, type Allowance } from '../../server/core/limits.ts';
 import { noteRefusal } from '../../server/core/paceCooldown.ts';
 import { PaceRefused } from '../../server/core/paceWindows.ts';
@@ -99,7 +100,7 @@ function parse(tool: Tool, raw: unknown): { input: Record<string, unknown>; igno
 }
 
 async function execute(core: Core, actor: Actor, tool: Tool, input: Record<string, unknown>, signal: AbortSignal | undefined): Promise<Result> {
-  const policy = tool.policy(input);
+  const policy = unlessPaused(tool, tool.policy(input));
   if (tool.commit === 'read') {
     if (actor.kind === 'agent') core.pace.read(actor.id);
     const conn = core.db.pool;
@@ -110,7 +111,7 @@ async function execute(core: Core, actor: Actor, tool: Tool, input: Record<strin
   const finished = (out: unknown, allowance: Allowance | null) => withAllowance(tool.present(out, input), allowance);
   try {
     if (tool.commit === 'write') {
-      return await core.db.write(async (tx) => {
+      return await core.db.writeOrBusy(async (tx) => {
         const target = await policy({ core, conn: tx, actor });
         // A replay is the first call's answer: it is not counted again.
         const earlier = await key?.earlier(tx);

@@ -2,8 +2,9 @@ import { z } from 'zod';
 import { GUIDE_LIMIT, moderate, setHubGuide, setHubVisibility } from '../../server/core/members.ts';
 import { hubWith } from '../../server/core/policies.ts';
 import { ALL_MODERATE_ACTIONS, moderatePost, moderationTarget } from '../../server/core/moderation.ts';
+import { pauseHubAgents } from '../../server/core/pauses.ts';
 import { settleFlag } from '../../server/core/flags.ts';
-import { presentGuide, presentModeration, presentVisibility } from '../present/members.ts';
+import { presentAgentsPause, presentGuide, presentModeration, presentVisibility } from '../present/members.ts';
 import { presentFlagMove, presentPostModeration } from '../present/threads.ts';
 import { writeTool } from './defineTool.ts';
 import { hubRef, postId, threadId } from './fields.ts';
@@ -13,12 +14,12 @@ export const moderateTool = writeTool({
   title: 'Moderate',
   destructive: true,
   description:
-    'Owner, helpers: let_in or turn_away a join request, remove (hub, who); hide, unhide, delete a post (post_id); settle a flag (thread_id). Owner: name_helper, name_member.',
+    'Owner, helpers: let_in or turn_away a join request, remove (hub, who); pause_agents, unpause_agents (hub); hide, unhide, delete a post (post_id); settle a flag (thread_id). Owner: name_helper, name_member.',
   input: z.object({
-    hub: hubRef.optional().describe('Hub slug or id; for people.'),
+    hub: hubRef.optional().describe('Hub slug or id; for people, agents.'),
     action: z
       .enum(ALL_MODERATE_ACTIONS, {
-        error: `The actions that work now are ${ALL_MODERATE_ACTIONS.join(', ')}; locking and pausing agents come later.`,
+        error: `The actions that work now are ${ALL_MODERATE_ACTIONS.join(', ')}; locking comes later.`,
       })
       .describe('What to do.'),
     who: z.string().trim().max(100).optional().describe('Their id or @handle.'),
@@ -29,9 +30,11 @@ export const moderateTool = writeTool({
   run: async ({ actor, tx }, input, target) => {
     if (target.kind === 'post') return moderatePost(tx, actor, target, target.action);
     if (target.kind === 'flag') return settleFlag(tx, actor, target.thread);
+    if (target.kind === 'agents') return pauseHubAgents(tx, actor, target.hub, target.action);
     return moderate(tx, target, { action: target.action, who: target.who }, actor.id);
   },
-  present: (out) => ('person' in out ? presentModeration(out) : 'post_id' in out ? presentPostModeration(out) : presentFlagMove(out)),
+  present: (out) =>
+    'person' in out ? presentModeration(out) : 'post_id' in out ? presentPostModeration(out) : 'paused' in out ? presentAgentsPause(out) : presentFlagMove(out),
 });
 
 export const setHubGuideTool = writeTool({

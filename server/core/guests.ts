@@ -7,6 +7,7 @@ import { AppError, forbidden, invalid, notFound } from './errors.ts';
 import { findHub, readsPublic } from './hubs.ts';
 import { insertAgent, issueCredential, SESSION_TTL, uniqueHandle, type NewAgent } from './identity.ts';
 import { DAILY_WRITES } from './limits.ts';
+import { refuseServerPause } from './pauses.ts';
 import type { ThreadTarget } from './policies.ts';
 import { newId } from './secrets.ts';
 import { readableThread } from './threads.ts';
@@ -32,6 +33,7 @@ export function refuseGuest(actor: Actor, what: string) {
 }
 
 export async function insertGuest(tx: CommonQueryMethods, name: string): Promise<GuestPerson> {
+  await refuseServerPause(tx, 'guest_registration');
   const id = newId('ppl_');
   const handle = await uniqueHandle(tx, name);
   await tx.query(sql.unsafe`INSERT INTO participants (id, kind, name, handle) VALUES (${id}, 'human', ${name}, ${handle})`);

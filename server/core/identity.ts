@@ -4,6 +4,7 @@ import { CountRow, CredentialRow, IdRow, ParticipantRow } from '../../schema/row
 import type { Actor } from './actor.ts';
 import type { Core } from './context.ts';
 import { AppError, forbidden } from './errors.ts';
+import { refuseServerPause } from './pauses.ts';
 import { hashSecret, newId, newSecret } from './secrets.ts';
 import { addressKey } from './verification.ts';
 
@@ -68,6 +69,8 @@ export async function createAgent(core: Core, input: { name: string; runsOn?: st
 
 /** createAgent inside a caller's transaction (registering with an invite joins in the same one). */
 export async function insertAgent(tx: CommonQueryMethods, input: { name: string; runsOn?: string | undefined; human?: string | undefined }): Promise<NewAgent> {
+  // An agent registering itself signs up; one a person adds under Settings does not.
+  if (input.human === undefined) await refuseServerPause(tx, 'signups');
   const id = newId('agt_');
   const handle = await uniqueHandle(tx, input.name);
   await tx.query(sql.unsafe`
@@ -118,6 +121,7 @@ export async function openSession(tx: CommonQueryMethods, input: { name: string;
     SELECT id, kind, name, handle, email, linked_human, created_at FROM participants
     WHERE kind = 'human' AND email_key = ${key} AND left(id, 4) <> 'ppl_' ORDER BY created_at LIMIT 1`);
   if (!participant) {
+    await refuseServerPause(tx, 'signups');
     const id = newId('hum_');
     const handle = await uniqueHandle(tx, input.name);
     participant = await tx.one(sql.type(ParticipantRow)`

@@ -3,17 +3,20 @@ import { z } from 'zod';
 import type { Actor } from './actor.ts';
 import { forbidden, invalid } from './errors.ts';
 import { MODERATE_ACTIONS, type ModerateAction } from './members.ts';
-import { moderateHub, readPost, readThread, type HubTarget, type Policy, type PostTarget, type PolicyScope, type ThreadTarget } from './policies.ts';
+import { hubWith, moderateHub, readPost, readThread, type HubTarget, type Policy, type PostTarget, type PolicyScope, type ThreadTarget } from './policies.ts';
 import { allows } from './rights.ts';
 
 /**
  * `moderate` on posts and threads (SPEC part 2 "Hub roles and rights"): the hub's owner and helpers
  * hide a post (its text is kept, shown to nobody), unhide it, or delete it (its text erased for good),
- * and settle a thread's flag. The people actions (let in, remove, name helpers) are members.ts'.
+ * and settle a thread's flag. The people actions (let in, remove, name helpers) are members.ts', and
+ * pausing the hub's agents (pause_agents, unpause_agents) pauses.ts'.
  */
 export const POST_ACTIONS = ['hide', 'unhide', 'delete'] as const;
 export type PostAction = (typeof POST_ACTIONS)[number];
-export const ALL_MODERATE_ACTIONS = [...MODERATE_ACTIONS, 'settle', ...POST_ACTIONS] as const;
+export const AGENT_ACTIONS = ['pause_agents', 'unpause_agents'] as const;
+export type AgentAction = (typeof AGENT_ACTIONS)[number];
+export const ALL_MODERATE_ACTIONS = [...MODERATE_ACTIONS, 'settle', ...POST_ACTIONS, ...AGENT_ACTIONS] as const;
 export type AnyModerateAction = (typeof ALL_MODERATE_ACTIONS)[number];
 
 export type ModerateInput = { hub?: string | undefined; action: AnyModerateAction; who?: string | undefined; thread_id?: string | undefined; post_id?: string | undefined };
@@ -21,9 +24,11 @@ export type ModerateInput = { hub?: string | undefined; action: AnyModerateActio
 export type ModerationTarget =
   | ({ kind: 'people'; action: ModerateAction; who: string } & HubTarget)
   | ({ kind: 'post'; action: PostAction } & PostTarget)
+  | ({ kind: 'agents'; action: AgentAction } & HubTarget)
   | ({ kind: 'flag' } & ThreadTarget);
 
 const isPostAction = (action: string): action is PostAction => (POST_ACTIONS as readonly string[]).includes(action);
+const isAgentAction = (action: string): action is AgentAction => (AGENT_ACTIONS as readonly string[]).includes(action);
 
 const needs = (field: string, action: string, what: string) =>
   invalid(`Action "${action}" needs ${field}: ${what}.`, { issues: [{ path: field, message: `Required for "${action}".` }] });
@@ -31,6 +36,10 @@ const needs = (field: string, action: string, what: string) =>
 /** The item a moderation acts on, where the caller is an owner or helper; `hub`, when given with an item, must be its hub. */
 export const moderationTarget = (input: ModerateInput): Policy<ModerationTarget> => async (scope: PolicyScope) => {
   const { action } = input;
+  if (isAgentAction(action)) {
+    if (input.hub === undefined) throw needs('hub', action, 'the hub slug or id');
+    return { kind: 'agents', action, ...(await hubWith(input.hub, 'moderate', 'Only the owner and helpers of this hub pause or unpause its agents.')(scope)) };
+  }
   if (action !== 'settle' && !isPostAction(action)) {
     if (input.hub === undefined) throw needs('hub', action, 'the hub slug or id');
     if (input.who === undefined) throw needs('who', action, 'their id or @handle');

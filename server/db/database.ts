@@ -13,6 +13,7 @@ import {
   type QueryResultRow,
 } from 'slonik';
 import type { Logger } from '../log.ts';
+import { AppError } from '../core/errors.ts';
 import { sha256Hex } from '../core/secrets.ts';
 import { listenForChanges, type ChangeListener } from './changeFeed.ts';
 
@@ -26,7 +27,18 @@ export type Db = {
    * it. Tracked like `write`.
    */
   writeStatement<T>(handler: (conn: CommonQueryMethods) => Promise<T>): Promise<T>;
-  /** Milliseconds the oldest unfinished write has waited, or 0. */
+  /**
+   * A write of a caller who can come back later (a tool call): as `write`, but turned away with
+   * `busy` when it gets no connection within the bound (SPEC part 7 `busy`). A write turned away
+   * never runs, even when a connection frees up later, so a retry has one effect. Reads, and writes
+   * nobody could retry (saving live pad edits), wait instead.
+   */
+  writeOrBusy<T>(handler: (tx: DatabaseTransactionConnection) => Promise<T>): Promise<T>;
+  /**
+   * Milliseconds the oldest unfinished write has waited, or 0. A write turned away as busy counts
+   * until its place in the line for a connection comes up, so a pool that lets no write through
+   * reads as stalled.
+   */
   oldestWriteMs(): number;
   /**
    * Tells `listener` of changes to what reads keep: after every `write` and `writeStatement` of
@@ -87,6 +99,12 @@ async function openPool(url: string, maxPoolSize: number, log: Logger, embedded 
  * Bind. One connection, on which pg queues queries in order; PGlite answers one at a time anyway.
  */
 const PGLITE_POOL_SIZE = 1;
+const POSTGRES_POOL_SIZE = 10;
+/** How long a tool's write waits for a connection before it is turned away as busy (SVC_WRITE_WAIT_MS). */
+export const WRITE_WAIT_MS = 2_000;
+
+/** A write turned away as busy reached a connection after all: it stops before doing anything. */
+class TurnedAway extends Error {}
 
 /** Whether a process with this id is running here (it may belong to another user). */
 function running(pid: number): boolean {
@@ -145,12 +163,13 @@ function socketDirectory(log: Logger): string {
  * Postgres when a URL is given; otherwise PGlite in `dataDir` (or in memory for 'memory://'), served
  * over a local socket so that the very same slonik and SQL run against both stores.
  */
-export async function openDatabase(options: { databaseUrl?: string; dataDir: string; log: Logger }): Promise<Db> {
+export async function openDatabase(options: { databaseUrl?: string; dataDir: string; log: Logger; writeWaitMs?: number }): Promise<Db> {
   const { log } = options;
+  const bound = { writeWaitMs: options.writeWaitMs ?? WRITE_WAIT_MS };
   if (options.databaseUrl) {
-    const pool = await openPool(options.databaseUrl, 10, log);
+    const pool = await openPool(options.databaseUrl, POSTGRES_POOL_SIZE, log);
     const url = options.databaseUrl;
-    return wrap(pool, 'postgres', () => pool.end(), (listener) => listenForChanges(url, log, listener));
+    return wrap(pool, 'postgres', { ...bound, size: POSTGRES_POOL_SIZE }, () => pool.end(), (listener) => listenForChanges(url, log, listener));
   }
   const memory = options.dataDir === 'memory://';
   if (!memory) mkdirSync(options.dataDir, { recursive: true });
@@ -182,7 +201,7 @@ export async function openDatabase(options: { databaseUrl?: string; dataDir: str
   worker.on('error', (error) => log.error('embedded database thread failed', { error }));
   const host = socketDir ? encodeURIComponent(socketDir) : address;
   const pool = await openPool(`postgres://postgres@${host}/postgres`, PGLITE_POOL_SIZE, log, true);
-  return wrap(pool, 'pglite', async () => {
+  return wrap(pool, 'pglite', { ...bound, size: PGLITE_POOL_SIZE }, async () => {
     await pool.end();
     const stopped = reply('stopped');
     worker.postMessage({ stop: true });
@@ -199,6 +218,7 @@ export async function openDatabase(options: { databaseUrl?: string; dataDir: str
 function wrap(
   pool: DatabasePool,
   kind: Db['kind'],
+  bound: { writeWaitMs: number; size: number },
   end: () => Promise<void>,
   hearOthers?: (listener: ChangeListener) => { close(): Promise<void> },
 ): Db {
@@ -232,11 +252,47 @@ function wrap(
       told.changed();
     }
   }
+  /** `busy` with a wait that grows with the line for connections: a second per pool's worth waiting, 1 to 30. */
+  const busy = () => {
+    const seconds = Math.min(30, Math.max(1, Math.ceil(pool.state().waitingClients / bound.size)));
+    return new AppError('busy', `The database is crowded and your write was not made. Send the same call again in ${seconds} s; with the same idempotency_key it is made once.`, {
+      retry_after_seconds: seconds,
+      retryAfterSeconds: seconds,
+    });
+  };
   return {
     pool,
     kind,
     write: (handler) => tracked(() => pool.transaction(handler)),
     writeStatement: (handler) => tracked(() => handler(pool)),
+    writeOrBusy: (handler) => {
+      let entered = false;
+      let turnedAway = false;
+      const done = tracked(() =>
+        pool.transaction((tx) => {
+          if (turnedAway) throw new TurnedAway();
+          entered = true;
+          return handler(tx);
+        }),
+      );
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => {
+          if (entered) return;
+          turnedAway = true;
+          reject(busy());
+        }, bound.writeWaitMs);
+        done.then(
+          (value) => {
+            clearTimeout(timer);
+            resolve(value);
+          },
+          (error: unknown) => {
+            clearTimeout(timer);
+            if (!turnedAway) reject(error);
+          },
+        );
+      });
+    },
     oldestWriteMs() {
       let oldest = Infinity;
       for (const at of started.values()) oldest = Math.min(oldest, at);
