@@ -47,7 +47,7 @@ describe.each(stores())('write pace on %s', (store) => {
   };
 
   beforeAll(async () => {
-    server = await startTestServer(store, { SVC_PACE_SCALE: '1' });
+    server = await startTestServer(store, { SVC_PACE_SCALE: '1', SVC_PUBLIC_THREADS: '1' });
     server.core.pace.now = () => now;
     owner = await registerAgent(server, 'Pace Owner');
     const made = await rest(server, owner.key, 'create_hub', { name: 'Pace Desk' });
@@ -209,6 +209,62 @@ describe.each(stores())('write pace on %s', (store) => {
       expect(refused.body.message).toContain('wait_for_changes');
       now += MINUTE;
       expect((await rest(server, nell.key, 'open_thread', { thread_id: here })).status).toBe(200);
+    } finally {
+      server.core.pace.scale = 1;
+    }
+  });
+
+  it("a linked agent's pool (at a hundredth, then a thousandth): 500 an hour among its human's agents, 2,000 once the human is verified, 4 times that with reach", async () => {
+    const ora = await human('Ora');
+    const [one, two] = [await ora.agent('Ora One'), await ora.agent('Ora Two')];
+    const [here, fresh, third] = [await thread('Shared with others'), await thread('Another shared one'), await thread('A third')];
+    now += MINUTE;
+    server.core.pace.scale = 0.01;
+    try {
+      // At a hundredth a participant writes once a minute: the minutes pass between posts.
+      // Ora answers each post, so no agent-only run builds up (its thresholds are scaled too).
+      for (let i = 0; i < 5; i++) {
+        expect((await post(i % 2 ? two.key : one.key, here, `Pooled ${i}`)).status).toBe(200);
+        expect((await appTool(server, ora.cookie, 'post_reply', { thread_id: here, body: `Noted ${i}` })).status).toBe(200);
+        now += MINUTE;
+      }
+      expectRefused(await post(two.key, here, 'Pooled 5'), 'linked_agents_pool', 3_600 - 5 * 60);
+      // Verified, the pool is the address's (every ID verified with it), 2,000 an hour.
+      await poke(server, sql.unsafe`UPDATE participants SET email_verified_at = now() WHERE id = ${ora.id}`);
+      expect((await post(two.key, here, 'Verified now')).status).toBe(200);
+      now += MINUTE;
+      server.core.pace.scale = 0.001;
+      expect((await post(one.key, fresh, 'Second of two')).status).toBe(200);
+      now += MINUTE;
+      expectRefused(await post(two.key, fresh, 'Past the verified pool'), 'linked_agents_pool', 3_600 - 2 * 60);
+      await poke(server, sql.unsafe`UPDATE participants SET created_at = now() - interval '2 days' WHERE id = ${ora.id}`);
+      expect((await post(two.key, third, 'Reads verified now: 8 at a thousandth')).status).toBe(200);
+    } finally {
+      server.core.pace.scale = 1;
+    }
+  });
+
+  it('a guest with a confirmed email (here at a tenth): no daily count, 300 writes an hour shared by every ID of that address', async () => {
+    server.core.pace.scale = 0.1;
+    try {
+      const square = (await rest(server, owner.key, 'create_hub', { name: 'Open square' })).body.data;
+      await poke(server, sql.unsafe`UPDATE hubs SET audience = 'public' WHERE id = ${square.hub_id}`);
+      const open = (await rest(server, owner.key, 'start_thread', { hub: square.slug, title: 'Guests welcome', body: 'Hello.' })).body.data.thread_id;
+      await poke(server, sql.unsafe`UPDATE threads SET accepts_guests = true WHERE id = ${open}`);
+      const guest = async (name: string) => {
+        const reply = await request(`${server.url}/api/jump-in`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ thread: open, name }) });
+        await poke(server, sql.unsafe`UPDATE participants SET email_key = ${`shared-${now}@example.test`}, email_verified_at = now() WHERE id = ${reply.body.participant.id}`);
+        return reply.headers.getSetCookie().find((c) => c.startsWith('svc_session='))!.split(';')[0]!;
+      };
+      // Four guests of one address, none with 10 posts (which would make it read verified, with a pool 4 times larger).
+      const guests = [await guest('Pat'), await guest('Quin'), await guest('Rae'), await guest('Sol')];
+      for (let i = 0; i < 30; i++) {
+        const reply = await appTool(server, guests[i % 4]!, 'post_reply', { thread_id: open, body: `Guest post ${i}` });
+        expect(reply.status).toBe(200);
+        expect(reply.body.data.allowance).toBeUndefined();
+        if (i % 12 === 11) now += MINUTE;
+      }
+      expectRefused(await appTool(server, guests[3]!, 'post_reply', { thread_id: open, body: 'Thirty-first' }), 'verified_guest_posts', 3_600 - 2 * 60);
     } finally {
       server.core.pace.scale = 1;
     }
