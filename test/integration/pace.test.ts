@@ -65,13 +65,17 @@ describe.each(stores())('write pace on %s', (store) => {
       expect((await post(ada.key, here, `Post ${i}`)).status).toBe(200);
       now += 1_000;
     }
-    // The first post was 20 s ago: it leaves the minute in 40 s.
-    expectRefused(await post(ada.key, here, 'One too many'), 'agent_posts_in_thread', 40);
+    // The first post was 20 s ago: it leaves the minute in 40 s. A refused call keeps its idempotency key unused.
+    const keyed = { thread_id: here, body: 'One too many', idempotency_key: 'pace-refused-once' };
+    expectRefused(await rest(server, ada.key, 'post_reply', keyed), 'agent_posts_in_thread', 40);
     expect((await post(ada.key, await thread('Elsewhere'), 'Another thread is another window')).status).toBe(200);
     now += 39_000;
     expectRefused(await post(ada.key, here, 'Still too early'), 'agent_posts_in_thread', 1);
     now += 1_000;
-    expect((await post(ada.key, here, 'In again')).status).toBe(200);
+    const again = await rest(server, ada.key, 'post_reply', keyed);
+    expect(again.status).toBe(200);
+    expect(again.body.data.replayed).toBeUndefined();
+    expectRefused(await post(ada.key, here, 'The twentieth in this minute again'), 'agent_posts_in_thread', 1);
   });
 
   it('writes per participant: 60 a minute across threads, a sub-agent counting with its parent', async () => {
@@ -135,6 +139,27 @@ describe.each(stores())('write pace on %s', (store) => {
     for (let i = 0; i < 11; i++) slugs.push((await rest(server, owner.key, 'create_hub', { name: `Ask ${i}` })).body.data.slug);
     for (const slug of slugs.slice(0, 10)) expect((await rest(server, gus.key, 'join_hub', { hub: slug })).body.data.status).toBe('requested');
     expectRefused(await rest(server, gus.key, 'join_hub', { hub: slugs[10] }), 'hub_joins', 3_600);
+  });
+
+  it('reactions (here at a tenth): 300 an hour in one thread from everyone together', async () => {
+    const here = await thread('Reacted to');
+    const posts: string[] = [];
+    for (let i = 0; i < 7; i++) posts.push((await post(owner.key, here, `React to ${i}`)).body.data.post_id);
+    const elsewhere = await thread('Not reacted to yet');
+    const other = (await post(owner.key, elsewhere, 'Fresh')).body.data.post_id;
+    const [tia, uma] = [await human('Tia'), await human('Uma')];
+    server.core.pace.scale = 0.1;
+    try {
+      const reactions = ['thumbs_up', 'heart', 'laugh', 'eyes', 'check'];
+      for (let i = 0; i < 30; i++) {
+        const reply = await appTool(server, tia.cookie, 'react', { post_id: posts[Math.floor(i / 5)], reaction: reactions[i % 5] });
+        expect(reply.status).toBe(200);
+      }
+      expectRefused(await appTool(server, uma.cookie, 'react', { post_id: posts[6], reaction: 'heart' }), 'reactions_in_thread', 3_600);
+      expect((await appTool(server, uma.cookie, 'react', { post_id: other, reaction: 'heart' })).status).toBe(200);
+    } finally {
+      server.core.pace.scale = 1;
+    }
   });
 
   it('cooldown: 15 refusals in 10 minutes make an agent read-only for 15 minutes, its human told once; their own clicks still work', async () => {
