@@ -12,6 +12,11 @@ export const idempotencyKey = z
   .max(200)
   .optional()
   .describe('Repeating with the same key and arguments replays the first result.');
+/**
+ * Numbers whose maximum is a size of SPEC part 8 "Sizes" (an invite's uses and days): over it is
+ * `too_large`, as a text or a list over its maximum is.
+ */
+export const sizes = z.registry<{ size: true }>();
 /** Sequence and version numbers fit the database's integers. */
 export const seqNumber = z.number().int().min(0).max(2_147_483_647);
 export const padId = z.string().trim().min(1).max(100).describe('Pad id (pad_…).');

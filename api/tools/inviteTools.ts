@@ -4,7 +4,7 @@ import { createInvite, INVITE_DEFAULT_DAYS, INVITE_MAX_DAYS, INVITE_MAX_USES } f
 import { guestsOfThread, inviteInto } from '../../server/core/policies.ts';
 import { presentInvite, presentThreadGuests } from '../present/invites.ts';
 import { writeTool } from './defineTool.ts';
-import { threadId } from './fields.ts';
+import { sizes, threadId } from './fields.ts';
 
 export const inviteTool = writeTool({
   name: 'invite',
@@ -13,8 +13,8 @@ export const inviteTool = writeTool({
   description: 'Owner and helpers: a private invite link (shown once) to a hub, thread or pad.',
   input: z.object({
     to: z.string().trim().min(1).max(100).describe('Hub slug or id, thr_… or pad_… id.'),
-    uses: z.number().int().min(1).max(INVITE_MAX_USES).optional().describe('How many may join; default 1.'),
-    days: z.number().int().min(1).max(INVITE_MAX_DAYS).optional().describe(`Days it lasts; default ${INVITE_DEFAULT_DAYS}.`),
+    uses: z.number().int().min(1).max(INVITE_MAX_USES).register(sizes, { size: true }).optional().describe('How many may join; default 1.'),
+    days: z.number().int().min(1).max(INVITE_MAX_DAYS).register(sizes, { size: true }).optional().describe(`Days it lasts; default ${INVITE_DEFAULT_DAYS}.`),
   }),
   policy: (input) => inviteInto(input.to),
   run: ({ core, actor, tx }, input, target) => createInvite(core, tx, actor, target, input),

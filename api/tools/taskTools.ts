@@ -8,7 +8,16 @@ import { readTool, writeTool } from './defineTool.ts';
  * Strings bounded by a check rather than by the schema's keywords: five task tools must each list in
  * at most 550 characters, and the bounds are told in the refusal instead.
  */
-const bounded = (max: number) => z.string().trim().refine((value) => value.length >= 1 && value.length <= max, `Between 1 and ${max} characters.`);
+const bounded = (max: number) =>
+  z
+    .string()
+    .trim()
+    .superRefine((value, ctx) => {
+      // Over the maximum is a size (413 too_large), as a schema's own maxLength would say.
+      const message = `Between 1 and ${max} characters.`;
+      if (value.length > max) ctx.addIssue({ code: 'too_big', origin: 'string', maximum: max, input: value, message });
+      else if (value.length < 1) ctx.addIssue({ code: 'too_small', origin: 'string', minimum: 1, input: value, message });
+    });
 const text = (max: number, description: string) => bounded(max).describe(description);
 const maybe = (max: number, description: string) => bounded(max).optional().describe(description);
 const taskId = text(100, 'Task id.');

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
-import { AppError } from '../../server/core/errors.ts';
+import { AppError, overMaximum } from '../../server/core/errors.ts';
 import type { Tool } from './defineTool.ts';
+import { sizes } from './fields.ts';
 
 const squash = (key: string) => key.toLowerCase().replace(/[^a-z0-9]/g, '');
 
@@ -25,7 +26,10 @@ function editDistance(a: string, b: string): number {
   return previous[b.length]!;
 }
 
-/** `invalid` with `issues: [{path, message}]`; a wrongly named field is named beside the one the tool takes. */
+/**
+ * `invalid` with `issues: [{path, message}]`, or `too_large` when each issue is a size over its maximum;
+ * a wrongly named field is named beside the one the tool takes.
+ */
 export function validationError(tool: Tool, error: z.ZodError, ignored: string[]): AppError {
   const issues = error.issues.map((issue) => {
     const path = issue.path.map(String).join('.');
@@ -39,5 +43,14 @@ export function validationError(tool: Tool, error: z.ZodError, ignored: string[]
     return { path, message };
   });
   const summary = issues.map((issue) => (issue.path ? `${issue.path}: ${issue.message}` : issue.message)).join(' ');
-  return new AppError('invalid', `Input validation error: ${summary}`, { issues });
+  // Over a size of SPEC part 8 is `too_large`: a text or a list, or a number the tool marks as a size.
+  const sized = (issue: z.core.$ZodIssue) => overMaximum(issue) || (issue.code === 'too_big' && issue.path.length === 1 && sizes.has(fieldOf(tool, String(issue.path[0]))));
+  return new AppError(error.issues.every(sized) ? 'too_large' : 'invalid', `Input validation error: ${summary}`, { issues });
+}
+
+/** The schema of a top-level field, under its optional and default wrappers. */
+function fieldOf(tool: Tool, name: string): z.core.$ZodType {
+  let field = (tool.input.shape as Record<string, z.core.$ZodType>)[name]!;
+  while (field && 'innerType' in field._zod.def) field = field._zod.def.innerType as z.core.$ZodType;
+  return field;
 }

@@ -47,10 +47,16 @@ export const notFound = (what = 'Not found.') => new AppError('not_found', what)
 export const forbidden = (message: string, details?: ErrorDetails) => new AppError('forbidden', message, details);
 export const invalid = (message: string, details?: ErrorDetails) => new AppError('invalid', message, details);
 
-/** `invalid` with `issues: [{path, message}]` from a failed zod parse. */
-export function invalidInput(error: { issues: readonly { path: readonly PropertyKey[]; message: string }[] }, message?: string): AppError {
+type InputIssue = { path: readonly PropertyKey[]; message: string; code?: string; origin?: string };
+
+/** A text or a list over its maximum: a size (SPEC part 8 "Sizes"), answered `too_large` rather than `invalid`. */
+export const overMaximum = (issue: InputIssue) => issue.code === 'too_big' && (issue.origin === 'string' || issue.origin === 'array');
+
+/** `invalid` with `issues: [{path, message}]` from a failed zod parse; `too_large` (413) when every issue is a size over its maximum. */
+export function invalidInput(error: { issues: readonly InputIssue[] }, message?: string): AppError {
   const issues = error.issues.map((issue) => ({ path: issue.path.map(String).join('.'), message: issue.message }));
-  return new AppError('invalid', message ?? `Input validation error: ${issues.map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)).join(' ')}`, { issues });
+  const code = error.issues.length > 0 && error.issues.every(overMaximum) ? 'too_large' : 'invalid';
+  return new AppError(code, message ?? `Input validation error: ${issues.map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)).join(' ')}`, { issues });
 }
 
 /** Anything that is not an AppError is reported as `internal`, with nothing of its own text. */

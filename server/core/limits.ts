@@ -52,9 +52,10 @@ async function dailyPool(conn: CommonQueryMethods, actor: Actor, limits: readonl
 
 /** Where a write lands, from its tool's target (thread, pad, hub) and what it says (`body`). */
 export function placeOf(target: unknown, input: Record<string, unknown>): Place {
-  const t = (target ?? {}) as { hub?: { id?: string }; thread?: { id?: string }; threadId?: string | null; dm?: { id?: string }; pad?: { id?: string } };
+  const t = (target ?? {}) as { hub?: { id?: string; audience?: string }; thread?: { id?: string }; threadId?: string | null; dm?: { id?: string }; pad?: { id?: string } };
   return {
     hub: t.hub?.id,
+    public: t.hub?.audience === 'public',
     // A DM is a thread of two as the per-thread limits count it.
     thread: t.thread?.id ?? t.threadId ?? t.dm?.id ?? undefined,
     pad: t.pad?.id,

@@ -15,7 +15,7 @@ import { readsVerifiedSql, verifiedSql } from './verification.ts';
 export type Limit = 'write' | 'post' | 'padEdit' | 'reaction' | 'hubCreate' | 'hubJoin';
 
 /** Where a write lands and what it says, as the limits key it: read from the tool's target and input. */
-export type Place = { hub?: string | undefined; thread?: string | undefined; pad?: string | undefined; text?: string | undefined };
+export type Place = { hub?: string | undefined; thread?: string | undefined; pad?: string | undefined; text?: string | undefined; public?: boolean | undefined };
 
 /** One rolling window a write counts in. */
 export type Rule = {
@@ -104,6 +104,14 @@ export async function rulesFor(conn: CommonQueryMethods, actor: Actor, limits: r
       const { pool, reach } = await stand();
       const max = 300 * (reach ? 4 : 1);
       add('verified_guest_posts', `gv:${pool}`, max, HOUR, `writes of a guest with a confirmed email (${max} an hour)`, true);
+    }
+    // Guests posting in public threads: per guest (by address once confirmed), per thread, and server-wide.
+    if (actor.guest && place.public && place.thread !== undefined) {
+      const { pool, verified } = await stand();
+      const max = verified ? 240 : 60;
+      add('guest_posts', `gg:${pool}`, max, HOUR, `a guest's posts in public threads (${max} an hour${verified ? '' : ' without an email; 240 with one'})`, verified);
+      add('guest_posts_in_thread', `gt:${place.thread}`, 600, HOUR, "all guests' posts in one public thread (600 an hour)", true);
+      add('guest_posts_everywhere', 'ga', 50_000, HOUR, "all guests' posts in public threads on this server (50,000 an hour)", true);
     }
   }
   if (limits.includes('post') && agent && place.thread !== undefined) {

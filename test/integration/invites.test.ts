@@ -89,10 +89,11 @@ describe.each(stores())('Invites on %s', (store) => {
       const stranger = await registerAgent(server, 'Stranger');
       const byStranger = await rest(server, stranger.key, 'invite', { to: hub.slug });
       expect(byStranger.status).toBe(404);
+      // Over an invite's sizes (SPEC part 8 "Sizes") is 413 too_large.
       const tooMany = await rest(server, helper.key, 'invite', { to: hub.slug, uses: 1001 });
-      expect(tooMany.status).toBe(400);
+      expect(tooMany.status).toBe(413);
       const tooLong = await rest(server, helper.key, 'invite', { to: hub.slug, days: 15 });
-      expect(tooLong.status).toBe(400);
+      expect(tooLong.status).toBe(413);
     });
   });
 

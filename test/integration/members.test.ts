@@ -240,7 +240,7 @@ describe.each(stores())('members in hubs on %s', (store) => {
       expect(markdown.text).toContain(`## Read me first\n\n~~~markdown\n${guide}\n~~~`);
 
       const long = await call(door, owner, 'set_hub_guide', { hub: hub.slug, text: 'x'.repeat(4_001) });
-      expect(long.body).toMatchObject({ error: 'invalid', issues: [{ path: 'text' }] });
+      expect(long.body).toMatchObject({ error: 'too_large', issues: [{ path: 'text' }] });
       const refused = await call(door, member, 'set_hub_guide', { hub: hub.slug, text: 'Mine now.' });
       expect(refused.body).toMatchObject({ error: 'forbidden' });
       expect(refused.body.message).toMatch(/owner and helpers/);

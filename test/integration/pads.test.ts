@@ -135,7 +135,7 @@ describe.each(stores())('pads on %s', (store) => {
     const countPads = () => server.core.db.pool.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*) AS n FROM pads`);
     const before = await countPads();
     const big = await rest(server, owner.key, 'create_pad', { hub: hub.slug, title: 'Big', text: 'x'.repeat(60_001) });
-    expect(big.status).toBe(400);
+    expect(big.status).toBe(413);
     const stranger_ = await rest(server, stranger.key, 'create_pad', { hub: hub.slug, title: 'Mine' });
     expect(stranger_.status).toBe(404);
     expect(await countPads()).toBe(before);

@@ -163,7 +163,7 @@ describe.each(stores())('threads on %s', (store) => {
       await ok(door, member, 'catch_up', { thread_id: threadId });
 
       const tooLong = await call(door, owner, 'edit_pad', { pad_id: pad.pad_id, base_version: pad.version, text: 'Ship Friday.', decision: 'x'.repeat(501) });
-      expect(tooLong.body.error).toBe('invalid');
+      expect(tooLong.body.error).toBe('too_large');
       const edited = await ok(door, owner, 'edit_pad', { pad_id: pad.pad_id, base_version: pad.version, text: 'Ship on Friday.', decision: 'We ship on Friday.' });
       expect(edited.body.decision_id).toMatch(/^dec_[0-9a-f]{20}$/);
       const row = await server.core.db.pool.one(sql.type(z.object({ thread_id: z.string(), pad_version: z.number(), decided_by: z.string() }))`
