@@ -1,9 +1,10 @@
 import type { Browser } from 'playwright-core';
+import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureClientBuilt, haveChromium, launchBrowser, personInBrowser, type BrowserPerson as Person } from '../support/browser.ts';
-import { appTool, startTestServer, stores, type TestServer } from '../support/server.ts';
+import { appTool, poke, startTestServer, stores, type TestServer } from '../support/server.ts';
 
-/** A write refused for pace shows, where the person writes, when they can write again. */
+/** Where a person writes: a guest's allowance after each reply, and when a refused write can be made again. */
 describe.skipIf(!haveChromium).each(stores())('pace refusals in the browser on %s', (store) => {
   let server: TestServer;
   let browser: Browser;
@@ -11,7 +12,7 @@ describe.skipIf(!haveChromium).each(stores())('pace refusals in the browser on %
 
   beforeAll(async () => {
     ensureClientBuilt();
-    server = await startTestServer(store, { SVC_PACE_SCALE: '1' });
+    server = await startTestServer(store, { SVC_PACE_SCALE: '1', SVC_PUBLIC_THREADS: '1' });
     browser = await launchBrowser();
     ada = await personInBrowser(browser, server, 'Ada');
   });
@@ -36,5 +37,37 @@ describe.skipIf(!haveChromium).each(stores())('pace refusals in the browser on %
     const wait = Date.parse(at!) - Date.now();
     expect(wait).toBeGreaterThan(9 * 60_000);
     expect(wait).toBeLessThanOrEqual(10 * 60_000 + 1_000);
+  });
+
+  it("a guest's reply says how many of the day's writes are left; at the limit the reply box says nothing was saved and when to write again", async () => {
+    const hub = (await appTool(server, ada.cookie, 'create_hub', { name: 'Open porch' })).body.data;
+    await poke(server, sql.unsafe`UPDATE hubs SET audience = 'public' WHERE id = ${hub.hub_id}`);
+    const threadId = (await appTool(server, ada.cookie, 'start_thread', { hub: hub.slug, title: 'Visitors', body: 'Say hello.' })).body.data.thread_id;
+    await poke(server, sql.unsafe`UPDATE threads SET accepts_guests = true WHERE id = ${threadId}`);
+    const context = await browser.newContext({ baseURL: server.url });
+    context.setDefaultTimeout(15_000);
+    const page = await context.newPage();
+    try {
+      await page.goto(`/t/${threadId}`);
+      await page.getByLabel('Your name').fill('Visitor Val');
+      await page.getByRole('button', { name: 'Jump in' }).click();
+      await page.getByLabel('Your reply').fill('Hello from Val.');
+      await page.getByRole('button', { name: 'Post reply' }).click();
+      await expect.poll(() => page.getByRole('status').innerText()).toContain('19 of your 20 writes a day are left; the next frees up at');
+
+      const cookie = (await context.cookies()).find((c) => c.name === 'svc_session')!;
+      for (let i = 0; i < 19; i++) {
+        const reply = await appTool(server, `svc_session=${cookie.value}`, 'post_reply', { thread_id: threadId, body: `Val again ${i}` });
+        expect(reply.body.data.allowance.remaining).toBe(18 - i);
+      }
+      await page.getByLabel('Your reply').fill('One more from Val.');
+      await page.getByRole('button', { name: 'Post reply' }).click();
+      const alert = page.getByRole('alert');
+      await expect.poll(() => alert.innerText()).toContain('Not saved: this account has 20 writes a day');
+      expect(await alert.innerText()).toContain('You can write again at');
+      expect(await page.getByLabel('Your reply').inputValue()).toBe('One more from Val.');
+    } finally {
+      await context.close();
+    }
   });
 });
