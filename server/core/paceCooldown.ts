@@ -47,6 +47,14 @@ export async function refuseInCooldown(conn: CommonQueryMethods, actor: Actor, n
  */
 export async function noteRefusal(core: Core, actor: Actor): Promise<AppError | null> {
   if (actor.kind !== 'agent') return null;
+  // The refusal is the answer whatever happens here: a crowded database only leaves it uncounted.
+  return countRefusal(core, actor).catch((error: unknown) => {
+    core.log.warn('pace refusal not counted', { error });
+    return null;
+  });
+}
+
+async function countRefusal(core: Core, actor: Actor): Promise<AppError | null> {
   const now = core.pace.now();
   return core.db.write(async (tx) => {
     await lockKeys(tx, [`cooldown ${actor.id}`]);

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { sql } from 'slonik';
 import { z } from 'zod';
+import { pacePrune } from '../../server/core/pacePrune.ts';
 import { appTool, instancePair, poke, registerAgent, request, rest, signIn, startTestServer, stores, type Reply, type TestServer } from '../support/server.ts';
 
 const Count = z.object({ n: z.number() });
@@ -298,6 +299,21 @@ describe.each(stores())('write pace on %s', (store) => {
     } finally {
       server.core.pace.scale = 1;
     }
+  });
+
+  it('the prune rule drops pace rows no window reads any more, once', async () => {
+    const wes = await (await human('Wes')).agent('Wes Bot');
+    expect((await post(wes.key, await thread('Pruned'), 'Counted now')).status).toBe(200);
+    const marks = (before: number) => server.core.db.pool.oneFirst(sql.type(Count)`SELECT count(*) AS n FROM pace_marks WHERE at <= ${before}`);
+    expect(await marks(now)).toBeGreaterThan(0);
+    const prune = (at: number) => server.core.db.write((tx) => pacePrune.apply(tx, new Date(at)));
+    // Earlier tests' rows, a day and more before, go first; this one's stay while their windows may read them.
+    await prune(now + 3_600_000);
+    expect(await prune(now + 3_600_000)).toEqual([]);
+    expect(await marks(now)).toBeGreaterThan(0);
+    expect((await prune(now + 24 * 3_600_000)).join()).toMatch(/^pace_marks: \d+/);
+    expect(await marks(now)).toBe(0);
+    expect(await prune(now + 24 * 3_600_000)).toEqual([]);
   });
 
   it('running out of a shared pool does not count toward the cooldown', async () => {

@@ -1,0 +1,29 @@
+import { sql } from 'slonik';
+import { z } from 'zod';
+import { COOLDOWN } from './paceCooldown.ts';
+import type { Rule } from './rules/rule.ts';
+
+/** The longest pace window (hubs made, 20 a day): a row older than this counts in no window. */
+const LONGEST_WINDOW_MS = 24 * 3_600_000;
+const CountRow = z.object({ marks: z.number(), refusals: z.number(), cooldowns: z.number() });
+
+/**
+ * Drops what no limit reads any more (a window's rows are otherwise dropped only when that window
+ * is next counted, and many, such as a same text's, never are): pace rows past the longest window,
+ * refusals past the cooldown's 10 minutes, cooldowns that ended. Agent-only runs stay until a person
+ * posts. Idempotent; answers how many rows of each went.
+ */
+export const pacePrune: Rule = {
+  name: 'pace_prune',
+  async apply(tx, now) {
+    const at = now.getTime();
+    const gone = await tx.one(sql.type(CountRow)`
+      WITH marks AS (DELETE FROM pace_marks WHERE at <= ${at - LONGEST_WINDOW_MS} RETURNING 1),
+        refusals AS (DELETE FROM pace_refusals WHERE at <= ${at - COOLDOWN.windowMs} RETURNING 1),
+        cooldowns AS (DELETE FROM pace_cooldowns WHERE until <= ${at} RETURNING 1)
+      SELECT (SELECT count(*) FROM marks) AS marks, (SELECT count(*) FROM refusals) AS refusals, (SELECT count(*) FROM cooldowns) AS cooldowns`);
+    return Object.entries(gone)
+      .filter(([, n]) => n > 0)
+      .map(([table, n]) => `pace_${table}: ${n}`);
+  },
+};
