@@ -3,6 +3,7 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import {
+  sql,
   createPool,
   createTypeParserPreset,
   SchemaValidationError,
@@ -29,7 +30,8 @@ export type Db = {
   writeStatement<T>(handler: (conn: CommonQueryMethods) => Promise<T>): Promise<T>;
   /**
    * A write of a caller who can come back later (a tool call): as `write`, but turned away with
-   * `busy` when it gets no connection within the bound (SPEC part 7 `busy`). A write turned away
+   * `busy` when it gets no connection within the bound (SPEC part 7 `busy`), or on Postgres when a
+   * statement of it waits on another's lock past the same bound (rolled back). A write turned away
    * never runs, even when a connection frees up later, so a retry has one effect. Reads, and writes
    * nobody could retry (saving live pad edits), wait instead.
    */
@@ -105,6 +107,9 @@ export const WRITE_WAIT_MS = 2_000;
 
 /** A write turned away as busy reached a connection after all: it stops before doing anything. */
 class TurnedAway extends Error {}
+
+/** Postgres' lock_not_available: a statement waited on a lock past the transaction's lock_timeout. */
+const lockTimedOut = (error: unknown) => (error as { code?: unknown } | null)?.code === '55P03';
 
 /** Whether a process with this id is running here (it may belong to another user). */
 function running(pid: number): boolean {
@@ -269,9 +274,13 @@ function wrap(
       let entered = false;
       let turnedAway = false;
       const done = tracked(() =>
-        pool.transaction((tx) => {
+        pool.transaction(async (tx) => {
           if (turnedAway) throw new TurnedAway();
           entered = true;
+          // On Postgres a write held up by another's lock (a table locked for maintenance, a row held
+          // long) is turned away after the same bound; the embedded store has one session, so no other
+          // holds a lock there.
+          if (kind === 'postgres') await tx.query(sql.unsafe`SELECT set_config('lock_timeout', ${`${bound.writeWaitMs}ms`}, true)`);
           return handler(tx);
         }),
       );
@@ -288,7 +297,7 @@ function wrap(
           },
           (error: unknown) => {
             clearTimeout(timer);
-            if (!turnedAway) reject(error);
+            if (!turnedAway) reject(lockTimedOut(error) ? busy() : error);
           },
         );
       });

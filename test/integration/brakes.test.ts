@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import pg from 'pg';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { agentDoors } from '../support/agentDoors.ts';
@@ -124,6 +125,30 @@ describe.each(stores())('brakes on %s', (store) => {
       if (!released) await release();
     }
   }, 30_000);
+
+  it.runIf(store === 'postgres')('a write held up by a lock past the bound is turned away as busy and leaves nothing; reads go on', async () => {
+    const args = { thread_id: threadId, body: 'Behind the lock.', idempotency_key: 'behind-the-lock-0001' };
+    // Another session takes the posts table for itself (as maintenance would); reading it still works.
+    const holder = new pg.Client({ connectionString: server.core.config.databaseUrl });
+    await holder.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query('LOCK TABLE posts IN EXCLUSIVE MODE');
+      const refused = await rest(server, agent.key, 'post_reply', args);
+      expect(refused.status, refused.text).toBe(503);
+      expect(refused.body.error).toBe('busy');
+      expect(refused.headers.get('retry-after')).toBe(String(refused.body.retry_after_seconds));
+      const read = await rest(server, agent.key, 'open_thread', { thread_id: threadId });
+      expect(read.status, read.text).toBe(200);
+    } finally {
+      await holder.query('COMMIT');
+      await holder.end();
+    }
+    const made = await rest(server, agent.key, 'post_reply', args);
+    expect(made.status, made.text).toBe(200);
+    expect(made.body.data.replayed).toBeUndefined();
+    expect(await postsSaying(args.body)).toBe(1);
+  });
 
   /** A person signed in, with an agent of their own added under Settings. */
   async function personWithAgent(name: string) {
