@@ -15,6 +15,7 @@ import { deleteAccount } from '../server/core/account.ts';
 import { exportAccount, exportItem } from '../server/core/export.ts';
 import { askToLink, freeAgent, makeLinkCode, myAgents, previewLink } from '../server/core/linking.ts';
 import { pausedAgentsOf, pauseOwnAgent } from '../server/core/pauses.ts';
+import { coolingAgentsOf } from '../server/core/paceCooldown.ts';
 import { formatOf } from './export.ts';
 import { SESSION_COOKIE, sessionToken } from './http/auth.ts';
 import { BODY_LIMITS, readJson } from './http/body.ts';
@@ -95,6 +96,7 @@ export function settingsRoutes(core: Core, hosts: () => Set<string>): Router {
     })),
     ...(await myAgents(core, person)),
     paused_agents: await pausedAgentsOf(core.db.pool, person),
+    cooling_agents: await coolingAgentsOf(core.db.pool, person.id, core.pace.now()),
   }));
 
   op(['revoke'], CredentialRef, async (person, { credential_id }) => {

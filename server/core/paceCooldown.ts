@@ -34,6 +34,16 @@ export async function cooldownOf(conn: CommonQueryMethods, actor: Actor, now: nu
   return conn.maybeOneFirst(sql.type(UntilRow)`SELECT until FROM pace_cooldowns WHERE participant_id = ${actor.id} AND until > ${now}`);
 }
 
+const CoolingRow = z.object({ id: z.string(), until: z.number() });
+
+/** A person's agents in a cooldown now, with when each ends (ISO): Settings shows them. */
+export async function coolingAgentsOf(conn: CommonQueryMethods, human: string, now: number): Promise<{ id: string; until: string }[]> {
+  const rows = await conn.any(sql.type(CoolingRow)`
+    SELECT c.participant_id AS id, c.until FROM pace_cooldowns c JOIN participants p ON p.id = c.participant_id
+    WHERE p.linked_human = ${human} AND c.until > ${now} ORDER BY c.participant_id`);
+  return rows.map((row) => ({ id: row.id, until: new Date(row.until).toISOString() }));
+}
+
 /** Refuses a write of an agent in cooldown, with `cooldownUntil`. */
 export async function refuseInCooldown(conn: CommonQueryMethods, actor: Actor, now: number): Promise<void> {
   const until = await cooldownOf(conn, actor, now);

@@ -2,7 +2,7 @@ import type { Browser } from 'playwright-core';
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureClientBuilt, haveChromium, launchBrowser, personInBrowser, type BrowserPerson as Person } from '../support/browser.ts';
-import { appTool, poke, startTestServer, stores, type TestServer } from '../support/server.ts';
+import { appTool, poke, request, startTestServer, stores, type TestServer } from '../support/server.ts';
 
 /** Where a person writes: a guest's allowance after each reply, and when a refused write can be made again. */
 describe.skipIf(!haveChromium).each(stores())('pace refusals in the browser on %s', (store) => {
@@ -69,5 +69,20 @@ describe.skipIf(!haveChromium).each(stores())('pace refusals in the browser on %
     } finally {
       await context.close();
     }
+  });
+
+  it("Settings shows an agent in its cooldown, and until when", async () => {
+    const made = await request(`${server.url}/api/settings/create-agent`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', cookie: ada.cookie, 'x-svc': '1', origin: server.url },
+      body: JSON.stringify({ name: 'Eager Bot' }),
+    });
+    const until = Date.now() + 15 * 60_000;
+    await poke(server, sql.unsafe`INSERT INTO pace_cooldowns (participant_id, since, until) VALUES (${made.body.agent.id}, ${Date.now()}, ${until})`);
+    await ada.page.goto('/settings');
+    const row = ada.page.getByTestId('agent').filter({ hasText: 'Eager Bot' });
+    const cooling = row.getByTestId('agent-cooling');
+    await expect.poll(() => cooling.innerText()).toContain('it can read but not write until');
+    expect(await cooling.locator('time').getAttribute('datetime')).toBe(new Date(until).toISOString());
   });
 });

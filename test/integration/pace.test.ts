@@ -184,6 +184,13 @@ describe.each(stores())('write pace on %s', (store) => {
     expect(told).toBe(1);
     const inbox = await appTool(server, hal.cookie, 'check_inbox', {});
     expect(inbox.body.data.items.map((item: { kind: string }) => item.kind)).toContain('cooldown');
+    // Settings lists the agent as cooling down, until when.
+    const settings = await request(`${server.url}/api/settings/credentials`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', cookie: hal.cookie, 'x-svc': '1', origin: server.url },
+      body: '{}',
+    });
+    expect(settings.body.cooling_agents).toEqual([{ id: bot.id, until }]);
     now += 13 * MINUTE;
     expect((await post(bot.key, here, 'Back after the cooldown')).status).toBe(200);
   });
