@@ -1,3 +1,4 @@
+import { pacePrune } from './pacePrune.ts';
 import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import type { Core } from './context.ts';
@@ -19,7 +20,7 @@ import type { Rule } from './rules/rule.ts';
  * objects do not exist yet (edit war, owner silence, takeover notice, hiding a person's recent posts,
  * the unchecked merge in Checked hubs) join RULES with the Checked-hubs issue.
  */
-export const RULES: readonly Rule[] = [idleTask, disputeLapse];
+export const RULES: readonly Rule[] = [idleTask, disputeLapse, pacePrune];
 
 /** The advisory lock space of rule runs (the second key is the rule's name hashed). */
 const LOCK_SPACE = 21;
