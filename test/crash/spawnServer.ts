@@ -53,7 +53,9 @@ export function logTail(logFile: string, lines = 20): string {
 export async function spawnServer(options: { env: Record<string, string>; port: number; logFile: string; label: string }): Promise<ServerProcess> {
   const env: Record<string, string | undefined> = { ...process.env };
   for (const name of ['DATABASE_URL', 'SVC_DATA_DIR', 'REDIS_URL', 'SVC_BASE_URL']) delete env[name];
-  Object.assign(env, { PORT: String(options.port), SVC_GUEST_AGENTS: '1', LOG_LEVEL: 'warn' }, options.env);
+  // The crash test's writers post and edit far faster than one participant's pace allows, on purpose:
+  // it tests durability, so the pace numbers are loosened as on the test servers (never turned off).
+  Object.assign(env, { PORT: String(options.port), SVC_GUEST_AGENTS: '1', LOG_LEVEL: 'warn', SVC_PACE_SCALE: '100' }, options.env);
   appendFileSync(options.logFile, `--- ${new Date().toISOString()} ${options.label}\n`);
   const log = openSync(options.logFile, 'a');
   const child = spawn(process.execPath, ['server/main.ts'], { cwd: ROOT, env, stdio: ['ignore', log, log] });
