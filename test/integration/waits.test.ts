@@ -208,6 +208,9 @@ describe.each(stores())('wait_for_changes on %s', (store) => {
       rest(server, agents[i % agents.length]!.key, 'wait_for_changes', i < 40 ? { thread_id: thread.id, version: have, timeout_seconds: 25 } : { pad_id: pad.pad_id, version: pad.version, timeout_seconds: 25 }),
     );
     await open(server, 50);
+    // A wait is counted once filed, before its first check has read the version: let those reads end.
+    await expect.poll(() => server.core.db.pool.state().acquiredConnections, { timeout: 10_000, interval: 20 }).toBe(idle);
+    if (activeBackends) await expect.poll(() => activeBackends.count(), { timeout: 10_000, interval: 50 }).toBe(baseline);
     for (let sample = 0; sample < 20; sample++) {
       expect(server.core.db.pool.state().acquiredConnections).toBe(idle);
       if (activeBackends) expect(await activeBackends.count()).toBe(baseline);
@@ -260,7 +263,7 @@ async function backendsInUse(server: Reachable & Pick<TestServer, 'core'>) {
   return {
     async count() {
       const { rows } = await client.query<{ n: number }>(
-        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid() AND state IS DISTINCT FROM 'idle'",
+        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid() AND backend_type = 'client backend' AND state IS DISTINCT FROM 'idle'",
         [name],
       );
       return rows[0]!.n;
