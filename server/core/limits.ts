@@ -2,10 +2,10 @@ import { sql, type CommonQueryMethods, type DatabaseTransactionConnection } from
 import { z } from 'zod';
 import type { Actor } from './actor.ts';
 import type { Core } from './context.ts';
-import { refuseInCooldown } from './paceCooldown.ts';
+import { cooldownRefusal } from './paceCooldown.ts';
 import { countInRun, refuseTooSoon } from './paceRun.ts';
-import { rulesFor, standingFor, type Limit, type Place } from './paceRules.ts';
-import { lockKeys, record, refuseIfFull } from './paceWindows.ts';
+import { factsOf, rulesFor, type Facts, type Limit, type Place } from './paceRules.ts';
+import { countIn, lockKeys, refuseIfFull } from './paceWindows.ts';
 
 export type { Limit, Place } from './paceRules.ts';
 
@@ -44,10 +44,23 @@ function allowancePool(actor: Actor): string | null {
 }
 
 /** The pool a counted write takes from: a guest who confirmed an email has an hourly pace instead (paceRules.ts). */
-async function dailyPool(conn: CommonQueryMethods, actor: Actor, limits: readonly Limit[]): Promise<string | null> {
+function dailyPool(actor: Actor, limits: readonly Limit[], facts: Facts): string | null {
   const pool = limits.includes('write') ? allowancePool(actor) : null;
-  if (pool && actor.guest && (await standingFor(conn, actor)).verified) return null;
+  if (pool && actor.guest && facts.standing.verified) return null;
   return pool;
+}
+
+/** The facts of the write, refused at once while the agent is in its cooldown. */
+async function factsUnlessCooling(conn: CommonQueryMethods, actor: Actor, place: Place, now: number): Promise<Facts> {
+  const facts = await factsOf(conn, actor, place, now);
+  if (facts.cooldownUntil !== null) throw cooldownRefusal(facts.cooldownUntil, now);
+  return facts;
+}
+
+/** The characters of pad text a write sends to be saved: its whole text, or the texts of its edits and inserts. */
+function padChars(input: Record<string, unknown>): number {
+  const texts = (list: unknown) => (Array.isArray(list) ? list.reduce((sum: number, item) => sum + (typeof item?.text === 'string' ? item.text.length : 0), 0) : 0);
+  return (typeof input.text === 'string' ? input.text.length : 0) + texts(input.edits) + texts(input.inserts);
 }
 
 /** Where a write lands, from its tool's target (thread, pad, hub) and what it says (`body`). */
@@ -60,6 +73,7 @@ export function placeOf(target: unknown, input: Record<string, unknown>): Place 
     thread: t.thread?.id ?? t.threadId ?? t.dm?.id ?? undefined,
     pad: t.pad?.id,
     text: typeof input.body === 'string' ? input.body : undefined,
+    chars: padChars(input),
   };
 }
 
@@ -84,13 +98,13 @@ function allowanceOf(used: number, oldest: number | null, now: number): Allowanc
 export async function check(core: Core, conn: CommonQueryMethods, actor: Actor, limits: readonly Limit[], place: Place): Promise<void> {
   if (!limits.length) return;
   const now = core.pace.now();
-  await refuseInCooldown(conn, actor, now);
-  const pool = await dailyPool(conn, actor, limits);
+  const facts = await factsUnlessCooling(conn, actor, place, now);
+  const pool = dailyPool(actor, limits, facts);
   if (pool) {
     const { used, oldest } = await usage(conn, pool, now);
     if (used >= DAILY_WRITES) throw new LimitReached(allowanceOf(used, oldest, now));
   }
-  await refuseIfFull(conn, await rulesFor(conn, actor, limits, place, core.pace.scale), now);
+  await refuseIfFull(conn, rulesFor(actor, limits, place, core.pace.scale, facts), now);
   const run = runOf(limits, place);
   if (run) await refuseTooSoon(conn, actor, run, now, core.pace.scale);
 }
@@ -102,27 +116,28 @@ const runOf = (limits: readonly Limit[], place: Place) => (limits.includes('post
  * Counts one write in the caller's transaction, or throws LimitReached or PaceRefused. The pool and
  * every window are locked for the rest of the transaction, so of 2N concurrent writes into a window
  * with N left exactly N are admitted, across every instance; a write that rolls back takes its counts
- * with it.
+ * with it. A write with no daily pool and no agent-only run (most) takes one statement beside its facts.
  */
 export async function admit(core: Core, tx: DatabaseTransactionConnection, actor: Actor, limits: readonly Limit[], place: Place, tool: string): Promise<Allowance | null> {
   if (!limits.length) return null;
   const now = core.pace.now();
-  await refuseInCooldown(tx, actor, now);
-  const pool = await dailyPool(tx, actor, limits);
-  const rules = await rulesFor(tx, actor, limits, place, core.pace.scale);
+  const facts = await factsUnlessCooling(tx, actor, place, now);
+  const pool = dailyPool(actor, limits, facts);
+  const rules = rulesFor(actor, limits, place, core.pace.scale, facts);
   const run = runOf(limits, place);
-  await lockKeys(tx, [...(pool ? [`limits ${pool}`] : []), ...rules.map((rule) => `pace ${rule.key}`), ...(run ? [`pace run ${run}`] : [])]);
+  const locks = [...(pool ? [`limits ${pool}`] : []), ...(run ? [`pace run ${run}`] : [])];
   let allowance: Allowance | null = null;
   if (pool) {
+    // The pool is decided before the windows: at its limit the answer is limit_reached, not a pace.
+    await lockKeys(tx, locks);
     await tx.query(sql.unsafe`DELETE FROM counted_writes WHERE pool = ${pool} AND at <= to_timestamp(${(now - WINDOW_MS) / 1000})`);
     const { used, oldest } = await usage(tx, pool, now);
     if (used >= DAILY_WRITES) throw new LimitReached(allowanceOf(used, oldest, now));
     allowance = allowanceOf(used + 1, oldest ?? now, now);
   }
-  await refuseIfFull(tx, rules, now);
+  await countIn(tx, rules, now, locks);
   if (run) await refuseTooSoon(tx, actor, run, now, core.pace.scale);
   if (pool) await tx.query(sql.unsafe`INSERT INTO counted_writes (pool, participant_id, tool, at) VALUES (${pool}, ${actor.id}, ${tool}, to_timestamp(${now / 1000}))`);
-  await record(tx, rules, now);
   if (run) await countInRun(tx, actor, run, now);
   return allowance;
 }

@@ -18,7 +18,7 @@ export const COOLDOWN = { refusals: 15, windowMs: 10 * 60_000, lastsMs: 15 * 60_
 const UntilRow = z.object({ until: z.number() });
 const CountRow = z.object({ n: z.number() });
 
-function cooldownRefusal(until: number, now: number): AppError {
+export function cooldownRefusal(until: number, now: number): AppError {
   const retry = secondsUntil(until, now);
   const at = new Date(until).toISOString();
   return new AppError(
@@ -26,12 +26,6 @@ function cooldownRefusal(until: number, now: number): AppError {
     `This agent was refused for pace ${COOLDOWN.refusals} times in 10 minutes, so it is read-only for 15 minutes. You can write again at ${at} (in ${retry} s). Reading still works: wait_for_changes answers when something changes.`,
     { limit: 'cooldown', retry_after_seconds: retry, retryAfterSeconds: retry, retry_at: at, cooldownUntil: at },
   );
-}
-
-/** When the agent's cooldown ends, or null when it may write. */
-export async function cooldownOf(conn: CommonQueryMethods, actor: Actor, now: number): Promise<number | null> {
-  if (actor.kind !== 'agent') return null;
-  return conn.maybeOneFirst(sql.type(UntilRow)`SELECT until FROM pace_cooldowns WHERE participant_id = ${actor.id} AND until > ${now}`);
 }
 
 const CoolingRow = z.object({ id: z.string(), until: z.number() });
@@ -42,12 +36,6 @@ export async function coolingAgentsOf(conn: CommonQueryMethods, human: string, n
     SELECT c.participant_id AS id, c.until FROM pace_cooldowns c JOIN participants p ON p.id = c.participant_id
     WHERE p.linked_human = ${human} AND c.until > ${now} ORDER BY c.participant_id`);
   return rows.map((row) => ({ id: row.id, until: new Date(row.until).toISOString() }));
-}
-
-/** Refuses a write of an agent in cooldown, with `cooldownUntil`. */
-export async function refuseInCooldown(conn: CommonQueryMethods, actor: Actor, now: number): Promise<void> {
-  const until = await cooldownOf(conn, actor, now);
-  if (until !== null) throw cooldownRefusal(until, now);
 }
 
 /**

@@ -10,12 +10,21 @@ import { readsVerifiedSql, verifiedSql } from './verification.ts';
  * - `write`: a counted write (SPEC part 8: a post, new thread, new pad, pad edit, task, decision):
  *   the daily allowance, writes per participant, and a linked agent's hourly pool;
  * - `post`: a post in a thread: the per-thread paces of agents and the same-text limits;
- * - `padEdit`: agents' edits to one pad; `reaction`, `hubCreate`, `hubJoin`: their own rows.
+ * - `padEdit`: agents' edits to one pad; `padText`: the characters of pad text a participant saves a day;
+ *   `reaction`, `hubCreate`, `hubJoin`: their own rows.
  */
-export type Limit = 'write' | 'post' | 'padEdit' | 'reaction' | 'hubCreate' | 'hubJoin';
+export type Limit = 'write' | 'post' | 'padEdit' | 'padText' | 'reaction' | 'hubCreate' | 'hubJoin';
 
 /** Where a write lands and what it says, as the limits key it: read from the tool's target and input. */
-export type Place = { hub?: string | undefined; thread?: string | undefined; pad?: string | undefined; text?: string | undefined; public?: boolean | undefined };
+export type Place = {
+  hub?: string | undefined;
+  thread?: string | undefined;
+  pad?: string | undefined;
+  text?: string | undefined;
+  public?: boolean | undefined;
+  /** The characters of pad text the write sends to be saved. */
+  chars?: number | undefined;
+};
 
 /** One rolling window a write counts in. */
 export type Rule = {
@@ -31,6 +40,9 @@ export type Rule = {
   shared: boolean;
   /** Counts distinct places (the threads one text went to), not writes: the place this write adds. */
   distinct?: string;
+  /** Counts an amount (characters), not writes: this write's amount; its marks are kept per `bucketMs`. */
+  weight?: number;
+  bucketMs?: number;
 };
 
 const MINUTE = 60_000;
@@ -42,30 +54,41 @@ export const SAME_TEXT_MIN = 40;
 /** Whom the pools of a human count together: a verified address, else the human (or unlinked agent). */
 export type Standing = { pool: string; verified: boolean; reach: boolean };
 
-const StandingRow = z.object({ verified: z.boolean(), reach: z.boolean(), address: z.string().nullable() });
+/** What the limits of one write are decided from, read in one query. */
+export type Facts = {
+  /** When the agent's cooldown ends (epoch ms), or null. */
+  cooldownUntil: number | null;
+  standing: Standing;
+  /** Whether the hub or thread holds someone besides the agent's human and their agents (linked agents only). */
+  shared: boolean;
+};
+
+const FactsRow = z.object({ cooldown: z.number().nullable(), verified: z.boolean().nullable(), reach: z.boolean().nullable(), address: z.string().nullable(), shared: z.boolean() });
 
 /**
- * The standing of the caller's human (an agent's linked human, a person themself, an unlinked agent
- * itself): verified, reads verified, and the pool its writes share (SPEC part 2: one address is one
- * human, so IDs verified with the same address pool together).
+ * The facts of a write, in one query: the caller's cooldown, the standing of its human (an agent's
+ * linked human, a person themself, an unlinked agent itself: verified, reads verified, and the pool its
+ * writes share, since SPEC part 2 makes one address one human, so IDs verified with the same address
+ * pool together), and, for a linked agent writing in a hub, whether anyone else takes part there.
  */
-export async function standingFor(conn: CommonQueryMethods, actor: Actor): Promise<Standing> {
+export async function factsOf(conn: CommonQueryMethods, actor: Actor, place: Place, now: number): Promise<Facts> {
   const owner = actor.human ?? actor.id;
-  const row = await conn.maybeOne(sql.type(StandingRow)`
-    SELECT ${verifiedSql('p')} AS verified, ${readsVerifiedSql('p')} AS reach,
-      CASE WHEN p.email_verified_at IS NOT NULL THEN p.email_key END AS address
-    FROM participants p WHERE p.id = ${owner}`);
-  return { pool: row?.address ? `addr:${row.address}` : `id:${owner}`, verified: row?.verified ?? false, reach: row?.reach ?? false };
-}
-
-const SharedRow = z.object({ shared: z.boolean() });
-
-/** Whether a hub (or thread) holds someone besides this human and their agents. */
-async function sharedWithOthers(conn: CommonQueryMethods, human: string, place: Place): Promise<boolean> {
-  const others = sql.fragment`p.id <> ${human} AND p.linked_human IS DISTINCT FROM ${human}`;
-  return conn.oneFirst(sql.type(SharedRow)`
-    SELECT EXISTS (SELECT 1 FROM hub_members m JOIN participants p ON p.id = m.participant_id WHERE m.hub_id = ${place.hub ?? ''} AND ${others})
-      OR EXISTS (SELECT 1 FROM item_members m JOIN participants p ON p.id = m.participant_id WHERE m.item_id = ${place.thread ?? ''} AND ${others}) AS shared`);
+  const agent = actor.kind === 'agent';
+  const others = sql.fragment`o.id <> ${actor.human ?? ''} AND o.linked_human IS DISTINCT FROM ${actor.human ?? ''}`;
+  const row = await conn.one(sql.type(FactsRow)`
+    SELECT
+      (SELECT until FROM pace_cooldowns WHERE ${agent} AND participant_id = ${actor.id} AND until > ${now}) AS cooldown,
+      ${verifiedSql('p')} AS verified, ${readsVerifiedSql('p')} AS reach,
+      CASE WHEN p.email_verified_at IS NOT NULL THEN p.email_key END AS address,
+      ${agent && actor.human !== null && place.hub !== undefined} AND (
+        EXISTS (SELECT 1 FROM hub_members m JOIN participants o ON o.id = m.participant_id WHERE m.hub_id = ${place.hub ?? ''} AND ${others})
+        OR EXISTS (SELECT 1 FROM item_members m JOIN participants o ON o.id = m.participant_id WHERE m.item_id = ${place.thread ?? ''} AND ${others})) AS shared
+    FROM (SELECT 1) one LEFT JOIN participants p ON p.id = ${owner}`);
+  return {
+    cooldownUntil: row.cooldown,
+    standing: { pool: row.address ? `addr:${row.address}` : `id:${owner}`, verified: row.verified ?? false, reach: row.reach ?? false },
+    shared: row.shared,
+  };
 }
 
 /** A text as the same-text limits compare it, hashed: the text itself is never kept. */
@@ -77,16 +100,29 @@ export function textHash(text: string | undefined): string | null {
 }
 
 /**
+ * Pad text saved (SPEC part 8): 3,000,000 characters a rolling day per participant (a sub-agent with
+ * its parent), through tools and live typing alike; `chars` is what this write saves.
+ */
+export const padTextRule = (participantId: string, chars: number, scale: number): Rule => ({
+  name: 'pad_text_saved',
+  key: `ps:${participantId}`,
+  max: scaled(3_000_000, scale),
+  windowMs: DAY,
+  says: 'pad text saved by one participant (3,000,000 characters a day)',
+  shared: false,
+  weight: chars,
+  bucketMs: MINUTE,
+});
+
+/**
  * Every rolling window of SPEC part 8 that a write with these limits counts in, decided here alone
  * from the Actor, its standing and the place. People count in their own windows; an agent also in
  * the windows of its thread and its human. A sub-agent acts as its parent (same id), so it counts
  * with it. `scale` multiplies every number (1 in production).
  */
-export async function rulesFor(conn: CommonQueryMethods, actor: Actor, limits: readonly Limit[], place: Place, scale: number): Promise<Rule[]> {
+export function rulesFor(actor: Actor, limits: readonly Limit[], place: Place, scale: number, facts: Facts): Rule[] {
   if (!limits.length) return [];
   const agent = actor.kind === 'agent';
-  let standing: Standing | undefined;
-  const stand = async () => (standing ??= await standingFor(conn, actor));
   const rules: Rule[] = [];
   const add = (name: string, key: string, max: number, windowMs: number, says: string, shared: boolean, distinct?: string) =>
     rules.push({ name, key, max: scaled(max, scale), windowMs, says, shared, ...(distinct !== undefined ? { distinct } : {}) });
@@ -94,20 +130,20 @@ export async function rulesFor(conn: CommonQueryMethods, actor: Actor, limits: r
   if (limits.includes('write')) {
     add('writes', `w:${actor.id}`, 60, MINUTE, 'writes per participant (60 a minute)', false);
     // A linked agent's pool: all of its human's agents, counted only where someone else takes part.
-    if (agent && actor.human !== null && place.hub !== undefined && (await sharedWithOthers(conn, actor.human, place))) {
-      const { pool, verified, reach } = await stand();
+    if (agent && actor.human !== null && place.hub !== undefined && facts.shared) {
+      const { pool, verified, reach } = facts.standing;
       const max = (verified ? 2_000 : 500) * (reach ? 4 : 1);
       add('linked_agents_pool', `lp:${pool}`, max, HOUR, `posts of one human's agents where others take part (${max} an hour)`, true);
     }
     // A guest who confirmed an email: no daily count, an hourly pool shared by every ID of that address.
-    if (actor.guest && (await stand()).verified) {
-      const { pool, reach } = await stand();
+    if (actor.guest && facts.standing.verified) {
+      const { pool, reach } = facts.standing;
       const max = 300 * (reach ? 4 : 1);
       add('verified_guest_posts', `gv:${pool}`, max, HOUR, `writes of a guest with a confirmed email (${max} an hour)`, true);
     }
     // Guests posting in public threads: per guest (by address once confirmed), per thread, and server-wide.
     if (actor.guest && place.public && place.thread !== undefined) {
-      const { pool, verified } = await stand();
+      const { pool, verified } = facts.standing;
       const max = verified ? 240 : 60;
       add('guest_posts', `gg:${pool}`, max, HOUR, `a guest's posts in public threads (${max} an hour${verified ? '' : ' without an email; 240 with one'})`, verified);
       add('guest_posts_in_thread', `gt:${place.thread}`, 600, HOUR, "all guests' posts in one public thread (600 an hour)", true);
@@ -115,7 +151,7 @@ export async function rulesFor(conn: CommonQueryMethods, actor: Actor, limits: r
     }
   }
   if (limits.includes('post') && agent && place.thread !== undefined) {
-    const { pool } = await stand();
+    const { pool } = facts.standing;
     add('agent_posts_in_thread', `tp:${place.thread}:${actor.id}`, 20, MINUTE, "one agent's posts in one thread (20 a minute)", false);
     add('human_agents_in_thread', `th:${place.thread}:${pool}`, 3_000, 10 * MINUTE, "one human's agents in one thread (3,000 per 10 minutes)", true);
     add('agents_in_thread', `ta:${place.thread}`, 600, 10 * MINUTE, 'all agents in one thread (600 per 10 minutes)', true);
@@ -129,7 +165,7 @@ export async function rulesFor(conn: CommonQueryMethods, actor: Actor, limits: r
     // A new thread (no id yet) is a thread of its own.
     const where = place.thread ?? `new:${randomUUID()}`;
     if (agent) {
-      const { pool } = await stand();
+      const { pool } = facts.standing;
       add('same_text_across_threads', `sx:${pool}:${hash}`, 5, HOUR, "the same text in different threads (5 threads an hour for one human's agents)", true, where);
     } else {
       add('same_text_across_threads', `sx:id:${actor.id}:${hash}`, 20, HOUR, 'the same text in different threads (20 threads an hour)', false, where);
@@ -138,17 +174,18 @@ export async function rulesFor(conn: CommonQueryMethods, actor: Actor, limits: r
   if (limits.includes('padEdit') && agent && place.pad !== undefined) {
     add('agent_edits_to_pad', `pe:${place.pad}`, 60, MINUTE, 'agent edits to one pad (60 a minute)', true);
   }
+  if (limits.includes('padText') && place.chars) rules.push(padTextRule(actor.id, place.chars, scale));
   if (limits.includes('reaction')) {
     if (place.thread !== undefined) add('reactions_in_thread', `rt:${place.thread}`, 300, HOUR, 'reactions in one thread (300 an hour)', true);
-    const { pool } = await stand();
+    const { pool } = facts.standing;
     add('reactions_per_human', `rh:${pool}`, 2_000, HOUR, 'reactions of one human with their agents (2,000 an hour)', agent);
   }
   if (limits.includes('hubCreate')) {
-    const { pool } = await stand();
+    const { pool } = facts.standing;
     add('hubs_created', `hc:${pool}`, 20, DAY, 'hubs created by one human with their agents (20 a day)', agent);
   }
   if (limits.includes('hubJoin')) {
-    const { verified } = await stand();
+    const { verified } = facts.standing;
     const max = verified ? 30 : 10;
     add('hub_joins', `hj:${actor.id}`, max, HOUR, `hub joins and join requests (${max} an hour${verified ? '' : ' without a verified email; 30 with one'})`, false);
   }

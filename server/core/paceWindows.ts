@@ -6,8 +6,9 @@ import type { Rule } from './paceRules.ts';
 
 /**
  * Rolling windows kept in Postgres (table `pace_marks`): one row per admitted write in each window it
- * counts in. A write takes the lock of each of its windows, in one order everywhere, then looks and
- * records in its own transaction: of 2N writes racing for N places, on any number of instances,
+ * counts in (or per minute, for a window of amounts). A write takes the lock of each of its windows, in
+ * one order everywhere, then looks and records in its own transaction, all in one call of
+ * `pace_windows` (migration 0022): of 2N writes racing for N places, on any number of instances,
  * exactly N get in, and a write that rolls back takes its rows with it.
  */
 
@@ -28,55 +29,55 @@ export class PaceRefused extends AppError {
   }
 }
 
-const AtRow = z.object({ at: z.number() });
-const HereRow = z.object({ here: z.boolean() });
+const FullRow = z.object({ i: z.number(), free_at: z.number() });
 
-/** When the window of `rule` frees a place, or null while it has room for this write. */
-async function fullUntil(conn: CommonQueryMethods, rule: Rule, now: number): Promise<number | null> {
-  const since = now - rule.windowMs;
-  if (rule.distinct === undefined) {
-    // The max-th newest write in the window: while it is in, the window is full.
-    const at = await conn.maybeOneFirst(sql.type(AtRow)`
-      SELECT at FROM pace_marks WHERE key = ${rule.key} AND at > ${since} ORDER BY at DESC OFFSET ${rule.max - 1} LIMIT 1`);
-    return at === null ? null : at + rule.windowMs;
-  }
-  // Distinct places (threads): one already counted takes no new place.
-  const here = await conn.oneFirst(sql.type(HereRow)`
-    SELECT EXISTS (SELECT 1 FROM pace_marks WHERE key = ${rule.key} AND at > ${since} AND place = ${rule.distinct}) AS here`);
-  if (here) return null;
-  const at = await conn.maybeOneFirst(sql.type(AtRow)`
-    SELECT max(at) AS at FROM pace_marks WHERE key = ${rule.key} AND at > ${since} GROUP BY place ORDER BY 1 DESC OFFSET ${rule.max - 1} LIMIT 1`);
-  return at === null ? null : at + rule.windowMs;
-}
-
-/** Refuses when any window is full, naming the one that frees last (when the write would pass them all). */
-export async function refuseIfFull(conn: CommonQueryMethods, rules: readonly Rule[], now: number): Promise<void> {
+/**
+ * Looks at every window of this write in one call (`pace_windows`, migration 0022) and, with
+ * `counting`, takes the locks of `locks` and of every window first, then records the write in each when
+ * none is full. Refuses when any window is full, naming the one that frees last (when the write would
+ * pass them all).
+ */
+async function windows(conn: CommonQueryMethods, rules: readonly Rule[], now: number, counting: false | { locks: readonly string[]; always?: boolean }): Promise<void> {
+  if (!rules.length && !counting) return;
+  const full = await conn.any(sql.type(FullRow)`
+    SELECT i, free_at FROM pace_windows(
+      ${sql.array(counting ? [...counting.locks] : [], 'text')},
+      ${sql.array(rules.map((rule) => rule.key), 'text')},
+      ${sql.array(rules.map((rule) => rule.max), 'int8')},
+      ${sql.array(rules.map((rule) => rule.windowMs), 'int8')},
+      ${sql.array(rules.map((rule) => rule.distinct ?? null), 'text')},
+      ${sql.array(rules.map((rule) => rule.weight ?? 1), 'int8')},
+      ${sql.array(rules.map((rule) => rule.bucketMs ?? 0), 'int8')},
+      ${now}::int8, ${counting !== false}, ${counting !== false && counting.always === true})`);
   let last: { rule: Rule; freeAt: number } | null = null;
   let own = false;
-  for (const rule of rules) {
-    const freeAt = await fullUntil(conn, rule, now);
-    if (freeAt === null) continue;
+  for (const { i, free_at: freeAt } of full) {
+    const rule = rules[i - 1]!;
     own ||= !rule.shared;
     if (!last || freeAt > last.freeAt) last = { rule, freeAt };
   }
   if (last) throw new PaceRefused(last.rule, last.freeAt, now, own);
 }
 
+/** Refuses when any window is full; a look, with no lock. */
+export const refuseIfFull = (conn: CommonQueryMethods, rules: readonly Rule[], now: number) => windows(conn, rules, now, false);
+
+/**
+ * Takes the locks of `locks` and of every window until the transaction ends, refuses when any window
+ * is full, and otherwise counts this write in every window, dropping the rows that have left them.
+ */
+export const countIn = (tx: DatabaseTransactionConnection, rules: readonly Rule[], now: number, locks: readonly string[]) => windows(tx, rules, now, { locks });
+
+/**
+ * Counts what was done already (text typed live is in the pad before it is counted) in every window,
+ * under their locks; then refuses, as `countIn` would have, when a window is now past its max, so the
+ * caller can stop the writer until the time the refusal names.
+ */
+export const countDone = (tx: DatabaseTransactionConnection, rules: readonly Rule[], now: number) => windows(tx, rules, now, { locks: [], always: true });
+
 /** Takes the locks of these keys until the transaction ends, in one order everywhere (no deadlock between two writes). */
 export async function lockKeys(tx: DatabaseTransactionConnection, keys: readonly string[]): Promise<void> {
   if (!keys.length) return;
   await tx.query(sql.unsafe`
     SELECT count(pg_advisory_xact_lock(hashtextextended(k, 0))) FROM (SELECT DISTINCT unnest(${sql.array([...keys], 'text')}) AS k ORDER BY 1) s`);
-}
-
-/** Counts this write in every window, dropping the rows that have left them. */
-export async function record(tx: DatabaseTransactionConnection, rules: readonly Rule[], now: number): Promise<void> {
-  if (!rules.length) return;
-  const keys = rules.map((rule) => rule.key);
-  await tx.query(sql.unsafe`
-    WITH gone AS (
-      DELETE FROM pace_marks m USING unnest(${sql.array(keys, 'text')}, ${sql.array(rules.map((rule) => now - rule.windowMs), 'int8')}) AS u(k, since)
-      WHERE m.key = u.k AND m.at <= u.since)
-    INSERT INTO pace_marks (key, at, place)
-    SELECT k, ${now}::int8, p FROM unnest(${sql.array(keys, 'text')}, ${sql.array(rules.map((rule) => rule.distinct ?? null), 'text')}) AS u(k, p)`);
 }

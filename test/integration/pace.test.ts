@@ -230,6 +230,42 @@ describe.each(stores())('write pace on %s', (store) => {
     }
   });
 
+  it('pad text saved (here at a thousandth of the 3,000,000 characters a day): counted in characters, refused until the day frees enough, another participant unaffected', async () => {
+    now -= now % MINUTE;
+    const start = now;
+    server.core.pace.scale = 0.001;
+    try {
+      const writer = await (await human('Penny')).agent('Penny Pen');
+      // A hub of its own: at a thousandth, the pool of its human's agents where others take part is 1 an hour.
+      const own = (await rest(server, writer.key, 'create_hub', { name: 'Penny Pages' })).body.data;
+      const made = await rest(server, writer.key, 'create_pad', { hub: own.slug, title: 'Long text', text: 'a'.repeat(1_000) });
+      expect(made.status, made.text).toBe(200);
+      let version = made.body.data.version as number;
+      const [block] = (await rest(server, writer.key, 'open_pad', { pad_id: made.body.data.pad_id, mode: 'full' })).body.data.blocks as string[];
+      const edit = (key: string, chars: number) =>
+        rest(server, key, 'edit_pad', { pad_id: made.body.data.pad_id, base_version: version, edits: [{ block_id: block, text: 'b'.repeat(chars) }] });
+      now += MINUTE + 1_000;
+      const second = await edit(writer.key, 1_500);
+      expect(second.status, second.text).toBe(200);
+      version = second.body.data.version;
+      now += MINUTE + 1_000;
+      // 2,500 saved: 600 more would pass 3,000 until the first minute's 1,000 leave the day.
+      expectRefused(await edit(writer.key, 600), 'pad_text_saved', (start + 24 * 3_600_000 - now) / 1000);
+      const other = await (await human('Quill')).agent('Quill Bot');
+      await poke(server, sql.unsafe`INSERT INTO hub_members (hub_id, participant_id, role) VALUES (${own.hub_id}, ${other.id}, 'member')`);
+      expect((await edit(other.key, 600)).status).toBe(200);
+      version += 1;
+      now += MINUTE + 1_000;
+      const fits = await edit(writer.key, 400);
+      expect(fits.status, fits.text).toBe(200);
+      version = fits.body.data.version;
+      now = start + 24 * 3_600_000 + 1_000;
+      expect((await edit(writer.key, 600)).status).toBe(200);
+    } finally {
+      server.core.pace.scale = 1;
+    }
+  });
+
   it("an agent's reads: past the read pace (here a hundredth of the spec's 600 a minute) it is told to wait_for_changes", async () => {
     server.core.pace.scale = 0.01;
     try {
