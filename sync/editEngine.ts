@@ -170,8 +170,10 @@ export function createEditEngine(deps: { db: Db; versions: PadVersions; live: Li
       return recorded;
     };
     if (locked) return seal ? sealed(locked) : record(locked);
-    // Without anything else to write, the version is one statement: no transaction round trips.
-    return seal ? db.write(sealed) : db.writeStatement(record);
+    // Without anything else to write, the version is one statement: no transaction round trips. A
+    // caller who can send the edit again is turned away as busy rather than kept waiting (the change,
+    // held back from editors until it commits, is then taken back).
+    return seal ? db.writeOrBusy(sealed) : db.writeStatement(record);
   }
 
   return {
@@ -197,7 +199,7 @@ export function createEditEngine(deps: { db: Db; versions: PadVersions; live: Li
             // Loaded outside any transaction: what loading starts must not run inside one.
             const document = await live.document(padId);
             const { outcome, written } = locked
-              ? await db.write((tx) => attempt(document, padId, author, request, base, options, undone, tx, went))
+              ? await db.writeOrBusy((tx) => attempt(document, padId, author, request, base, options, undone, tx, went))
               : await attempt(document, padId, author, request, base, options, undone, null, went);
             (change as LiveChange<unknown> | null)?.done();
             if (written) versions.advance(written);
@@ -233,7 +235,7 @@ export function createEditEngine(deps: { db: Db; versions: PadVersions; live: Li
         const document = await live.document(padId);
         const change = live.apply(document, author, (fragment) => insertBlocks(fragment, 0, nodes));
         try {
-          const written = await db.write(async (tx) => {
+          const written = await db.writeOrBusy(async (tx) => {
             await options.prepare(tx);
             const ids = change.result;
             const made = (await versions.write(tx, padId, { version: 0, blocks: [], sinceCheckpoint: 0 }, {

@@ -124,12 +124,17 @@ async function execute(core: Core, actor: Actor, tool: Tool, input: Record<strin
     }
     // A live write: the target and the limit are looked at first (a full pool is refused before the
     // change goes live), and decided for certain in the transaction the pad layer seals.
-    const conn = core.db.pool;
-    const target = await policy({ core, conn, actor });
-    const earlier = await key?.earlier(conn);
-    if (earlier) return earlier;
-    const place = placeOf(target, input);
-    await check(core, conn, actor, tool.limits, place);
+    // On one connection, or busy when none comes within the bound, as a write is.
+    const looked = await core.db.readOrBusy(async (conn) => {
+      const target = await policy({ core, conn, actor });
+      const earlier = await key?.earlier(conn);
+      if (earlier) return { earlier, target, place: null };
+      const place = placeOf(target, input);
+      await check(core, conn, actor, tool.limits, place);
+      return { earlier: null, target, place };
+    });
+    if (looked.earlier) return looked.earlier;
+    const { target, place } = looked;
     let allowance: Allowance | null = null;
     const seal =
       key || tool.limits.length

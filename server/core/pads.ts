@@ -48,10 +48,10 @@ export async function readablePad(core: Core, conn: CommonQueryMethods, padId: s
  * seconds is taken from the editor cache, so a warm edit reads nothing before it goes live. Refuses
  * like readablePad and requireEditor.
  */
-export async function editablePad(core: Core, padId: string, actor: Actor): Promise<EditablePad> {
+export async function editablePad(core: Core, conn: CommonQueryMethods, padId: string, actor: Actor): Promise<EditablePad> {
   const granted = core.editors.get(actor.id, padId);
   if (granted && grantsPad(actor, granted.pad)) return granted;
-  const { pad, hub, seat } = await readablePad(core, core.db.pool, padId, actor);
+  const { pad, hub, seat } = await readablePad(core, conn, padId, actor);
   requireEditor(seat, hub);
   const { version: _version, ...rest } = pad;
   const editable = { pad: rest, hub, seat };

@@ -186,13 +186,13 @@ export const placePad = (input: { hub?: string | undefined; thread_id?: string |
 };
 
 /** Editing directly: owners and helpers anywhere, members in Open hubs; a grant is remembered briefly. */
-export const editPad = (id: string): Policy<EditablePad> => ({ core, actor }) => editablePad(core, id, actor);
+export const editPad = (id: string): Policy<EditablePad> => ({ core, conn, actor }) => editablePad(core, conn, id, actor);
 
 /** Undoing an edit: members their own, owners and helpers anyone's, where they may edit the pad. */
 export const undoPadEdit = (editId: string): Policy<UndoTarget> => async ({ core, conn, actor }) => {
   const edit = await findEdit(conn, editId);
   if (!edit) throw notFound('No such edit.');
-  const target = await editablePad(core, edit.pad_id, actor);
+  const target = await editablePad(core, conn, edit.pad_id, actor);
   if (edit.actor_id !== actor.id && !allows(target.seat, 'moderate')) {
     throw forbidden('Members undo their own edits; owners and helpers undo anyone’s.', { yourCapabilities: ['edit_pad'] });
   }

@@ -37,6 +37,12 @@ export type Db = {
    */
   writeOrBusy<T>(handler: (tx: DatabaseTransactionConnection) => Promise<T>): Promise<T>;
   /**
+   * The reads a write of such a caller makes before its transaction (a live pad edit's policy and
+   * limits, looked at before the change goes live), on one connection, turned away with `busy` as
+   * `writeOrBusy` is when no connection comes within the bound; once turned away it never runs.
+   */
+  readOrBusy<T>(handler: (conn: CommonQueryMethods) => Promise<T>): Promise<T>;
+  /**
    * Milliseconds the oldest unfinished write has waited, or 0. A write turned away as busy counts
    * until its place in the line for a connection comes up, so a pool that lets no write through
    * reads as stalled.
@@ -265,43 +271,60 @@ function wrap(
       retryAfterSeconds: seconds,
     });
   };
+  /**
+   * Runs `start` (which calls `enter` once it holds a connection), or answers `busy` when it has not
+   * entered within the bound; `enter` then throws, so what was turned away never runs.
+   */
+  function bounded<T>(start: (enter: () => void) => Promise<T>): Promise<T> {
+    let entered = false;
+    let turnedAway = false;
+    const done = start(() => {
+      if (turnedAway) throw new TurnedAway();
+      entered = true;
+    });
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        if (entered) return;
+        turnedAway = true;
+        reject(busy());
+      }, bound.writeWaitMs);
+      done.then(
+        (value) => {
+          clearTimeout(timer);
+          resolve(value);
+        },
+        (error: unknown) => {
+          clearTimeout(timer);
+          if (!turnedAway) reject(lockTimedOut(error) ? busy() : error);
+        },
+      );
+    });
+  }
   return {
     pool,
     kind,
     write: (handler) => tracked(() => pool.transaction(handler)),
     writeStatement: (handler) => tracked(() => handler(pool)),
-    writeOrBusy: (handler) => {
-      let entered = false;
-      let turnedAway = false;
-      const done = tracked(() =>
-        pool.transaction(async (tx) => {
-          if (turnedAway) throw new TurnedAway();
-          entered = true;
-          // On Postgres a write held up by another's lock (a table locked for maintenance, a row held
-          // long) is turned away after the same bound; the embedded store has one session, so no other
-          // holds a lock there.
-          if (kind === 'postgres') await tx.query(sql.unsafe`SELECT set_config('lock_timeout', ${`${bound.writeWaitMs}ms`}, true)`);
-          return handler(tx);
+    writeOrBusy: (handler) =>
+      bounded((enter) =>
+        tracked(() =>
+          pool.transaction(async (tx) => {
+            enter();
+            // On Postgres a write held up by another's lock (a table locked for maintenance, a row held
+            // long) is turned away after the same bound; the embedded store has one session, so no other
+            // holds a lock there.
+            if (kind === 'postgres') await tx.query(sql.unsafe`SELECT set_config('lock_timeout', ${`${bound.writeWaitMs}ms`}, true)`);
+            return handler(tx);
+          }),
+        ),
+      ),
+    readOrBusy: (handler) =>
+      bounded((enter) =>
+        pool.connect(async (conn) => {
+          enter();
+          return handler(conn);
         }),
-      );
-      return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => {
-          if (entered) return;
-          turnedAway = true;
-          reject(busy());
-        }, bound.writeWaitMs);
-        done.then(
-          (value) => {
-            clearTimeout(timer);
-            resolve(value);
-          },
-          (error: unknown) => {
-            clearTimeout(timer);
-            if (!turnedAway) reject(lockTimedOut(error) ? busy() : error);
-          },
-        );
-      });
-    },
+      ),
     oldestWriteMs() {
       let oldest = Infinity;
       for (const at of started.values()) oldest = Math.min(oldest, at);

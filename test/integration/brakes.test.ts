@@ -19,14 +19,15 @@ describe.each(stores())('brakes on %s', (store) => {
   let server: TestServer;
   let agent: { key: string; id: string };
   let threadId: string;
+  let hubSlug: string;
   let doors: ReturnType<typeof agentDoors>;
 
   beforeAll(async () => {
     server = await startTestServer(store, { SVC_WRITE_WAIT_MS: String(WRITE_WAIT_MS), CRON_SECRET });
     doors = agentDoors(server);
     agent = await registerAgent(server, 'Busy Bea');
-    const hub = (await rest(server, agent.key, 'create_hub', { name: 'Crowded Desk' })).body.data.slug;
-    threadId = (await rest(server, agent.key, 'start_thread', { hub, title: 'Queue', body: 'First.' })).body.data.thread_id;
+    hubSlug = (await rest(server, agent.key, 'create_hub', { name: 'Crowded Desk' })).body.data.slug;
+    threadId = (await rest(server, agent.key, 'start_thread', { hub: hubSlug, title: 'Queue', body: 'First.' })).body.data.thread_id;
   });
   afterAll(async () => {
     await doors?.close();
@@ -126,6 +127,36 @@ describe.each(stores())('brakes on %s', (store) => {
     }
   }, 30_000);
 
+  it('turns a live pad edit away as busy before it goes live, and its retry with the idempotency_key has one effect', async () => {
+    const pad = (await rest(server, agent.key, 'create_pad', { hub: hubSlug, title: 'Crowded pad', text: 'Before.' })).body.data;
+    const [block] = (await rest(server, agent.key, 'open_pad', { pad_id: pad.pad_id, mode: 'full' })).body.data.blocks as string[];
+    const args = { pad_id: pad.pad_id, base_version: pad.version, edits: [{ block_id: block, text: 'After.' }], idempotency_key: 'busy-edit-0001' };
+    const release = await holdEveryConnection();
+    let released = false;
+    try {
+      const refused = await rest(server, agent.key, 'edit_pad', args);
+      expect(refused.status, refused.text).toBe(503);
+      expect(refused.body).toMatchObject({ error: 'busy' });
+      expect(refused.headers.get('retry-after')).toBe(String(refused.body.retry_after_seconds));
+      await release();
+      released = true;
+      // Nothing of it was made, live or stored, even once connections came back.
+      await expect.poll(() => server.core.db.oldestWriteMs(), { timeout: 10_000, interval: 20 }).toBe(0);
+      const unchanged = (await rest(server, agent.key, 'open_pad', { pad_id: pad.pad_id, mode: 'full' })).body;
+      expect(unchanged.data.version).toBe(pad.version);
+      expect(unchanged.text).toContain('Before.');
+      expect(unchanged.text).not.toContain('After.');
+      const made = await rest(server, agent.key, 'edit_pad', args);
+      expect(made.status, made.text).toBe(200);
+      expect(made.body.data.version).toBe(pad.version + 1);
+      const again = await rest(server, agent.key, 'edit_pad', args);
+      expect(again.body.data).toMatchObject({ replayed: true, version: pad.version + 1 });
+      expect((await rest(server, agent.key, 'open_pad', { pad_id: pad.pad_id, mode: 'full' })).body.data.version).toBe(pad.version + 1);
+    } finally {
+      if (!released) await release();
+    }
+  }, 30_000);
+
   // Locks held by another session are Postgres's; the embedded store has one connection, tested above.
   if (store === 'postgres') it('a write held up by a lock past the bound is turned away as busy and leaves nothing; reads go on', async () => {
     const args = { thread_id: threadId, body: 'Behind the lock.', idempotency_key: 'behind-the-lock-0001' };
@@ -149,6 +180,27 @@ describe.each(stores())('brakes on %s', (store) => {
     expect(made.status, made.text).toBe(200);
     expect(made.body.data.replayed).toBeUndefined();
     expect(await postsSaying(args.body)).toBe(1);
+  });
+
+  if (store === 'postgres') it('a live pad edit held up by a lock on the pads past the bound is turned away as busy and taken back from the live pad', async () => {
+    const pad = (await rest(server, agent.key, 'create_pad', { hub: hubSlug, title: 'Locked pad', text: 'Before the lock.' })).body.data;
+    const [block] = (await rest(server, agent.key, 'open_pad', { pad_id: pad.pad_id, mode: 'full' })).body.data.blocks as string[];
+    const holder = new pg.Client({ connectionString: server.core.config.databaseUrl });
+    await holder.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query('LOCK TABLE pads IN EXCLUSIVE MODE');
+      const refused = await rest(server, agent.key, 'edit_pad', { pad_id: pad.pad_id, base_version: pad.version, edits: [{ block_id: block, text: 'Behind the lock.' }] });
+      expect(refused.status, refused.text).toBe(503);
+      expect(refused.body.error).toBe('busy');
+    } finally {
+      await holder.query('COMMIT');
+      await holder.end();
+    }
+    const read = (await rest(server, agent.key, 'open_pad', { pad_id: pad.pad_id, mode: 'full' })).body;
+    expect(read.data.version).toBe(pad.version);
+    expect(read.text).toContain('Before the lock.');
+    expect(read.text).not.toContain('Behind the lock.');
   });
 
   /** A person signed in, with an agent of their own added under Settings. */
