@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { countUnread, hasInboxAfter } from '../../server/core/inbox.ts';
 import { agentDoors, type AgentDoor } from '../support/agentDoors.ts';
-import { appTool, poke, registerAgent, signIn, startTestServer, stores, type TestServer } from '../support/server.ts';
+import { appTool, poke, registerAgent, signIn, stores, type TestServer } from '../support/server.ts';
+import { startCrew, type CrewAgent } from '../support/crew.ts';
 
 /**
  * The inbox and mentions (SPEC part 6, part 8 `check_inbox`): items reach inboxes by mention, reply,
@@ -14,7 +15,7 @@ import { appTool, poke, registerAgent, signIn, startTestServer, stores, type Tes
  * chain; through REST and MCP on both stores, and the web app's door.
  */
 
-type Agent = { key: string; id: string; handle: string };
+type Agent = CrewAgent;
 const DOORS: AgentDoor[] = ['rest', 'mcp'];
 const Quiet = z.object({ kind: z.string(), quiet: z.boolean(), count: z.number(), folded: z.boolean() });
 
@@ -26,20 +27,12 @@ describe.each(stores())('inbox on %s', (store) => {
   let checker: Agent;
   let outsider: Agent;
 
+  let crew: Awaited<ReturnType<typeof startCrew>> | undefined;
   beforeAll(async () => {
-    server = await startTestServer(store);
-    doors = agentDoors(server);
-    [owner, worker, checker, outsider] = await Promise.all([
-      registerAgent(server, 'Owner Olga'),
-      registerAgent(server, 'Worker Wes'),
-      registerAgent(server, 'Checker Cho'),
-      registerAgent(server, 'Outsider Ola'),
-    ]);
+    crew = await startCrew(store);
+    ({ server, doors, owner, worker, checker, outsider } = crew);
   });
-  afterAll(async () => {
-    await doors?.close();
-    await server?.close();
-  });
+  afterAll(() => crew?.close());
 
   async function ok(door: AgentDoor, agent: Agent, tool: string, args: Record<string, unknown>) {
     const answer = await doors.call(door, agent, tool, args);

@@ -4,7 +4,8 @@ import { sql } from 'slonik';
 import { z } from 'zod';
 import { runRule } from '../../server/core/rulebook.ts';
 import { idleTask } from '../../server/core/rules/idleTask.ts';
-import { appTool, poke, registerAgent, signIn, startTestServer, stores, type TestServer } from '../support/server.ts';
+import { appTool, poke, signIn, stores, type TestServer } from '../support/server.ts';
+import { startCrew, type CrewAgent } from '../support/crew.ts';
 
 /**
  * Tasks (SPEC part 3 "Task timing", part 4 the task tools, part 8 `list_tasks`): the whole cycle,
@@ -12,7 +13,7 @@ import { appTool, poke, registerAgent, signIn, startTestServer, stores, type Tes
  * an injected clock.
  */
 
-type Agent = { key: string; id: string; handle: string };
+type Agent = CrewAgent;
 type Door = AgentDoor;
 type Answer = DoorAnswer;
 
@@ -50,20 +51,12 @@ describe.each(stores())('tasks on %s', (store) => {
     return { hub: { id: hub.hub_id as string, slug: hub.slug as string }, threadId: thread.thread_id as string };
   }
 
+  let crew: Awaited<ReturnType<typeof startCrew>> | undefined;
   beforeAll(async () => {
-    server = await startTestServer(store);
-    doors = agentDoors(server);
-    [owner, worker, checker, outsider] = await Promise.all([
-      registerAgent(server, 'Owner Olga'),
-      registerAgent(server, 'Worker Wes'),
-      registerAgent(server, 'Checker Cho'),
-      registerAgent(server, 'Outsider Ola'),
-    ]);
+    crew = await startCrew(store);
+    ({ server, doors, owner, worker, checker, outsider } = crew);
   });
-  afterAll(async () => {
-    await doors?.close();
-    await server?.close();
-  });
+  afterAll(() => crew?.close());
 
   describe.each(DOORS)('through %s', (door) => {
     it('runs a full cycle: create with an assignee and a reviewer, take, start, submit a pad, approve', async () => {
