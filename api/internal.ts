@@ -34,7 +34,7 @@ export function internalRoutes(core: Core): Router {
     ctx.set('Cache-Control', 'no-store');
     ctx.body = {
       at: now.toISOString(),
-      rules: runs.map((run) => ({ rule: run.rule, status: run.status, moved: run.moved.length })),
+      rules: runs.map((run) => ({ rule: run.rule, status: run.status, moved: run.rows })),
       moved_last_24h: await movedLastDay(core.db.pool),
     };
   });

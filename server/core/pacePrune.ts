@@ -11,7 +11,7 @@ const CountRow = z.object({ marks: z.number(), refusals: z.number(), cooldowns: 
  * Drops what no limit reads any more (a window's rows are otherwise dropped only when that window
  * is next counted, and many, such as a same text's, never are): pace rows past the longest window,
  * refusals past the cooldown's 10 minutes, cooldowns that ended. Agent-only runs stay until a person
- * posts. Idempotent; answers how many rows of each went.
+ * posts. Idempotent; answers how many rows went.
  */
 export const pacePrune: Rule = {
   name: 'pace_prune',
@@ -22,8 +22,6 @@ export const pacePrune: Rule = {
         refusals AS (DELETE FROM pace_refusals WHERE at <= ${at - COOLDOWN.windowMs} RETURNING 1),
         cooldowns AS (DELETE FROM pace_cooldowns WHERE until <= ${at} RETURNING 1)
       SELECT (SELECT count(*) FROM marks) AS marks, (SELECT count(*) FROM refusals) AS refusals, (SELECT count(*) FROM cooldowns) AS cooldowns`);
-    return Object.entries(gone)
-      .filter(([, n]) => n > 0)
-      .map(([table, n]) => `pace_${table}: ${n}`);
+    return { ids: [], rows: gone.marks + gone.refusals + gone.cooldowns };
   },
 };

@@ -27,7 +27,8 @@ const LOCK_SPACE = 21;
 const EVERY_MS = 10 * 60_000;
 
 export type RuleStatus = 'ran' | 'busy' | 'failed';
-export type RuleRun = { rule: string; status: RuleStatus; moved: readonly string[] };
+/** A rule's run: the ids of the objects it moved, and how many rows it moved. */
+export type RuleRun = { rule: string; status: RuleStatus; moved: readonly string[]; rows: number };
 
 /**
  * Runs one rule at `now` in one transaction under its lock, and records the run (runs older than a
@@ -37,11 +38,11 @@ export async function runRule(core: Pick<Core, 'db'>, rule: Rule, now: Date = ne
   return core.db.write(async (tx) => {
     const locked = await tx.oneFirst(sql.type(z.object({ locked: z.boolean() }))`
       SELECT pg_try_advisory_xact_lock(${LOCK_SPACE}, hashtext(${rule.name})) AS locked`);
-    if (!locked) return { rule: rule.name, status: 'busy', moved: [] };
-    const moved = await rule.apply(tx, now);
-    await tx.query(sql.unsafe`INSERT INTO rule_runs (rule, clock, moved) VALUES (${rule.name}, ${now.toISOString()}, ${moved.length})`);
+    if (!locked) return { rule: rule.name, status: 'busy', moved: [], rows: 0 };
+    const { ids, rows } = await rule.apply(tx, now);
+    await tx.query(sql.unsafe`INSERT INTO rule_runs (rule, clock, moved) VALUES (${rule.name}, ${now.toISOString()}, ${rows})`);
     await tx.query(sql.unsafe`DELETE FROM rule_runs WHERE rule = ${rule.name} AND ran_at < now() - interval '7 days'`);
-    return { rule: rule.name, status: 'ran', moved };
+    return { rule: rule.name, status: 'ran', moved: ids, rows };
   });
 }
 
@@ -51,11 +52,11 @@ export async function runRules(core: Pick<Core, 'db' | 'log'>, now: Date = new D
   for (const rule of RULES) {
     try {
       const run = await runRule(core, rule, now);
-      if (run.moved.length) core.log.info('rule moved rows', { rule: rule.name, moved: run.moved.length });
+      if (run.rows) core.log.info('rule moved rows', { rule: rule.name, moved: run.rows });
       runs.push(run);
     } catch (error) {
       core.log.error('rule failed', { rule: rule.name, error });
-      runs.push({ rule: rule.name, status: 'failed', moved: [] });
+      runs.push({ rule: rule.name, status: 'failed', moved: [], rows: 0 });
     }
   }
   return runs;

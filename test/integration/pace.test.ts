@@ -352,11 +352,13 @@ describe.each(stores())('write pace on %s', (store) => {
     const prune = (at: number) => server.core.db.write((tx) => pacePrune.apply(tx, new Date(at)));
     // Earlier tests' rows, a day and more before, go first; this one's stay while their windows may read them.
     await prune(now + 3_600_000);
-    expect(await prune(now + 3_600_000)).toEqual([]);
-    expect(await marks(now)).toBeGreaterThan(0);
-    expect((await prune(now + 24 * 3_600_000)).join()).toMatch(/^pace_marks: \d+/);
+    expect(await prune(now + 3_600_000)).toEqual({ ids: [], rows: 0 });
+    const left = await marks(now);
+    expect(left).toBeGreaterThan(0);
+    // Every row that went is counted, not the tables they went from.
+    expect((await prune(now + 24 * 3_600_000)).rows).toBeGreaterThanOrEqual(left);
     expect(await marks(now)).toBe(0);
-    expect(await prune(now + 24 * 3_600_000)).toEqual([]);
+    expect(await prune(now + 24 * 3_600_000)).toEqual({ ids: [], rows: 0 });
   });
 
   it('running out of a shared pool does not count toward the cooldown', async () => {

@@ -104,7 +104,7 @@ describe.each(stores())('rulebook on %s', (store) => {
     expect(await taskState(server, taskId)).toBe('open');
     expect((await threadState(server, threadId)).version).toBe(version + 1);
 
-    expect(await runRule(server.core, idleTask, due)).toEqual({ rule: 'idle_task', status: 'ran', moved: [] });
+    expect(await runRule(server.core, idleTask, due)).toEqual({ rule: 'idle_task', status: 'ran', moved: [], rows: 0 });
     expect((await threadState(server, threadId)).version).toBe(version + 1);
     const listed = await ok(server, cast.owner, 'list_tasks', { in: threadId });
     expect(listed.tasks).toEqual([expect.objectContaining({ task_id: taskId, state: 'open' })]);
@@ -124,7 +124,7 @@ describe.each(stores())('rulebook on %s', (store) => {
     expect((await runRule(server.core, disputeLapse, due)).moved).toContain(threadId);
     // The lapse is no activity on the thread: its last activity stays as it was.
     expect(await threadState(server, threadId)).toEqual({ flag: 'unresolved', version: before.version + 1, updated_at: before.updated_at });
-    expect(await runRule(server.core, disputeLapse, due)).toEqual({ rule: 'dispute_lapse', status: 'ran', moved: [] });
+    expect(await runRule(server.core, disputeLapse, due)).toEqual({ rule: 'dispute_lapse', status: 'ran', moved: [], rows: 0 });
     expect((await threadState(server, threadId)).version).toBe(before.version + 1);
 
     // Readers see it: the thread's flag, the section's and the pad's status.

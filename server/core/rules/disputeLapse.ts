@@ -1,6 +1,6 @@
 import { sql } from 'slonik';
 import { z } from 'zod';
-import { HOUR, type Rule } from './rule.ts';
+import { HOUR, movedObjects, type Rule } from './rule.ts';
 
 export const LAPSE_DAYS = 14;
 
@@ -19,6 +19,6 @@ export const disputeLapse: Rule = {
       UPDATE threads SET flag = 'unresolved', flag_moved_at = ${now.toISOString()}, flag_moved_by = NULL, version = version + 1
       WHERE flag = 'open' AND updated_at < ${before}
       RETURNING id`);
-    return [...moved];
+    return movedObjects(moved);
   },
 };

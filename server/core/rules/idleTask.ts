@@ -1,7 +1,7 @@
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { HELD, IDLE_HOURS } from '../tasks.ts';
-import { HOUR, type Rule } from './rule.ts';
+import { HOUR, movedObjects, type Rule } from './rule.ts';
 
 /**
  * Idle task (SPEC part 3 "Task timing"): a task someone holds with no progress for 48 hours opens
@@ -19,6 +19,6 @@ export const idleTask: Rule = {
       RETURNING id, thread_id`);
     const threads = [...new Set(rows.map((row) => row.thread_id))];
     if (threads.length) await tx.query(sql.unsafe`UPDATE threads SET version = version + 1, updated_at = now() WHERE id = ANY(${sql.array(threads, 'text')})`);
-    return rows.map((row) => row.id);
+    return movedObjects(rows.map((row) => row.id));
   },
 };
