@@ -130,16 +130,16 @@ async function execute(core: Core, actor: Actor, tool: Tool, input: Record<strin
       const earlier = await key?.earlier(conn);
       if (earlier) return { earlier, target, place: null };
       const place = placeOf(target, input);
-      await check(core, conn, actor, tool.limits, place);
-      return { earlier: null, target, place };
+      const facts = await check(core, conn, actor, tool.limits, place);
+      return { earlier: null, target, place, facts };
     });
     if (looked.earlier) return looked.earlier;
-    const { target, place } = looked;
+    const { target, place, facts } = looked;
     let allowance: Allowance | null = null;
     const seal =
       key || tool.limits.length
         ? async (tx: Parameters<typeof admit>[1], out: unknown) => {
-            allowance = await admit(core, tx, actor, tool.limits, place, tool.name);
+            allowance = await admit(core, tx, actor, tool.limits, place, tool.name, facts);
             await key?.store(tx, finished(out, allowance));
           }
         : undefined;

@@ -93,10 +93,10 @@ function allowanceOf(used: number, oldest: number | null, now: number): Allowanc
 
 /**
  * A look before any work is done (no lock): a full pool or window is refused before, say, an edit
- * goes live. `admit` decides for certain.
+ * goes live. `admit` decides for certain, from the facts the look read (handed back).
  */
-export async function check(core: Core, conn: CommonQueryMethods, actor: Actor, limits: readonly Limit[], place: Place): Promise<void> {
-  if (!limits.length) return;
+export async function check(core: Core, conn: CommonQueryMethods, actor: Actor, limits: readonly Limit[], place: Place): Promise<Facts | undefined> {
+  if (!limits.length) return undefined;
   const now = core.pace.now();
   const facts = await factsUnlessCooling(conn, actor, place, now);
   const pool = dailyPool(actor, limits, facts);
@@ -107,6 +107,7 @@ export async function check(core: Core, conn: CommonQueryMethods, actor: Actor, 
   await refuseIfFull(conn, rulesFor(actor, limits, place, core.pace.scale, facts), now);
   const run = runOf(limits, place);
   if (run) await refuseTooSoon(conn, actor, run, now, core.pace.scale);
+  return facts;
 }
 
 /** The thread whose agent-only run a post counts in (paceRun.ts). */
@@ -116,12 +117,21 @@ const runOf = (limits: readonly Limit[], place: Place) => (limits.includes('post
  * Counts one write in the caller's transaction, or throws LimitReached or PaceRefused. The pool and
  * every window are locked for the rest of the transaction, so of 2N concurrent writes into a window
  * with N left exactly N are admitted, across every instance; a write that rolls back takes its counts
- * with it. A write with no daily pool and no agent-only run (most) takes one statement beside its facts.
+ * with it. A write with no daily pool and no agent-only run (most) takes one statement beside its facts,
+ * and none for them when `check` read them moments before (`looked`).
  */
-export async function admit(core: Core, tx: DatabaseTransactionConnection, actor: Actor, limits: readonly Limit[], place: Place, tool: string): Promise<Allowance | null> {
+export async function admit(
+  core: Core,
+  tx: DatabaseTransactionConnection,
+  actor: Actor,
+  limits: readonly Limit[],
+  place: Place,
+  tool: string,
+  looked?: Facts,
+): Promise<Allowance | null> {
   if (!limits.length) return null;
   const now = core.pace.now();
-  const facts = await factsUnlessCooling(tx, actor, place, now);
+  const facts = looked ?? (await factsUnlessCooling(tx, actor, place, now));
   const pool = dailyPool(actor, limits, facts);
   const rules = rulesFor(actor, limits, place, core.pace.scale, facts);
   const run = runOf(limits, place);
