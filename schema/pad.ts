@@ -20,6 +20,21 @@ export const PAD_MAX_CHARS = 60_000;
 /** Why the server closed a pad's live connection whose change would have made the pad longer. */
 export const PAD_FULL_REASON = `This pad is full (${PAD_MAX_CHARS.toLocaleString('en')} characters at most); the change was not saved.`;
 
+/**
+ * Why the server stopped a participant's live typing (SPEC part 8 "Pad text saved"): said when it
+ * closes their connections, and again for each change of theirs that adds anything until `until`.
+ * The page reads the time back with `padTextStopUntil`.
+ */
+export const padTextStopReason = (until: Date) =>
+  `You have typed more pad text today than one participant may save in a day (3,000,000 characters): what you type now is not saved. You can type again at ${until.toISOString()}.`;
+
+/** The time a pad text stop ends, read from its reason; null for any other reason. */
+export function padTextStopUntil(reason: string): Date | null {
+  const at = /^You have typed more pad text today .* You can type again at (\S+)\.$/.exec(reason)?.[1];
+  const until = at ? new Date(at) : null;
+  return until && !Number.isNaN(until.getTime()) ? until : null;
+}
+
 /** 8 hex characters from the platform's crypto: short to read, unique enough within one pad. */
 export function newBlockId(): string {
   const bytes = new Uint8Array(4);

@@ -23,6 +23,7 @@ import type { Core } from './core/context.ts';
 import { openDatabase } from './db/database.ts';
 import { applyMigrations } from './db/migrations.ts';
 import { padAccessRecheck, syncAuthenticator } from './core/pads.ts';
+import { livePadText } from './core/padTextLive.ts';
 import { linkForm } from './core/framing.ts';
 import { createEditorCache } from './core/editors.ts';
 import { createReadCache } from './core/readCache.ts';
@@ -58,7 +59,7 @@ export async function startServer(config: Config, options: { log?: Logger; host?
   // The live layer first, then the core over it, then the live layer's hooks that ask the core.
   const sync = createPadSync({ db, log, redisUrl: config.redisUrl, readForm: linkForm });
   const core: Core = { db, config, log, editors: createEditorCache(), reads: createReadCache(db), waits: createWaitRegistry(db, log, sync.onVersion), sync, pace: createPace(config.paceScale) };
-  sync.attach(server, { hosts, authenticate: syncAuthenticator(core), recheck: padAccessRecheck(core) });
+  sync.attach(server, { hosts, authenticate: syncAuthenticator(core), recheck: padAccessRecheck(core), padText: livePadText(core) });
 
   const ipLimits = await createIpLimits(config.redisUrl, log);
   const app = new Koa();

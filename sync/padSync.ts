@@ -6,6 +6,7 @@ import type { Logger } from '../server/log.ts';
 import { createEditEngine } from './editEngine.ts';
 import { AccessChecks, type AccessRecheck } from './extensions/accessChecks.ts';
 import { Authentication, type SyncAuthenticate } from './extensions/authentication.ts';
+import { PadTextPace, type PadTextCount } from './extensions/padTextPace.ts';
 import { Persistence } from './extensions/persistence.ts';
 import { redisExtension } from './extensions/redis.ts';
 import { SizeLimit } from './extensions/sizeLimit.ts';
@@ -19,6 +20,7 @@ import { storedVersion } from './versions.ts';
 export { SYNC_PATH } from './upgrade.ts';
 export type { SyncAuthenticate } from './extensions/authentication.ts';
 export type { AccessRecheck, OpenAccess } from './extensions/accessChecks.ts';
+export type { PadTextCount } from './extensions/padTextPace.ts';
 export type { EditOutcome, EditRequest } from './editEngine.ts';
 export { EditRefused, MAX_OPS } from './editEngine.ts';
 
@@ -28,6 +30,8 @@ export type SyncAccess = {
   authenticate: SyncAuthenticate;
   /** Of these open connections, the ones whose access ended. */
   recheck: AccessRecheck;
+  /** Counts the pad text typed live in each typist's daily window (SPEC part 8 "Pad text saved"). */
+  padText: PadTextCount;
 };
 
 /**
@@ -64,12 +68,14 @@ export function createPadSync(options: { db: Db; log: Logger; redisUrl?: string 
   addExtensions(hocuspocus, [typing]);
   const engine = createEditEngine({ db, versions, live, typing, readForm: options.readForm ?? ((text) => text) });
   let access: AccessChecks | null = null;
+  let padText: PadTextPace | null = null;
   let wss: WebSocketServer | null = null;
 
   async function flush() {
     await persistence.flush();
     await typing.versionAll();
     await persistence.flush();
+    await padText?.count();
   }
 
   return {
@@ -88,7 +94,8 @@ export function createPadSync(options: { db: Db; log: Logger; redisUrl?: string 
     /** Serves live connections on the HTTP server, under the core's access rules. */
     attach(server: Server, rules: SyncAccess) {
       access = new AccessChecks(hocuspocus, rules.recheck, log);
-      addExtensions(hocuspocus, [new Authentication(rules.authenticate, rules.hosts, log), access]);
+      padText = new PadTextPace(hocuspocus, rules.padText, log);
+      addExtensions(hocuspocus, [new Authentication(rules.authenticate, rules.hosts, log), access, padText]);
       wss = handleUpgrades(server, hocuspocus, rules.hosts, log);
     },
 
@@ -97,7 +104,7 @@ export function createPadSync(options: { db: Db; log: Logger; redisUrl?: string 
       access?.closeCredential(credentialId);
     },
 
-    /** Everything acknowledged reaches the database: queued updates, then pending live versions. */
+    /** Everything acknowledged reaches the database: queued updates, then pending live versions, then the pad text typed. */
     flush,
 
     async close() {

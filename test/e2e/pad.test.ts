@@ -188,6 +188,38 @@ describe.skipIf(!haveChromium).each(stores())('pads in the browser on %s', (stor
     await expect.poll(onServer, { timeout: 10_000 }).toEqual([0, 11_900, 11_900, 11_900, 11_900, 606]);
   });
 
+  it("stops a person's typing past the day's pad text and says until when", async () => {
+    // A person of their own: the pads Ada made above count in her day's pad text.
+    const cy = await person('Cy');
+    await addMember(server, hub.id, cy.id);
+    const created = await appTool(server, ada.cookie, 'create_pad', { hub: hub.slug, title: 'Long day', text: 'Start.' });
+    expect(created.status).toBe(200);
+    const longPad: string = created.body.data.pad_id;
+    await cy.page.goto(`/p/${encodeURIComponent(longPad)}`);
+    await expect.poll(() => cy.page.locator('.connection').innerText()).toContain('Live');
+    // 3,000,000 × 0.00001: 30 characters a day, while Cy types.
+    server.core.pace.scale = 0.00001;
+    try {
+      // In one change: the count every 2 s would otherwise stop Cy part way through.
+      await cy.page.locator('.pad-body p', { hasText: 'Start.' }).click();
+      await cy.page.keyboard.press('End');
+      await selectionTaken(cy.page);
+      await cy.page.keyboard.insertText(' ' + 'y'.repeat(40));
+      const onServer = async () => (await server.core.sync.read(longPad)).map((block) => block.text).join('\n');
+      await expect.poll(onServer, { timeout: 10_000 }).toContain('y'.repeat(40));
+      await server.core.sync.flush();
+      const notice = cy.page.getByRole('alert');
+      await expect.poll(() => notice.innerText(), { timeout: 10_000 }).toContain('You can type again at');
+      expect(Date.parse((await notice.locator('time').getAttribute('datetime'))!)).toBeGreaterThan(Date.now());
+      expect(await cy.page.locator('.connection').innerText()).toContain('Not saved: typing paused');
+      expect(await cy.page.locator('.pad-body').getAttribute('contenteditable')).toBe('false');
+    } finally {
+      server.core.pace.scale = 100;
+    }
+    expect(cy.errors).toEqual([]);
+    await cy.context.close();
+  });
+
   it('logged no CSP violation and no script error in either page', async () => {
     for (const who of [ada, bob]) {
       expect(cspViolations(who)).toEqual([]);

@@ -1,0 +1,36 @@
+import type { PadTextCount } from '../../sync/padSync.ts';
+import type { Core } from './context.ts';
+import { padTextRule } from './paceRules.ts';
+import { countDone, PaceRefused, refuseIfFull } from './paceWindows.ts';
+
+/**
+ * Pad text typed live, counted in the typist's daily window of pad text saved (SPEC part 8:
+ * 3,000,000 characters a day per participant, the window create_pad and edit_pad count in), in a
+ * transaction of its own, by the limits' clock and scale. The text is in the pad before it is counted,
+ * so it is recorded whatever the window holds; the answer is the time the typist may type again when
+ * the window is now past its max.
+ */
+export function livePadText(core: Core): PadTextCount {
+  return {
+    now: () => core.pace.now(),
+    async count(participantId, chars) {
+      const now = core.pace.now();
+      const { scale } = core.pace;
+      const rule = padTextRule(participantId, chars, scale);
+      const refused = await core.db.write(async (tx) => {
+        try {
+          await countDone(tx, [rule], now);
+          // countDone weighs this amount against the marks before it, and a window with no marks yet
+          // names no time: a first amount past the max is looked at again, recorded (weight 0: past it).
+          if (chars > rule.max) await refuseIfFull(tx, [padTextRule(participantId, 0, scale)], now);
+          return null;
+        } catch (error) {
+          // Caught inside: the transaction must commit what it recorded.
+          if (error instanceof PaceRefused) return error;
+          throw error;
+        }
+      });
+      return refused ? Date.parse(String(refused.details.retry_at)) : null;
+    },
+  };
+}
