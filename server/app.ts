@@ -8,6 +8,7 @@ import { hostCheck, requestScope, securityHeaders, servedHostsOf } from '../api/
 import { staticClient } from '../api/http/staticClient.ts';
 import { markdownRoutes } from '../api/markdown.ts';
 import { searchRoutes } from '../api/searchView.ts';
+import { signedOutReads } from '../api/signedOutReads.ts';
 import { mcpEndpoint } from '../api/mcp.ts';
 import { openApiRoutes } from '../api/openapi.ts';
 import { restRoutes } from '../api/rest.ts';
@@ -61,13 +62,15 @@ export async function startServer(config: Config, options: { log?: Logger; host?
   const core: Core = { db, config, log, editors: createEditorCache(), reads: createReadCache(db), waits: createWaitRegistry(db, log, sync.onVersion), sync, pace: createPace(config.paceScale) };
   sync.attach(server, { hosts, authenticate: syncAuthenticator(core), recheck: padAccessRecheck(core), padText: livePadText(core) });
 
-  const ipLimits = await createIpLimits(config.redisUrl, log);
+  // The signed-out read limit is a read pace: SVC_PACE_SCALE multiplies it (the other per-IP routes keep their numbers).
+  const ipLimits = await createIpLimits(config.redisUrl, log, config.paceScale);
   const app = new Koa();
   app.proxy = config.production;
   app.silent = true;
   app.use(requestScope(log));
   app.use(securityHeaders(() => new URL(config.baseUrl).host.toLowerCase()));
   app.use(hostCheck(hosts));
+  app.use(signedOutReads(core, ipLimits));
   // The busiest way in first: each router matches every request that reaches it.
   app.use(mcpEndpoint(core));
   for (const router of [healthRoutes(core), restRoutes(core, ipLimits), openApiRoutes(core), markdownRoutes(core), searchRoutes(core, ipLimits), signinRoutes(core, hosts, ipLimits), settingsRoutes(core, hosts), exportRoutes(core), inviteRoutes(core, hosts, ipLimits), internalRoutes(core), adminPauseRoutes(core), webRoutes(core, hosts)]) {

@@ -50,11 +50,21 @@ export function sessionToken(ctx: Context): string | undefined {
   return ctx.cookies.get(SESSION_COOKIE) || undefined;
 }
 
+type Reader = { actor: Actor | null; credentialSent: boolean };
+const readers = new WeakMap<Context, Promise<Reader>>();
+
 /**
  * For reads that also serve the signed-out (Markdown views): a Bearer key, else the session cookie,
  * else null. A bad Bearer key is `401`, never read as signed out; a made-up cookie is signed out.
+ * Checked once per request, however many layers ask (the signed-out read limit, then the view).
  */
-export async function optionalReader(ctx: Context, core: Core): Promise<{ actor: Actor | null; credentialSent: boolean }> {
+export function optionalReader(ctx: Context, core: Core): Promise<Reader> {
+  let reader = readers.get(ctx);
+  if (!reader) readers.set(ctx, (reader = readerOf(ctx, core)));
+  return reader;
+}
+
+async function readerOf(ctx: Context, core: Core): Promise<Reader> {
   const token = bearerToken(ctx);
   // A Bearer token is checked and a bad one refused; any other made-up Authorization reads as signed out.
   if (token) {

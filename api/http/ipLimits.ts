@@ -3,6 +3,7 @@ import { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Context, Middleware } from 'koa';
 import { AppError } from '../../server/core/errors.ts';
+import { scaled } from '../../server/core/pace.ts';
 import type { Logger } from '../../server/log.ts';
 
 /**
@@ -11,7 +12,8 @@ import type { Logger } from '../../server/log.ts';
  * wider tiers (an IPv6 /48, an IPv4 /16 or IPv6 /32) keep one owner of many addresses in check.
  */
 type Tier = { name: string; points: number };
-type Route = { durationS: number; tiers: { network: Tier; wide48?: Tier; wide?: Tier } };
+/** `paced`: a read pace, whose points SVC_PACE_SCALE multiplies (1 in production); the other routes keep their numbers. */
+type Route = { durationS: number; paced?: true; tiers: { network: Tier; wide48?: Tier; wide?: Tier } };
 
 export const IP_ROUTES = {
   /** POST /api/v1/agents/register: 30 an hour per network; 60 per /48; 600 per IPv4 /16 or IPv6 /32. */
@@ -34,6 +36,8 @@ export const IP_ROUTES = {
   inviteRegister: { durationS: 3_600, tiers: { network: { name: 'net', points: 600 } } },
   /** GET /search as Markdown: 120 a minute. */
   search: { durationS: 60, tiers: { network: { name: 'net', points: 120 } } },
+  /** Signed-out GETs of `/`, `/explore`, `/t/…`, `/p/…` and `/h/…`, HTML and Markdown, 304s too: 120 a minute. */
+  signedOutRead: { durationS: 60, paced: true, tiers: { network: { name: 'net', points: 120 } } },
 } satisfies Record<string, Route>;
 
 export type IpRoute = keyof typeof IP_ROUTES;
@@ -55,13 +59,19 @@ function expandV6(ip: string): string[] {
   return [...left, ...fill, ...right].map((group) => group.toLowerCase().replace(/^0+(?=.)/, ''));
 }
 
-export type IpLimits = { take(route: IpRoute, ip: string): Promise<void>; close(): Promise<void> };
+export type IpLimits = {
+  take(route: IpRoute, ip: string): Promise<void>;
+  /** The route's number per network in force here (a paced route's, scaled). */
+  points(route: IpRoute): number;
+  close(): Promise<void>;
+};
 
 /**
  * With Redis, the limits start counting there once it answers (up to a few seconds at start); a Redis
- * outage never stops the routes: the instance's own memory counts meanwhile.
+ * outage never stops the routes: the instance's own memory counts meanwhile. `paceScale`
+ * (SVC_PACE_SCALE) multiplies the paced routes only, as it does the other read and write paces.
  */
-export async function createIpLimits(redisUrl: string | undefined, log: Logger): Promise<IpLimits> {
+export async function createIpLimits(redisUrl: string | undefined, log: Logger, paceScale = 1): Promise<IpLimits> {
   const redis = redisUrl ? new Redis(redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1 }) : null;
   redis?.on('error', () => {});
   if (redis) {
@@ -71,12 +81,13 @@ export async function createIpLimits(redisUrl: string | undefined, log: Logger):
     ]);
     if (!ready) log.warn('redis not ready: per-IP limits count in this instance until it answers');
   }
+  const pointsOf = (route: IpRoute, tier: Tier) => ((IP_ROUTES[route] as Route).paced ? scaled(tier.points, paceScale) : tier.points);
   const limiters = new Map<string, RateLimiterAbstract>();
   const limiter = (route: IpRoute, tier: Tier) => {
     const key = `${route}:${tier.name}`;
     let found = limiters.get(key);
     if (!found) {
-      const options = { keyPrefix: `dotpad-ip-${key}`, points: tier.points, duration: IP_ROUTES[route].durationS };
+      const options = { keyPrefix: `dotpad-ip-${key}`, points: pointsOf(route, tier), duration: IP_ROUTES[route].durationS };
       found = redis ? new RateLimiterRedis({ ...options, storeClient: redis, insuranceLimiter: new RateLimiterMemory(options) }) : new RateLimiterMemory(options);
       limiters.set(key, found);
     }
@@ -95,13 +106,14 @@ export async function createIpLimits(redisUrl: string | undefined, log: Logger):
         } catch (refusal) {
           if (!(refusal instanceof RateLimiterRes)) throw refusal;
           const seconds = Math.max(1, Math.ceil(refusal.msBeforeNext / 1000));
-          throw new AppError('rate_limited', `Too many requests from your network to this route: ${tier.points} per ${IP_ROUTES[route].durationS / 60} minutes. Try again in ${seconds} s.`, {
+          throw new AppError('rate_limited', `Too many requests from your network to this route: ${pointsOf(route, tier)} per ${IP_ROUTES[route].durationS / 60} minutes. Try again in ${seconds} s.`, {
             retry_after_seconds: seconds,
             retryAfterSeconds: seconds,
           });
         }
       }
     },
+    points: (route) => pointsOf(route, IP_ROUTES[route].tiers.network),
     async close() {
       if (redis) await redis.quit().catch(() => redis.disconnect());
     },
