@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { Actor } from './actor.ts';
 import type { Core } from './context.ts';
 import { cooldownRefusal } from './paceCooldown.ts';
+import { refuseIfPaused } from './pauses.ts';
 import { countInRun, refuseTooSoon } from './paceRun.ts';
 import { factsOf, rulesFor, type Facts, type Limit, type Place } from './paceRules.ts';
 import { countIn, lockKeys, refuseIfFull } from './paceWindows.ts';
@@ -50,9 +51,10 @@ function dailyPool(actor: Actor, limits: readonly Limit[], facts: Facts): string
   return pool;
 }
 
-/** The facts of the write, refused at once while the agent is in its cooldown. */
-async function factsUnlessCooling(conn: CommonQueryMethods, actor: Actor, place: Place, now: number): Promise<Facts> {
+/** The facts of the write, refused at once when a pause covers it or the agent is in its cooldown. */
+async function factsUnlessHeld(conn: CommonQueryMethods, actor: Actor, limits: readonly Limit[], place: Place, now: number): Promise<Facts> {
   const facts = await factsOf(conn, actor, place, now);
+  refuseIfPaused(facts.paused, actor, place.hub !== undefined && place.hubSlug !== undefined ? { slug: place.hubSlug } : null, limits.includes('write'));
   if (facts.cooldownUntil !== null) throw cooldownRefusal(facts.cooldownUntil, now);
   return facts;
 }
@@ -65,9 +67,10 @@ function padChars(input: Record<string, unknown>): number {
 
 /** Where a write lands, from its tool's target (thread, pad, hub) and what it says (`body`). */
 export function placeOf(target: unknown, input: Record<string, unknown>): Place {
-  const t = (target ?? {}) as { hub?: { id?: string; audience?: string }; thread?: { id?: string }; threadId?: string | null; dm?: { id?: string }; pad?: { id?: string } };
+  const t = (target ?? {}) as { hub?: { id?: string; slug?: string; audience?: string }; thread?: { id?: string }; threadId?: string | null; dm?: { id?: string }; pad?: { id?: string } };
   return {
     hub: t.hub?.id,
+    hubSlug: t.hub?.slug,
     public: t.hub?.audience === 'public',
     // A DM is a thread of two as the per-thread limits count it.
     thread: t.thread?.id ?? t.threadId ?? t.dm?.id ?? undefined,
@@ -98,7 +101,7 @@ function allowanceOf(used: number, oldest: number | null, now: number): Allowanc
 export async function check(core: Core, conn: CommonQueryMethods, actor: Actor, limits: readonly Limit[], place: Place): Promise<Facts | undefined> {
   if (!limits.length) return undefined;
   const now = core.pace.now();
-  const facts = await factsUnlessCooling(conn, actor, place, now);
+  const facts = await factsUnlessHeld(conn, actor, limits, place, now);
   const pool = dailyPool(actor, limits, facts);
   if (pool) {
     const { used, oldest } = await usage(conn, pool, now);
@@ -131,7 +134,7 @@ export async function admit(
 ): Promise<Allowance | null> {
   if (!limits.length) return null;
   const now = core.pace.now();
-  const facts = looked ?? (await factsUnlessCooling(tx, actor, place, now));
+  const facts = looked ?? (await factsUnlessHeld(tx, actor, limits, place, now));
   const pool = dailyPool(actor, limits, facts);
   const rules = rulesFor(actor, limits, place, core.pace.scale, facts);
   const run = runOf(limits, place);

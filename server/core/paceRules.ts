@@ -3,6 +3,7 @@ import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import type { Actor } from './actor.ts';
 import { scaled } from './pace.ts';
+import { pauseColumns, pausedFrom, type Paused } from './pauses.ts';
 import { readsVerifiedSql, verifiedSql } from './verification.ts';
 
 /**
@@ -18,6 +19,8 @@ export type Limit = 'write' | 'post' | 'padEdit' | 'padText' | 'reaction' | 'hub
 /** Where a write lands and what it says, as the limits key it: read from the tool's target and input. */
 export type Place = {
   hub?: string | undefined;
+  /** The hub's slug, as a refusal names it. */
+  hubSlug?: string | undefined;
   thread?: string | undefined;
   pad?: string | undefined;
   text?: string | undefined;
@@ -61,15 +64,27 @@ export type Facts = {
   standing: Standing;
   /** Whether the hub or thread holds someone besides the agent's human and their agents (linked agents only). */
   shared: boolean;
+  /** The pauses covering the write (pauses.ts). */
+  paused: Paused;
 };
 
-const FactsRow = z.object({ cooldown: z.number().nullable(), verified: z.boolean().nullable(), reach: z.boolean().nullable(), address: z.string().nullable(), shared: z.boolean() });
+const FactsRow = z.object({
+  cooldown: z.number().nullable(),
+  verified: z.boolean().nullable(),
+  reach: z.boolean().nullable(),
+  address: z.string().nullable(),
+  shared: z.boolean(),
+  paused_server: z.array(z.string()),
+  paused_self: z.boolean(),
+  paused_hub: z.boolean(),
+});
 
 /**
  * The facts of a write, in one query: the caller's cooldown, the standing of its human (an agent's
  * linked human, a person themself, an unlinked agent itself: verified, reads verified, and the pool its
  * writes share, since SPEC part 2 makes one address one human, so IDs verified with the same address
- * pool together), and, for a linked agent writing in a hub, whether anyone else takes part there.
+ * pool together), for a linked agent writing in a hub, whether anyone else takes part there, and the
+ * pauses covering the write.
  */
 export async function factsOf(conn: CommonQueryMethods, actor: Actor, place: Place, now: number): Promise<Facts> {
   const owner = actor.human ?? actor.id;
@@ -82,12 +97,14 @@ export async function factsOf(conn: CommonQueryMethods, actor: Actor, place: Pla
       CASE WHEN p.email_verified_at IS NOT NULL THEN p.email_key END AS address,
       ${agent && actor.human !== null && place.hub !== undefined} AND (
         EXISTS (SELECT 1 FROM hub_members m JOIN participants o ON o.id = m.participant_id WHERE m.hub_id = ${place.hub ?? ''} AND ${others})
-        OR EXISTS (SELECT 1 FROM item_members m JOIN participants o ON o.id = m.participant_id WHERE m.item_id = ${place.thread ?? ''} AND ${others})) AS shared
+        OR EXISTS (SELECT 1 FROM item_members m JOIN participants o ON o.id = m.participant_id WHERE m.item_id = ${place.thread ?? ''} AND ${others})) AS shared,
+      ${pauseColumns(actor, place.hub !== undefined ? { id: place.hub } : null)}
     FROM (SELECT 1) one LEFT JOIN participants p ON p.id = ${owner}`);
   return {
     cooldownUntil: row.cooldown,
     standing: { pool: row.address ? `addr:${row.address}` : `id:${owner}`, verified: row.verified ?? false, reach: row.reach ?? false },
     shared: row.shared,
+    paused: pausedFrom(row),
   };
 }
 

@@ -27,28 +27,43 @@ const serverPaused = (what: ServerPause) => new AppError('paused', SERVER_REFUSA
 /** Guest posting covers guest people and agents nobody linked: those with a daily allowance. */
 const postsAsGuest = (actor: Actor) => actor.guest === true || (actor.kind === 'agent' && actor.human === null);
 
-const PauseRow = z.object({ server: z.array(z.string()), self: z.boolean(), hub: z.boolean() });
+/** The pauses covering one write, as `pausesOf` reads them. */
+export type Paused = { server: string[]; self: boolean; hub: boolean };
+const PauseRow = z.object({ paused_server: z.array(z.string()), paused_self: z.boolean(), paused_hub: z.boolean() });
 
 /**
- * Refuses a write when a pause covers it: of the server (posting and guest posting stop `counted`
- * writes, the posts, threads, pads, edits, tasks and decisions), of the hub it writes in (`hub`), or
- * of the agent itself. One query, in the write's own transaction.
+ * The columns telling which pauses cover a write of `actor` in `hub`, for a SELECT of its own or one
+ * reading more beside them (the limits' facts): `paused_server`, `paused_self`, `paused_hub`.
  */
-export async function refusePaused(conn: CommonQueryMethods, actor: Actor, hub: Pick<HubRow, 'id' | 'slug'> | null, counted: boolean): Promise<void> {
+export function pauseColumns(actor: Actor, hub: { id: string } | null) {
   const agent = actor.kind === 'agent';
   // The owner's and helpers' own agents are not paused with the hub's: an agent seated so itself, or
   // one whose human is.
   const seats = [actor.id, ...(actor.human ? [actor.human] : [])];
-  const row = await conn.one(sql.type(PauseRow)`
-    SELECT coalesce((SELECT array_agg(what) FROM server_pauses), '{}') AS server,
-      ${agent} AND EXISTS (SELECT 1 FROM agent_pauses WHERE agent_id = ${actor.id}) AS self,
-      ${agent && hub !== null} AND EXISTS (SELECT 1 FROM hub_agent_pauses WHERE hub_id = ${hub?.id ?? ''})
-        AND NOT EXISTS (SELECT 1 FROM hub_members WHERE hub_id = ${hub?.id ?? ''} AND role IN ('owner', 'helper')
-          AND participant_id = ANY(${sql.array(seats, 'text')})) AS hub`);
-  if (row.self) {
+  return sql.fragment`
+    coalesce((SELECT array_agg(what) FROM server_pauses), '{}') AS paused_server,
+    ${agent} AND EXISTS (SELECT 1 FROM agent_pauses WHERE agent_id = ${actor.id}) AS paused_self,
+    ${agent && hub !== null} AND EXISTS (SELECT 1 FROM hub_agent_pauses WHERE hub_id = ${hub?.id ?? ''})
+      AND NOT EXISTS (SELECT 1 FROM hub_members WHERE hub_id = ${hub?.id ?? ''} AND role IN ('owner', 'helper')
+        AND participant_id = ANY(${sql.array(seats, 'text')})) AS paused_hub`;
+}
+
+export const pausedFrom = (row: { paused_server: string[]; paused_self: boolean; paused_hub: boolean }): Paused => ({
+  server: row.paused_server,
+  self: row.paused_self,
+  hub: row.paused_hub,
+});
+
+/**
+ * Refuses a write when a pause covers it: of the server (posting and guest posting stop `counted`
+ * writes, the posts, threads, pads, edits, tasks and decisions), of the hub it writes in (`hub`), or
+ * of the agent itself.
+ */
+export function refuseIfPaused(paused: Paused, actor: Actor, hub: { slug: string } | null, counted: boolean): void {
+  if (paused.self) {
     throw new AppError('locked', 'Your human paused you in their Settings: your writes are locked until they resume you. Reading still works.', { paused: 'agent' });
   }
-  if (row.hub && hub) {
+  if (paused.hub && hub) {
     throw new AppError(
       'locked',
       `The owner or a helper of ${hub.slug} paused its agents: your writes there are locked until they unpause them (moderate unpause_agents). Reading still works.`,
@@ -56,8 +71,14 @@ export async function refusePaused(conn: CommonQueryMethods, actor: Actor, hub: 
     );
   }
   if (!counted) return;
-  if (row.server.includes('posting')) throw serverPaused('posting');
-  if (row.server.includes('guest_posting') && postsAsGuest(actor)) throw serverPaused('guest_posting');
+  if (paused.server.includes('posting')) throw serverPaused('posting');
+  if (paused.server.includes('guest_posting') && postsAsGuest(actor)) throw serverPaused('guest_posting');
+}
+
+/** Refuses a write a pause covers, in one query of its own in the write's transaction (`refuseIfPaused`). */
+export async function refusePaused(conn: CommonQueryMethods, actor: Actor, hub: Pick<HubRow, 'id' | 'slug'> | null, counted: boolean): Promise<void> {
+  const row = await conn.one(sql.type(PauseRow)`SELECT ${pauseColumns(actor, hub)}`);
+  refuseIfPaused(pausedFrom(row), actor, hub, counted);
 }
 
 /** The hub a tool's target is in, when it is in one (policies hand back `{hub, …}`). */
@@ -68,14 +89,15 @@ function hubOf(target: unknown): Pick<HubRow, 'id' | 'slug'> | null {
 
 /**
  * The pipeline's one call: a write tool's policy, followed by the pauses covering what it writes
- * where; a read's policy as it is. Counted writes are those passing the `write` limit.
+ * where; a read's policy as it is. A write with limits has its pauses read with its limits' facts, in
+ * the same query (limits.ts), so it is not asked here.
  */
 export const unlessPaused = <T>(tool: { readOnly: boolean; limits: readonly string[] }, policy: Policy<T>): Policy<T> =>
-  tool.readOnly
+  tool.readOnly || tool.limits.length
     ? policy
     : async (scope) => {
         const target = await policy(scope);
-        await refusePaused(scope.conn, scope.actor, hubOf(target), tool.limits.includes('write'));
+        await refusePaused(scope.conn, scope.actor, hubOf(target), false);
         return target;
       };
 
