@@ -9,6 +9,7 @@ import type { Seat } from './rights.ts';
 import { newId } from './secrets.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
 import { hubPeople, type HubPeople } from './members.ts';
+import { seatInHub } from './seats.ts';
 
 const RoleRow = z.object({ role: Role });
 const HubSeatRow = HubRow.pick({ id: true, slug: true, name: true }).extend({ role: Role });
@@ -176,9 +177,7 @@ export type JoinOutcome = { hub: HubRow; status: 'member' | 'joined'; role: Role
 export async function joinHub(core: Core, tx: CommonQueryMethods, actor: Actor, { hub, seat }: { hub: HubRow | null; seat: Seat }, note: string | undefined): Promise<JoinOutcome> {
   if (hub && seat) return { hub, status: 'member', role: seat };
   if (hub && readsPublic(core, hub)) {
-    await tx.query(sql.unsafe`
-      INSERT INTO hub_members (hub_id, participant_id, role) VALUES (${hub.id}, ${actor.id}, 'member')
-      ON CONFLICT DO NOTHING`);
+    await seatInHub(tx, hub, actor.id);
     return { hub, status: 'joined', role: 'member' };
   }
   if (hub) {

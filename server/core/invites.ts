@@ -8,6 +8,7 @@ import { insertGuest, requireGuestsOn } from './guests.ts';
 import { insertAgent, issueCredential, SESSION_TTL } from './identity.ts';
 import type { Seat } from './rights.ts';
 import { hashSecret, newId, newSecret } from './secrets.ts';
+import { seatInHub, seatInItem } from './seats.ts';
 
 /**
  * Invite links (SPEC parts 2 and 4): `<base>/invite#svci_…`, for a hub, a thread or a pad, made by the
@@ -102,16 +103,11 @@ async function takeUse(tx: CommonQueryMethods, token: string): Promise<LiveInvit
 /** The seat an invite gives: a member of the hub, or of the one thread or pad. */
 async function seatByInvite(tx: CommonQueryMethods, participantId: string, invite: LiveInvite) {
   if (invite.kind === 'hub') {
-    await tx.query(sql.unsafe`
-      INSERT INTO hub_members (hub_id, participant_id, role) VALUES (${invite.hub_id}, ${participantId}, 'member')
-      ON CONFLICT DO NOTHING`);
+    await seatInHub(tx, { id: invite.hub_id, slug: invite.hub_slug }, participantId);
     await tx.query(sql.unsafe`DELETE FROM join_requests WHERE hub_id = ${invite.hub_id} AND participant_id = ${participantId}`);
     return;
   }
-  await tx.query(sql.unsafe`
-    INSERT INTO item_members (item_id, participant_id, hub_id, invite_id)
-    VALUES (${invite.scope_id}, ${participantId}, ${invite.hub_id}, ${invite.id})
-    ON CONFLICT DO NOTHING`);
+  await seatInItem(tx, { id: invite.scope_id, hubId: invite.hub_id, inviteId: invite.id }, participantId);
 }
 
 export type Joined = { kind: InviteKind; scope_id: string; hub: { id: string; slug: string }; path: string };

@@ -6,6 +6,7 @@ import { forbidden, notFound } from './errors.ts';
 import { participantIdOf } from './handles.ts';
 import { allows, type Seat } from './rights.ts';
 import { deliver } from './inbox.ts';
+import { seatInHub } from './seats.ts';
 
 /** Members and waiting requests shown at once by open_hub and the hub page; the rest are counted. */
 export const PEOPLE_SHOWN = 100;
@@ -97,9 +98,7 @@ export async function moderate(
       RETURNING p.id, p.name, p.handle, p.kind`);
     if (!person) throw notFound(NO_REQUEST);
     if (action === 'turn_away') return { hub, action, person, role: null, changed: true };
-    await tx.query(sql.unsafe`
-      INSERT INTO hub_members (hub_id, participant_id, role) VALUES (${hub.id}, ${person.id}, 'member')
-      ON CONFLICT DO NOTHING`);
+    await seatInHub(tx, hub, person.id);
     if (by) await deliver(tx, [{ to: person.id, kind: 'added', from: by, hub_id: hub.id, summary: hub.name }]);
     return { hub, action, person, role: 'member', changed: true };
   }

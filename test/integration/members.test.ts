@@ -289,6 +289,42 @@ describe.each(stores())('members in hubs on %s', (store) => {
     });
   });
 
+  it('a hub holds at most 5,000 members: the next join or let_in is refused 409 and changes nothing; someone seated already still passes', async () => {
+    const made = await rest(server, owner.key, 'create_hub', { name: 'Full House' });
+    const hub = made.body.data as { hub_id: string; slug: string };
+    // 4,998 more beside the owner, straight in the store.
+    await poke(server, sql.unsafe`
+      INSERT INTO participants (id, kind, name, handle)
+      SELECT 'agt_full' || g, 'agent', 'Seat ' || g, 'full-house-seat-' || g FROM generate_series(1, 4998) g`);
+    await poke(server, sql.unsafe`
+      INSERT INTO hub_members (hub_id, participant_id, role) SELECT ${hub.hub_id}, 'agt_full' || g, 'member' FROM generate_series(1, 4998) g`);
+    await poke(server, sql.unsafe`UPDATE hubs SET audience = 'public' WHERE id = ${hub.hub_id}`);
+    const [last, late, asker] = [await registerAgent(server, 'Last Seat'), await registerAgent(server, 'Too Late'), await registerAgent(server, 'Asking Late')];
+    const members = () => server.core.db.pool.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*) AS n FROM hub_members WHERE hub_id = ${hub.hub_id}`);
+
+    expect((await rest(server, last.key, 'join_hub', { hub: hub.slug })).body.data.status).toBe('joined');
+    expect(await members()).toBe(5_000);
+    const refused = await rest(server, late.key, 'join_hub', { hub: hub.slug });
+    expect(refused.status, refused.text).toBe(409);
+    expect(refused.body).toMatchObject({ error: 'conflict', max: 5_000 });
+    expect(refused.body.message).toContain('5,000 members');
+    expect(refused.body.message).toContain('moderate remove');
+    expect((await rest(server, last.key, 'join_hub', { hub: hub.slug })).status).toBe(200);
+
+    // Private now: a request waits, and letting it in is refused while full, the request kept.
+    await poke(server, sql.unsafe`UPDATE hubs SET audience = 'private' WHERE id = ${hub.hub_id}`);
+    expect((await rest(server, asker.key, 'join_hub', { hub: hub.slug })).body.data.status).toBe('requested');
+    const letIn = await rest(server, owner.key, 'moderate', { hub: hub.slug, action: 'let_in', who: asker.id });
+    expect(letIn.status, letIn.text).toBe(409);
+    expect(await pending(hub.hub_id)).toBe(1);
+    expect(await members()).toBe(5_000);
+
+    // Room made: the one waiting gets in.
+    expect((await rest(server, owner.key, 'moderate', { hub: hub.slug, action: 'remove', who: last.id })).status).toBe(200);
+    expect((await rest(server, owner.key, 'moderate', { hub: hub.slug, action: 'let_in', who: asker.id })).status).toBe(200);
+    expect(await members()).toBe(5_000);
+  });
+
   it('register with hub answers a newcomer alike for a private hub and a missing one, naming neither', async () => {
     const hub = await hubWithPeople('rest', 'Hidden Lab');
     const register = (ref: string) =>
