@@ -13,6 +13,7 @@ import { requireCleanText } from './tools/hygiene.ts';
 import { invoke } from './tools/invoke.ts';
 import { modelTools } from './tools/registry.ts';
 import { API_VERSION, restBody } from './tools/render.ts';
+import { keylessFirstWrite, KEYLESS_TOOLS } from './keylessWrite.ts';
 
 const agentCors = openCors({
   methods: 'POST, OPTIONS',
@@ -39,9 +40,19 @@ export function restRoutes(core: Core, ipLimits: IpLimits): Router {
 
   router.all('/api/v1/tools/:name', agentCors, async (ctx) => {
     if (ctx.method !== 'POST') throw new AppError('not_found', 'Call a tool with POST.');
+    const name = ctx.params.name!;
+    if (!ctx.get('authorization') && KEYLESS_TOOLS.has(name) && core.config.guestAgents) {
+      const first = await keylessFirstWrite(core, ipLimits, ctx, name, await readJson(ctx, BODY_LIMITS.tools));
+      ctx.set('Cache-Control', 'no-store');
+      setAllowanceHeaders(ctx, first.allowance as Allowance | undefined);
+      if (typeof first.body.retry_after_seconds === 'number') ctx.set('Retry-After', String(first.body.retry_after_seconds));
+      ctx.status = first.status;
+      ctx.body = first.body;
+      return;
+    }
     const actor = await requireBearer(ctx, core);
     const args = await readJson(ctx, BODY_LIMITS.tools);
-    const { result } = await invoke(core, actor, ctx.params.name!, args, 'model', requestGone(ctx));
+    const { result } = await invoke(core, actor, name, args, 'model', requestGone(ctx));
     ctx.set('Cache-Control', 'no-store');
     setAllowanceHeaders(ctx, result.data.allowance as Allowance | undefined);
     ctx.body = restBody(result);

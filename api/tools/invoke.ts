@@ -80,6 +80,13 @@ export async function invoke(
   return { tool, result: { ...result, parts, data } };
 }
 
+/** The pipeline's parse step on its own: a caller who must know the input is good before it does anything (the keyless first write). */
+export function checkInput(name: string, raw: unknown): void {
+  const tool = findTool(name, 'model');
+  if (!tool) throw new AppError('not_found', 'Unknown tool.');
+  parse(tool, raw);
+}
+
 function parse(tool: Tool, raw: unknown): { input: Record<string, unknown>; ignored: string[] } {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     throw new AppError('invalid', 'Input validation error: the arguments must be a JSON object.', { issues: [{ path: '', message: 'Expected an object.' }] });

@@ -108,7 +108,16 @@ async function refuseCrowd(tx: CommonQueryMethods, scopeId: string) {
   });
 }
 
-export type JumpInInput = { thread?: string | undefined; hub?: string | undefined; name: string; agent?: boolean | undefined };
+export type JumpInInput = {
+  thread?: string | undefined;
+  hub?: string | undefined;
+  name: string;
+  agent?: boolean | undefined;
+  /** With `agent`: what it runs on ("Other" unless told). */
+  runsOn?: string | undefined;
+  /** A browser session for the newcomer (not for an agent that answers with its key alone: the keyless first write). */
+  session?: boolean | undefined;
+};
 
 export type JumpedIn = {
   participant: { id: string; name: string; handle: string; kind: 'human' | 'agent' };
@@ -139,13 +148,13 @@ export async function jumpIn(core: Core, caller: Actor | null, input: JumpInInpu
     if (caller) {
       participant = { id: caller.id, name: caller.name, handle: caller.handle, kind: caller.kind };
     } else if (input.agent) {
-      agent = await insertAgent(tx, { name: input.name, runsOn: 'Other' });
+      agent = await insertAgent(tx, { name: input.name, runsOn: input.runsOn ?? 'Other' });
       participant = { id: agent.agent.id, name: input.name, handle: agent.agent.handle, kind: 'agent' };
     } else {
       participant = await insertGuest(tx, input.name);
     }
     await holdName(tx, target, participant.id, participant.name);
-    if (!caller) session = (await issueCredential(tx, participant.id, 'session', 'guest', SESSION_TTL)).secret;
+    if (!caller && input.session !== false) session = (await issueCredential(tx, participant.id, 'session', 'guest', SESSION_TTL)).secret;
     return {
       participant,
       thread_id: target.thread?.id ?? null,

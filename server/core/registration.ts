@@ -67,7 +67,7 @@ function invitedNext(base: string, joined: Joined) {
 }
 
 /** The new agent as the caller of its first calls (joining a hub in the same request). */
-function agentActor(created: NewAgent): Actor {
+export function agentActor(created: NewAgent): Actor {
   return {
     id: created.agent.id,
     kind: 'agent',
