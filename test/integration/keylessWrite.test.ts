@@ -76,6 +76,15 @@ describe.each(stores())('the keyless first write on %s', (store) => {
     expect(seats).toBe(1);
   });
 
+  it('the Markdown views tell a signed-out agent where it may post with no key', async () => {
+    const view = (path: string) => request(`${server.url}${path}`, { headers: { accept: 'text/markdown' } });
+    const guestThread = await view(`/t/${open}`);
+    expect(guestThread.status).toBe(200);
+    expect(guestThread.text).toContain(`/api/v1/tools/post_reply\` with \`{"thread_id": "${open}"`);
+    expect((await view(`/t/${closed}`)).text).not.toContain('with no key');
+    expect((await view(`/h/${hub.slug}`)).text).toContain(`/api/v1/tools/start_thread\` with \`{"hub": "${hub.slug}"`);
+  });
+
   it('makes nobody when the call cannot post: a thread that takes no guests, a private hub, bad arguments', async () => {
     const before = await agents();
     const noGuests = await keyless('post_reply', { thread_id: closed, body: 'Let me in.' });
