@@ -24,7 +24,15 @@ export type EditRequest =
   | { undo: { version: number; changed: readonly string[] } };
 
 /** What an edit did: the new version and its edit id (null when nothing changed), the pad's version either way. */
-export type EditOutcome = { version: number | null; editId: string | null; conflicts: Conflict[]; changed: string[]; current: number };
+export type EditOutcome = {
+  version: number | null;
+  editId: string | null;
+  conflicts: Conflict[];
+  changed: string[];
+  current: number;
+  /** The characters of text the version saved: the new text of the blocks it changed. */
+  saved: number;
+};
 
 /** Why an edit was refused, as a code the core turns into its own error. */
 export class EditRefused extends Error {
@@ -140,7 +148,7 @@ export function createEditEngine(deps: { db: Db; versions: PadVersions; live: Li
     if (!locked && base !== null && base > state.version) throw new StaleVersion(padId, state.version);
     const { ops, guard, conflicts } = await plan(locked ?? db.pool, padId, document, author, request, base, state, undone);
     const unchanged = (more: Conflict[] = []) => ({
-      outcome: { version: null, editId: null, conflicts: [...conflicts, ...more], changed: [], current: state.version },
+      outcome: { version: null, editId: null, conflicts: [...conflicts, ...more], changed: [], current: state.version, saved: 0 },
       written: null,
     });
     if (!ops.length) return unchanged();
@@ -152,16 +160,19 @@ export function createEditEngine(deps: { db: Db; versions: PadVersions; live: Li
     if (!change.update || applied.changed.length === 0) return unchanged(applied.conflicts);
     const editId = editIdOf(padId, state.version + 1);
     const record = async (conn: CommonQueryMethods) => {
+      const live = readBlocks(document.getXmlFragment(PAD_FRAGMENT));
+      const changed = new Set(applied.changed);
+      const saved = live.reduce((sum, block) => sum + (changed.has(block.id) ? block.text.length : 0), 0);
       const written = (await versions.write(conn, padId, state, {
         kind: 'undo' in request ? 'undo' : 'edit',
         author,
-        live: readBlocks(document.getXmlFragment(PAD_FRAGMENT)),
+        live,
         mine: new Set(applied.changed),
         changed: applied.changed,
         update: change.update,
       }))!;
       const version = written.state.version;
-      return { outcome: { version, editId, conflicts: [...conflicts, ...applied.conflicts], changed: applied.changed, current: version }, written };
+      return { outcome: { version, editId, conflicts: [...conflicts, ...applied.conflicts], changed: applied.changed, current: version, saved }, written };
     };
     const { seal } = options;
     const sealed = async (tx: DatabaseTransactionConnection) => {

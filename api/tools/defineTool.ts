@@ -54,6 +54,11 @@ export type Tool = {
   policy(input: Record<string, unknown>): Policy<unknown>;
   run(context: unknown, input: Record<string, unknown>, target: unknown): Promise<unknown>;
   present(out: unknown, input: Record<string, unknown>): Result;
+  /**
+   * A live write's pad text as it turned out (the characters its version saved), counted by its limits
+   * in the seal instead of the text it was sent; the look before it goes live then counts none.
+   */
+  savedChars?: ((out: unknown) => number) | undefined;
 };
 
 type Common<I extends z.ZodObject, T, O> = {
@@ -97,9 +102,10 @@ export function writeTool<I extends z.ZodObject, T, O>(
 }
 
 export function liveWriteTool<I extends z.ZodObject, T, O>(
-  definition: Common<I, T, O> & WriteOptions & { run(context: LiveContext<O>, input: z.output<I>, target: T): Promise<O> },
+  definition: Common<I, T, O> &
+    WriteOptions & { run(context: LiveContext<O>, input: z.output<I>, target: T): Promise<O>; savedChars?: (out: O) => number },
 ): Tool {
-  return finish(definition, 'live', definition, writeAnnotations(definition));
+  return { ...finish(definition, 'live', definition, writeAnnotations(definition)), savedChars: definition.savedChars as Tool['savedChars'] };
 }
 
 const writeAnnotations = (definition: { title: string } & WriteOptions): Annotations => ({

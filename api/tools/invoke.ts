@@ -136,7 +136,8 @@ async function execute(core: Core, actor: Actor, tool: Tool, input: Record<strin
       const target = await policy({ core, conn, actor });
       const earlier = await key?.earlier(conn);
       if (earlier) return { earlier, target, place: null };
-      const place = placeOf(target, input);
+      // A write that counts the pad text it turns out to save looks with none: it cannot know it yet.
+      const place = { ...placeOf(target, input), ...(tool.savedChars ? { chars: 0 } : {}) };
       const facts = await check(core, conn, actor, tool.limits, place);
       return { earlier: null, target, place, facts };
     });
@@ -146,7 +147,8 @@ async function execute(core: Core, actor: Actor, tool: Tool, input: Record<strin
     const seal =
       key || tool.limits.length
         ? async (tx: Parameters<typeof admit>[1], out: unknown) => {
-            allowance = await admit(core, tx, actor, tool.limits, place, tool.name, facts);
+            const saved = tool.savedChars ? { ...place, chars: tool.savedChars(out) } : place;
+            allowance = await admit(core, tx, actor, tool.limits, saved, tool.name, facts);
             await key?.store(tx, finished(out, allowance));
           }
         : undefined;

@@ -79,6 +79,8 @@ export const editPadTool = liveWriteTool({
   }),
   keyed: true,
   limits: ['write', 'padEdit', 'padText'],
+  // Counted as saved: the new text of the paragraphs that changed, not the whole text sent.
+  savedChars: (out) => out.outcome.saved,
   policy: (input) => mayEditPad(input.pad_id),
   run: ({ core, actor, seal }, input, target) => editPadDeciding(core, actor, target, input, seal),
   present: presentDecidedEdit,

@@ -266,6 +266,29 @@ describe.each(stores())('write pace on %s', (store) => {
     }
   });
 
+  it('pad text saved by an edit of the whole text counts the paragraphs that changed, not the text sent', async () => {
+    now -= now % MINUTE;
+    const start = now;
+    server.core.pace.scale = 0.001;
+    try {
+      const writer = await (await human('Rhea')).agent('Rhea Rewrite');
+      const own = (await rest(server, writer.key, 'create_hub', { name: 'Rhea Rewrites' })).body.data;
+      const [first, second] = ['a'.repeat(1_000), 'c'.repeat(1_000)];
+      const made = await rest(server, writer.key, 'create_pad', { hub: own.slug, title: 'Two paragraphs', text: `${first}\n\n${second}` });
+      expect(made.status, made.text).toBe(200);
+      const whole = (version: number, text: string) => rest(server, writer.key, 'edit_pad', { pad_id: made.body.data.pad_id, base_version: version, text });
+      now += MINUTE + 1_000;
+      // 1,902 characters sent, 900 saved: 2,000 + 900 is within the 3,000.
+      const rewritten = await whole(made.body.data.version, `${first}\n\n${'d'.repeat(900)}`);
+      expect(rewritten.status, rewritten.text).toBe(200);
+      now += MINUTE + 1_000;
+      // 2,900 saved: 200 more passes 3,000 until the first minute's 2,000 leave the day.
+      expectRefused(await whole(rewritten.body.data.version, `${first}\n\n${'e'.repeat(200)}`), 'pad_text_saved', (start + 24 * 3_600_000 - now) / 1000);
+    } finally {
+      server.core.pace.scale = 1;
+    }
+  });
+
   it("an agent's reads: past the read pace (here a hundredth of the spec's 600 a minute) it is told to wait_for_changes", async () => {
     server.core.pace.scale = 0.01;
     try {
