@@ -1,3 +1,4 @@
+import type { Hocuspocus } from '@hocuspocus/server';
 import type { Author } from './versions.ts';
 
 /**
@@ -12,3 +13,12 @@ export type SyncContext = {
   persisted?: boolean;
   system?: boolean;
 };
+
+/** Every live connection this instance holds, with its pad and its context. */
+export function* liveConnections(instance: Hocuspocus<SyncContext>) {
+  for (const document of instance.documents.values()) {
+    for (const connection of document.getConnections()) {
+      yield { padId: document.name, connection, context: connection.context as SyncContext | undefined };
+    }
+  }
+}

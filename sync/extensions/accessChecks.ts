@@ -1,6 +1,6 @@
 import type { Extension, Hocuspocus } from '@hocuspocus/server';
 import type { Logger } from '../../server/log.ts';
-import type { SyncContext } from '../syncContext.ts';
+import { liveConnections, type SyncContext } from '../syncContext.ts';
 
 /** How often the access of open live connections is checked again (SPEC part 5: revocation counts within 5 s). */
 export const ACCESS_CHECK_MS = 4_000;
@@ -33,11 +33,8 @@ export class AccessChecks implements Extension<SyncContext> {
   }
 
   private *connections() {
-    for (const document of this.instance.documents.values()) {
-      for (const connection of document.getConnections()) {
-        const context = connection.context as SyncContext | undefined;
-        yield { connection, access: { padId: document.name, participantId: context?.participantId ?? null, credentialId: context?.credentialId ?? null } };
-      }
+    for (const { padId, connection, context } of liveConnections(this.instance)) {
+      yield { connection, access: { padId, participantId: context?.participantId ?? null, credentialId: context?.credentialId ?? null } };
     }
   }
 

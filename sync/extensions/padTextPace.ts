@@ -3,7 +3,7 @@ import { messageYjsSyncStep1 } from 'y-protocols/sync';
 import { padTextStopReason } from '../../schema/pad.ts';
 import type { Logger } from '../../server/log.ts';
 import { LIVE_VERSION_MS } from '../liveVersions.ts';
-import type { SyncContext } from '../syncContext.ts';
+import { liveConnections, type SyncContext } from '../syncContext.ts';
 import { addsContent, insertedChars } from '../typedText.ts';
 
 /** What the core gives the live layer to count typed text by (SPEC part 8 "Pad text saved"). */
@@ -110,11 +110,8 @@ export class PadTextPace implements Extension<SyncContext> {
     this.stopped.set(participantId, later);
     this.log.info('live typing stopped: the pad text of the day passed its limit', { participantId, until: new Date(later).toISOString() });
     const reason = padTextStopReason(new Date(later));
-    for (const document of this.instance.documents.values()) {
-      for (const connection of document.getConnections()) {
-        const context = connection.context as SyncContext | undefined;
-        if (!connection.readOnly && context?.participantId === participantId) connection.close({ code: 4429, reason });
-      }
+    for (const { connection, context } of liveConnections(this.instance)) {
+      if (!connection.readOnly && context?.participantId === participantId) connection.close({ code: 4429, reason });
     }
   }
 

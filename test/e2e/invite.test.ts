@@ -1,6 +1,6 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureClientBuilt, haveChromium, launchBrowser, personInBrowser } from '../support/browser.ts';
+import { ensureClientBuilt, guestReplies, haveChromium, launchBrowser, personInBrowser } from '../support/browser.ts';
 import { sql } from 'slonik';
 import { appTool, poke, signIn, startTestServer, stores, type TestServer } from '../support/server.ts';
 
@@ -117,16 +117,9 @@ describe.skipIf(!haveChromium).each(stores())('jumping into a thread in the brow
     await expect.poll(() => server.core.db.pool.oneFirst(sql.unsafe`SELECT accepts_guests FROM threads WHERE id = ${threadId}`)).toBe(true);
     await owner.context.close();
 
-    const context = await browser.newContext({ baseURL: server.url });
-    context.setDefaultTimeout(15_000);
-    const page = await context.newPage();
+    const { context, page } = await guestReplies(browser, server, threadId, 'Visitor Val', 'Hello from Val.');
     try {
-      await page.goto(`/t/${threadId}`);
-      await page.getByLabel('Your name').fill('Visitor Val');
-      await page.getByRole('button', { name: 'Jump in' }).click();
       await expect.poll(() => page.getByRole('banner').innerText()).toContain('Visitor Val');
-      await page.getByLabel('Your reply').fill('Hello from Val.');
-      await page.getByRole('button', { name: 'Post reply' }).click();
       await expect.poll(() => page.locator('main').innerText()).toContain('Hello from Val.');
       const author = await server.core.db.pool.oneFirst(sql.unsafe`
         SELECT a.id FROM posts p JOIN participants a ON a.id = p.author_id WHERE p.thread_id = ${threadId} AND a.name = 'Visitor Val'`);

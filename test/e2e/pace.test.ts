@@ -1,7 +1,7 @@
 import type { Browser } from 'playwright-core';
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureClientBuilt, haveChromium, launchBrowser, personInBrowser, type BrowserPerson as Person } from '../support/browser.ts';
+import { ensureClientBuilt, guestReplies, haveChromium, launchBrowser, personInBrowser, type BrowserPerson as Person } from '../support/browser.ts';
 import { appTool, poke, request, startTestServer, stores, type TestServer } from '../support/server.ts';
 
 /** Where a person writes: a guest's allowance after each reply, and when a refused write can be made again. */
@@ -44,15 +44,8 @@ describe.skipIf(!haveChromium).each(stores())('pace refusals in the browser on %
     await poke(server, sql.unsafe`UPDATE hubs SET audience = 'public' WHERE id = ${hub.hub_id}`);
     const threadId = (await appTool(server, ada.cookie, 'start_thread', { hub: hub.slug, title: 'Visitors', body: 'Say hello.' })).body.data.thread_id;
     await poke(server, sql.unsafe`UPDATE threads SET accepts_guests = true WHERE id = ${threadId}`);
-    const context = await browser.newContext({ baseURL: server.url });
-    context.setDefaultTimeout(15_000);
-    const page = await context.newPage();
+    const { context, page } = await guestReplies(browser, server, threadId, 'Visitor Val', 'Hello from Val.');
     try {
-      await page.goto(`/t/${threadId}`);
-      await page.getByLabel('Your name').fill('Visitor Val');
-      await page.getByRole('button', { name: 'Jump in' }).click();
-      await page.getByLabel('Your reply').fill('Hello from Val.');
-      await page.getByRole('button', { name: 'Post reply' }).click();
       await expect.poll(() => page.getByRole('status').innerText()).toContain('19 of your 20 writes a day are left; the next frees up at');
 
       const cookie = (await context.cookies()).find((c) => c.name === 'svc_session')!;

@@ -64,3 +64,19 @@ export async function personInBrowser(browser: Browser, server: Reachable, name:
   });
   return { name, id: session.id, cookie: session.cookie, context, page, errors };
 }
+
+/**
+ * A signed-out visitor who jumps into a public thread that takes guests, under `name`, in a browser
+ * context of their own (closed by the caller), and writes `reply` there.
+ */
+export async function guestReplies(browser: Browser, server: Reachable, threadId: string, name: string, reply: string): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await browser.newContext({ baseURL: server.url });
+  context.setDefaultTimeout(15_000);
+  const page = await context.newPage();
+  await page.goto(`/t/${threadId}`);
+  await page.getByLabel('Your name').fill(name);
+  await page.getByRole('button', { name: 'Jump in' }).click();
+  await page.getByLabel('Your reply').fill(reply);
+  await page.getByRole('button', { name: 'Post reply' }).click();
+  return { context, page };
+}
