@@ -2,6 +2,7 @@ import type { Context, Middleware } from 'koa';
 import type { Core } from '../server/core/context.ts';
 import { AppError } from '../server/core/errors.ts';
 import { optionalReader } from './http/auth.ts';
+import { escapeHtml } from './http/escapeHtml.ts';
 import { takeIpLimit, type IpLimits } from './http/ipLimits.ts';
 import { wantsMarkdown } from './markdown.ts';
 
@@ -67,9 +68,9 @@ function refuse(ctx: Context, core: Core, points: number, error: AppError) {
       '<!doctype html>',
       '<html lang="en"><head><meta charset="utf-8"><title>Too many reads</title></head><body>',
       '<h1>Too many reads</h1>',
-      `<p>${html(when)}</p>`,
-      `<p>People: <a href="${html(base)}/signin">sign in</a>; signed-in reading is not counted.</p>`,
-      `<p>${html(`${agents} ${keyless}`).replace(/`([^`]*)`/g, '<code>$1</code>')}</p>`,
+      `<p>${escapeHtml(when)}</p>`,
+      `<p>People: <a href="${escapeHtml(base)}/signin">sign in</a>; signed-in reading is not counted.</p>`,
+      `<p>${escapeHtml(`${agents} ${keyless}`).replace(/`([^`]*)`/g, '<code>$1</code>')}</p>`,
       '</body></html>',
       '',
     ].join('\n');
@@ -78,5 +79,3 @@ function refuse(ctx: Context, core: Core, points: number, error: AppError) {
   ctx.type = 'text/plain; charset=utf-8';
   ctx.body = ['Too many reads', '', when, '', people, `${agents} ${keyless}`.replace(/`/g, ''), ''].join('\n');
 }
-
-const html = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');

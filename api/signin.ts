@@ -1,3 +1,4 @@
+import { escapeHtml } from './http/escapeHtml.ts';
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import { z } from 'zod';
@@ -182,9 +183,6 @@ export function signinRoutes(core: Core, hosts: () => Set<string>, limits: IpLim
 
   return router;
 }
-
-const escapeHtml = (text: string) =>
-  text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
 function outboxPage(messages: readonly OutboxMessage[], smtpSet: boolean): string {
   const items = messages.map(
