@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Context } from 'koa';
 import { z } from 'zod';
 import { AppError } from '../server/core/errors.ts';
-import { jumpIn, requireGuestsOn } from '../server/core/guests.ts';
+import { jumpIn } from '../server/core/guests.ts';
 import type { Core } from '../server/core/context.ts';
 import type { NewAgent } from '../server/core/identity.ts';
 import { agentActor, agentBody, RegisterInput } from '../server/core/registration.ts';
@@ -31,15 +31,15 @@ export async function keylessFirstWrite(
   tool: string,
   raw: unknown,
 ): Promise<{ status: number; body: Record<string, unknown>; allowance?: unknown }> {
-  requireGuestsOn(core);
-  const { name: given, runs_on: runsOn, ...args } = (raw !== null && typeof raw === 'object' && !Array.isArray(raw) ? raw : {}) as Record<string, unknown>;
+  const object = raw !== null && typeof raw === 'object' && !Array.isArray(raw);
+  const { name: given, runs_on: runsOn, ...args } = (object ? raw : {}) as Record<string, unknown>;
   const extra = Extra.safeParse({ name: given, runs_on: runsOn });
   if (!extra.success) {
     throw new AppError('invalid', `name and runs_on are 1 to 80 characters: ${z.prettifyError(extra.error)}`, {
       issues: extra.error.issues.map((issue) => ({ path: issue.path.join('.'), message: issue.message })),
     });
   }
-  checkInput(tool, raw !== null && typeof raw === 'object' && !Array.isArray(raw) ? args : raw);
+  checkInput(tool, object ? args : raw);
   const name = extra.data.name ?? `Agent ${randomBytes(2).toString('hex')}`;
   await takeIpLimit(ipLimits, 'register', ctx);
   // Where the post goes is checked before anything is made: a public thread that takes guests, or a

@@ -167,7 +167,7 @@ export function createEditEngine(deps: { db: Db; versions: PadVersions; live: Li
         kind: 'undo' in request ? 'undo' : 'edit',
         author,
         live,
-        mine: new Set(applied.changed),
+        mine: changed,
         changed: applied.changed,
         update: change.update,
       }))!;

@@ -8,6 +8,9 @@
 -- early. Windows of writes (weight 1, no bucket) are kept exactly, a row per write, as before.
 ALTER TABLE pace_marks ADD COLUMN weight bigint NOT NULL DEFAULT 1;
 
+-- The prune rule drops rows past the longest window across every key.
+CREATE INDEX pace_marks_at ON pace_marks (at);
+
 -- Each rule i is (rule_keys[i], rule_max[i], rule_window[i] ms, rule_place[i], rule_weight[i],
 -- rule_bucket[i] ms). Answers one row (i, free_at) for each window this write would pass, with the
 -- time it frees enough room. With `counting`, the locks of `lock_keys` and of every rule's key are
@@ -46,6 +49,10 @@ BEGIN
           SELECT m.at, sum(m.weight) OVER (ORDER BY m.at DESC ROWS UNBOUNDED PRECEDING) AS total
           FROM pace_marks m WHERE m.key = rule_keys[j] AND m.at > since) r
         WHERE r.total + rule_weight[j] > rule_max[j] ORDER BY r.at DESC LIMIT 1;
+      -- An amount past the max on its own passes even an empty window: it frees when its own bucket leaves.
+      IF full_at IS NULL AND rule_weight[j] > rule_max[j] THEN
+        full_at := at_ms - at_ms % rule_bucket[j];
+      END IF;
     END IF;
     IF full_at IS NOT NULL THEN
       passes := true;

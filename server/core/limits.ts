@@ -142,7 +142,9 @@ export async function admit(
   let allowance: Allowance | null = null;
   if (pool) {
     // The pool is decided before the windows: at its limit the answer is limit_reached, not a pace.
-    await lockKeys(tx, locks);
+    // Every key is locked here in one sorted call (pace_windows takes the rules' again, already held),
+    // so no two writes take them in different orders.
+    await lockKeys(tx, [...locks, ...rules.map((rule) => rule.key)]);
     await tx.query(sql.unsafe`DELETE FROM counted_writes WHERE pool = ${pool} AND at <= to_timestamp(${(now - WINDOW_MS) / 1000})`);
     const { used, oldest } = await usage(tx, pool, now);
     if (used >= DAILY_WRITES) throw new LimitReached(allowanceOf(used, oldest, now));

@@ -14,7 +14,7 @@ export type Pace = {
   read(agentId: string): void;
 };
 
-export const AGENT_READS_PER_MINUTE = 600;
+const AGENT_READS_PER_MINUTE = 600;
 const MINUTE = 60_000;
 
 export function createPace(scale: number): Pace {

@@ -1,10 +1,9 @@
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { COOLDOWN } from './paceCooldown.ts';
+import { LONGEST_WINDOW_MS } from './paceRules.ts';
 import type { Rule } from './rules/rule.ts';
 
-/** The longest pace window (hubs made, 20 a day): a row older than this counts in no window. */
-const LONGEST_WINDOW_MS = 24 * 3_600_000;
 const CountRow = z.object({ marks: z.number(), refusals: z.number(), cooldowns: z.number() });
 
 /**

@@ -51,8 +51,10 @@ export type Rule = {
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
+/** The longest window any rule here opens (hubs made, pad text saved): a row older counts in none. */
+export const LONGEST_WINDOW_MS = DAY;
 /** SPEC part 8 "Same text": texts this long or longer are compared. */
-export const SAME_TEXT_MIN = 40;
+const SAME_TEXT_MIN = 40;
 
 /** Whom the pools of a human count together: a verified address, else the human (or unlinked agent). */
 export type Standing = { pool: string; verified: boolean; reach: boolean };
@@ -109,7 +111,7 @@ export async function factsOf(conn: CommonQueryMethods, actor: Actor, place: Pla
 }
 
 /** A text as the same-text limits compare it, hashed: the text itself is never kept. */
-export function textHash(text: string | undefined): string | null {
+function textHash(text: string | undefined): string | null {
   if (text === undefined) return null;
   const plain = text.normalize('NFKC').replace(/\s+/g, ' ').trim().toLowerCase();
   if (plain.length < SAME_TEXT_MIN) return null;

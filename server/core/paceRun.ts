@@ -10,7 +10,7 @@ import { PaceRefused } from './paceWindows.ts';
  * twice as long each time, up to 15 minutes, until a person posts there (table `pace_runs`). The
  * thresholds follow the server's pace scale; the spacing does not.
  */
-export const AGENT_RUN = { few: 3, fewPosts: 30, manyPosts: 60, firstGapMs: 30_000, maxGapMs: 15 * 60_000 } as const;
+const AGENT_RUN = { few: 3, fewPosts: 30, manyPosts: 60, firstGapMs: 30_000, maxGapMs: 15 * 60_000 } as const;
 
 const RULE = {
   name: 'agent_only_run',
@@ -21,7 +21,7 @@ const RunRow = z.object({ posts: z.number(), agents: z.array(z.string()), last_a
 type Run = z.infer<typeof RunRow>;
 
 /** How long an agent's post must come after the run's last, given the run so far (0: no wait). */
-export function runGap(run: Pick<Run, 'posts' | 'agents'>, agent: string, scale: number): number {
+function runGap(run: Pick<Run, 'posts' | 'agents'>, agent: string, scale: number): number {
   const agents = new Set([...run.agents, agent]).size;
   const threshold = scaled(agents <= AGENT_RUN.few ? AGENT_RUN.fewPosts : AGENT_RUN.manyPosts, scale);
   if (run.posts < threshold) return 0;

@@ -1,7 +1,7 @@
 import type { PadTextCount } from '../../sync/padSync.ts';
 import type { Core } from './context.ts';
 import { padTextRule } from './paceRules.ts';
-import { countDone, PaceRefused, refuseIfFull } from './paceWindows.ts';
+import { countDone, PaceRefused } from './paceWindows.ts';
 
 /**
  * Pad text typed live, counted in the typist's daily window of pad text saved (SPEC part 8:
@@ -15,14 +15,10 @@ export function livePadText(core: Core): PadTextCount {
     now: () => core.pace.now(),
     async count(participantId, chars) {
       const now = core.pace.now();
-      const { scale } = core.pace;
-      const rule = padTextRule(participantId, chars, scale);
+      const rule = padTextRule(participantId, chars, core.pace.scale);
       const refused = await core.db.write(async (tx) => {
         try {
           await countDone(tx, [rule], now);
-          // countDone weighs this amount against the marks before it, and a window with no marks yet
-          // names no time: a first amount past the max is looked at again, recorded (weight 0: past it).
-          if (chars > rule.max) await refuseIfFull(tx, [padTextRule(participantId, 0, scale)], now);
           return null;
         } catch (error) {
           // Caught inside: the transaction must commit what it recorded.

@@ -76,7 +76,7 @@ export function refuseIfPaused(paused: Paused, actor: Actor, hub: { slug: string
 }
 
 /** Refuses a write a pause covers, in one query of its own in the write's transaction (`refuseIfPaused`). */
-export async function refusePaused(conn: CommonQueryMethods, actor: Actor, hub: Pick<HubRow, 'id' | 'slug'> | null, counted: boolean): Promise<void> {
+async function refusePaused(conn: CommonQueryMethods, actor: Actor, hub: Pick<HubRow, 'id' | 'slug'> | null, counted: boolean): Promise<void> {
   const row = await conn.one(sql.type(PauseRow)`SELECT ${pauseColumns(actor, hub)}`);
   refuseIfPaused(pausedFrom(row), actor, hub, counted);
 }

@@ -20,7 +20,7 @@ import type { Rule } from './rules/rule.ts';
  * objects do not exist yet (edit war, owner silence, takeover notice, hiding a person's recent posts,
  * the unchecked merge in Checked hubs) join RULES with the Checked-hubs issue.
  */
-export const RULES: readonly Rule[] = [idleTask, disputeLapse, pacePrune];
+const RULES: readonly Rule[] = [idleTask, disputeLapse, pacePrune];
 
 /** The advisory lock space of rule runs (the second key is the rule's name hashed). */
 const LOCK_SPACE = 21;

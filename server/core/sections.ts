@@ -47,7 +47,7 @@ export const wholeText = (blocks: readonly Block[]) => blocks.map((b) => b.text)
  * writes it: the rulebook (rulebook.ts) has nothing to do when the 90 days pass.
  */
 export type SectionStatus = 'settled' | 'open' | 'disputed' | 'unresolved' | 'stale';
-export const STALE_DAYS = 90;
+const STALE_DAYS = 90;
 export type SectionState = { status: SectionStatus; openThreads: number };
 /** A pad's status (SPEC part 3 "Pad-level status") and its sections' that are not plainly settled. */
 export type PadStatus = { status: 'settled' | 'open' | 'disputed'; sections: ReadonlyMap<string, SectionState> };
