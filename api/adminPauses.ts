@@ -1,8 +1,8 @@
 import Router from '@koa/router';
 import { z } from 'zod';
-import type { Core } from '../server/core/context.ts';
-import { invalidInput } from '../server/core/errors.ts';
-import { SERVER_PAUSES, serverPauses, setServerPause } from '../server/core/pauses.ts';
+import type { Core } from '../server/core/kernel/context.ts';
+import { invalidInput } from '../schema/errors.ts';
+import { SERVER_PAUSES, serverPauses, setServerPause } from '../server/core/limits/pauses.ts';
 import { BODY_LIMITS, readJson } from './http/body.ts';
 import { requireCron } from './internal.ts';
 

@@ -1,5 +1,5 @@
 import Router from '@koa/router';
-import type { Core } from '../server/core/context.ts';
+import type { Core } from '../server/core/kernel/context.ts';
 import { pendingMigrations } from '../server/db/migrations.ts';
 
 const STALL_MS = 5_000;

@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import type { Context } from 'koa';
 import { z } from 'zod';
-import { AppError } from '../server/core/errors.ts';
-import { jumpIn } from '../server/core/guests.ts';
-import type { Core } from '../server/core/context.ts';
-import type { NewAgent } from '../server/core/identity.ts';
-import { agentActor, agentBody, RegisterInput } from '../server/core/registration.ts';
+import { AppError } from '../schema/errors.ts';
+import { jumpIn } from '../server/core/identity/guests.ts';
+import type { Core } from '../server/core/kernel/context.ts';
+import type { NewAgent } from '../server/core/identity/identity.ts';
+import { agentActor, agentBody, RegisterInput } from '../server/core/identity/registration.ts';
 import { requestGone } from './http/middleware.ts';
 import { takeIpLimit, type IpLimits } from './http/ipLimits.ts';
 import { checkInput, invoke } from './tools/invoke.ts';

@@ -5,10 +5,10 @@ import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/
 import { ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { z } from 'zod';
-import type { Actor } from '../server/core/actor.ts';
-import type { Core } from '../server/core/context.ts';
-import { AppError, toAppError } from '../server/core/errors.ts';
-import { authenticateBearer } from '../server/core/identity.ts';
+import type { Actor } from '../server/core/kernel/actor.ts';
+import type { Core } from '../server/core/kernel/context.ts';
+import { AppError, toAppError } from '../schema/errors.ts';
+import { authenticateBearer } from '../server/core/identity/identity.ts';
 import { BODY_LIMITS, readText } from './http/body.ts';
 import { bearerToken, challenge } from './http/auth.ts';
 import { openCors, requestGone } from './http/middleware.ts';

@@ -1,8 +1,8 @@
 import { KEYLESS_TOOLS } from './keylessWrite.ts';
 import Router from '@koa/router';
 import { z } from 'zod';
-import type { Core } from '../server/core/context.ts';
-import { RegisterInput } from '../server/core/registration.ts';
+import type { Core } from '../server/core/kernel/context.ts';
+import { RegisterInput } from '../server/core/identity/registration.ts';
 import { modelTools } from './tools/registry.ts';
 import { API_VERSION } from './tools/render.ts';
 import { SERVER_VERSION } from './mcp.ts';

@@ -1,10 +1,10 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
-import type { Core } from '../server/core/context.ts';
-import { AppError, invalidInput } from '../server/core/errors.ts';
-import type { Actor } from '../server/core/actor.ts';
-import type { Allowance } from '../server/core/limits.ts';
-import { RegisterInput, registerAgent } from '../server/core/registration.ts';
+import type { Core } from '../server/core/kernel/context.ts';
+import { AppError, invalidInput } from '../schema/errors.ts';
+import type { Actor } from '../server/core/kernel/actor.ts';
+import type { Allowance } from '../server/core/limits/limits.ts';
+import { RegisterInput, registerAgent } from '../server/core/identity/registration.ts';
 import { readJson, BODY_LIMITS } from './http/body.ts';
 import { requireBearer } from './http/auth.ts';
 import { openCors, requestGone } from './http/middleware.ts';

@@ -1,6 +1,6 @@
 import type { Context, Middleware } from 'koa';
-import type { Core } from '../server/core/context.ts';
-import { AppError } from '../server/core/errors.ts';
+import type { Core } from '../server/core/kernel/context.ts';
+import { AppError } from '../schema/errors.ts';
 import { optionalReader } from './http/auth.ts';
 import { escapeHtml } from './http/escapeHtml.ts';
 import { takeIpLimit, type IpLimits } from './http/ipLimits.ts';

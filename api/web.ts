@@ -1,13 +1,13 @@
 import Router from '@koa/router';
 import type { Context, Next } from 'koa';
 import { z } from 'zod';
-import type { Core } from '../server/core/context.ts';
-import { AppError, invalidInput } from '../server/core/errors.ts';
-import { authenticateSession, createAgent } from '../server/core/identity.ts';
+import type { Core } from '../server/core/kernel/context.ts';
+import { AppError, invalidInput } from '../schema/errors.ts';
+import { authenticateSession, createAgent } from '../server/core/identity/identity.ts';
 import { BODY_LIMITS, readJson } from './http/body.ts';
 import { sessionToken } from './http/auth.ts';
-import { emailStatus } from '../server/core/verification.ts';
-import { refuseGuest } from '../server/core/guests.ts';
+import { emailStatus } from '../server/core/identity/verification.ts';
+import { refuseGuest } from '../server/core/identity/guests.ts';
 import { requireCleanText } from './tools/hygiene.ts';
 import { invoke } from './tools/invoke.ts';
 import { requestGone } from './http/middleware.ts';

@@ -2,7 +2,7 @@ import type { VersionBlock } from './blockLists.ts';
 
 /**
  * A pad's sections as search keeps them (`pad_sections`): a heading and the blocks up to the next
- * one, or "Introduction" for what comes before the first heading (as server/core/sections.ts reads
+ * one, or "Introduction" for what comes before the first heading (as server/core/pads/sections.ts reads
  * them from the live pad). Each names the section before it, so a section put in above another
  * rewrites one neighbour, not every row after it.
  */

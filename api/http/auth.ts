@@ -1,8 +1,8 @@
 import type { Context } from 'koa';
-import type { Actor } from '../../server/core/actor.ts';
-import type { Core } from '../../server/core/context.ts';
-import { AppError } from '../../server/core/errors.ts';
-import { authenticateBearer, authenticateSession } from '../../server/core/identity.ts';
+import type { Actor } from '../../server/core/kernel/actor.ts';
+import type { Core } from '../../server/core/kernel/context.ts';
+import { AppError } from '../../schema/errors.ts';
+import { authenticateBearer, authenticateSession } from '../../server/core/identity/identity.ts';
 
 export const SESSION_COOKIE = 'svc_session';
 

@@ -1,6 +1,6 @@
 import getRawBody from 'raw-body';
 import type { Context } from 'koa';
-import { AppError } from '../../server/core/errors.ts';
+import { AppError } from '../../schema/errors.ts';
 
 /** Size limits of request bodies (SPEC part 8 "Sizes"). */
 export const BODY_LIMITS = {

@@ -2,8 +2,8 @@ import { isIP } from 'node:net';
 import { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Context, Middleware } from 'koa';
-import { AppError } from '../../server/core/errors.ts';
-import { scaled } from '../../server/core/pace.ts';
+import { AppError } from '../../schema/errors.ts';
+import { scaled } from '../../server/core/kernel/pace.ts';
 import type { Logger } from '../../server/log.ts';
 
 /**

@@ -1,7 +1,7 @@
-import type { CatchUp } from '../../server/core/catchUp.ts';
-import { inline } from '../../server/core/framing.ts';
-import type { Reported } from '../../server/core/reports.ts';
-import { line, type Result, type TextPart } from '../../server/core/result.ts';
+import type { CatchUp } from '../../server/core/threads/catchUp.ts';
+import { inline } from '../../server/core/kernel/framing.ts';
+import type { Reported } from '../../server/core/threads/reports.ts';
+import { line, type Result, type TextPart } from '../../server/core/kernel/result.ts';
 import { postParts } from './posts.ts';
 import { taskData } from './tasks.ts';
 import { aboutParts, decisionData, decisionParts, postData, taskLines, threadData, threadLine } from './threads.ts';

@@ -1,5 +1,5 @@
-import type { DecidedEdit } from '../../server/core/decisions.ts';
-import { line, type Result } from '../../server/core/result.ts';
+import type { DecidedEdit } from '../../server/core/threads/decisions.ts';
+import { line, type Result } from '../../server/core/kernel/result.ts';
 import { presentEdit } from './pads.ts';
 
 /** edit_pad: the edit as presentEdit tells it, and the decision recorded with it, or why none was. */

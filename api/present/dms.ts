@@ -1,6 +1,6 @@
-import { inline } from '../../server/core/framing.ts';
-import type { DmList, DmPerson, DmPosted, DmReading, DmResponse, DmStarted, DmState, DmSummary } from '../../server/core/dms.ts';
-import { line, said, type Result, type TextPart } from '../../server/core/result.ts';
+import { inline } from '../../server/core/kernel/framing.ts';
+import type { DmList, DmPerson, DmPosted, DmReading, DmResponse, DmStarted, DmState, DmSummary } from '../../server/core/dms/dms.ts';
+import { line, said, type Result, type TextPart } from '../../server/core/kernel/result.ts';
 
 const who = (p: DmPerson) => `${inline(p.name)}${p.kind === 'agent' ? ' (agent)' : ''} ${p.handle}`;
 const person = (p: DmPerson) => ({ id: p.id, handle: p.handle, kind: p.kind });

@@ -1,6 +1,6 @@
-import { inline } from '../../server/core/framing.ts';
-import type { CreatedHub, HubReading, JoinOutcome, MyHub } from '../../server/core/hubs.ts';
-import { line, said, type Result } from '../../server/core/result.ts';
+import { inline } from '../../server/core/kernel/framing.ts';
+import type { CreatedHub, HubReading, JoinOutcome, MyHub } from '../../server/core/places/hubs.ts';
+import { line, said, type Result } from '../../server/core/kernel/result.ts';
 import { peopleData, peopleParts, peopleView } from './members.ts';
 
 const iso = (t: number) => new Date(t).toISOString();

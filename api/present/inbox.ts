@@ -1,7 +1,7 @@
-import { inline } from '../../server/core/framing.ts';
-import type { Claim, InboxItem, InboxPage } from '../../server/core/inbox.ts';
-import type { MentionNote } from '../../server/core/mentions.ts';
-import { line, said, type Result, type TextPart } from '../../server/core/result.ts';
+import { inline } from '../../server/core/kernel/framing.ts';
+import type { Claim, InboxItem, InboxPage } from '../../server/core/inbox/inbox.ts';
+import type { MentionNote } from '../../server/core/inbox/mentions.ts';
+import { line, said, type Result, type TextPart } from '../../server/core/kernel/result.ts';
 
 const iso = (t: number) => new Date(t).toISOString();
 

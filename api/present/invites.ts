@@ -1,6 +1,6 @@
-import { inline } from '../../server/core/framing.ts';
-import { invitePath, type InviteJoin, type MadeInvite, type MyInvite } from '../../server/core/invites.ts';
-import { line, type Result } from '../../server/core/result.ts';
+import { inline } from '../../server/core/kernel/framing.ts';
+import { invitePath, type InviteJoin, type MadeInvite, type MyInvite } from '../../server/core/places/invites.ts';
+import { line, type Result } from '../../server/core/kernel/result.ts';
 
 const noun = { hub: 'hub', thread: 'thread', pad: 'pad' } as const;
 

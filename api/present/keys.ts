@@ -1,6 +1,6 @@
-import type { HandleChange } from '../../server/core/handles.ts';
-import type { Minted, Rotated } from '../../server/core/keys.ts';
-import { line, type Result } from '../../server/core/result.ts';
+import type { HandleChange } from '../../server/core/identity/handles.ts';
+import type { Minted, Rotated } from '../../server/core/identity/keys.ts';
+import { line, type Result } from '../../server/core/kernel/result.ts';
 
 const iso = (t: number) => new Date(t).toISOString();
 

@@ -1,6 +1,6 @@
-import { inline } from '../../server/core/framing.ts';
-import type { LinkOutcome } from '../../server/core/linking.ts';
-import { line, type Result } from '../../server/core/result.ts';
+import { inline } from '../../server/core/kernel/framing.ts';
+import type { LinkOutcome } from '../../server/core/identity/linking.ts';
+import { line, type Result } from '../../server/core/kernel/result.ts';
 
 /** The `link` tool's answer, per action. */
 export function presentLink(out: LinkOutcome): Result {

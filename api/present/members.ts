@@ -1,7 +1,7 @@
-import { inline } from '../../server/core/framing.ts';
-import { GUIDE_LIMIT, type AudienceChange, type GuideChange, type HubPeople, type Moderation, type Person } from '../../server/core/members.ts';
-import type { HubAgentsPause } from '../../server/core/pauses.ts';
-import { line, said, type Result, type TextPart } from '../../server/core/result.ts';
+import { inline } from '../../server/core/kernel/framing.ts';
+import { GUIDE_LIMIT, type AudienceChange, type GuideChange, type HubPeople, type Moderation, type Person } from '../../server/core/places/members.ts';
+import type { HubAgentsPause } from '../../server/core/limits/pauses.ts';
+import { line, said, type Result, type TextPart } from '../../server/core/kernel/result.ts';
 
 const iso = (t: number) => new Date(t).toISOString();
 const who = (p: Person) => `${inline(p.name)}${p.kind === 'agent' ? ' (agent)' : ''} · ${inline(p.handle)} · ${p.id}`;

@@ -1,9 +1,9 @@
-import { inline, linkForm } from '../../server/core/framing.ts';
-import { NO_THREADS, outlineRows, outlineTable, wholeText, type PadStatus } from '../../server/core/sections.ts';
-import type { PadEdit, PadUndo } from '../../server/core/padEdits.ts';
-import type { CreatedPad, PadReading } from '../../server/core/pads.ts';
-import type { BlockWriter, PadHistory, Writer } from '../../server/core/padHistory.ts';
-import { line, said, type Result, type TextPart } from '../../server/core/result.ts';
+import { inline, linkForm } from '../../server/core/kernel/framing.ts';
+import { NO_THREADS, outlineRows, outlineTable, wholeText, type PadStatus } from '../../server/core/pads/sections.ts';
+import type { PadEdit, PadUndo } from '../../server/core/pads/padEdits.ts';
+import type { CreatedPad, PadReading } from '../../server/core/pads/pads.ts';
+import type { BlockWriter, PadHistory, Writer } from '../../server/core/pads/padHistory.ts';
+import { line, said, type Result, type TextPart } from '../../server/core/kernel/result.ts';
 import type { EditOutcome } from '../../sync/padSync.ts';
 
 const REASONS = {

@@ -1,6 +1,6 @@
-import { inline } from '../../server/core/framing.ts';
-import { REACTIONS, type PostView } from '../../server/core/posts.ts';
-import { line, said, type TextPart } from '../../server/core/result.ts';
+import { inline } from '../../server/core/kernel/framing.ts';
+import { REACTIONS, type PostView } from '../../server/core/threads/posts.ts';
+import { line, said, type TextPart } from '../../server/core/kernel/result.ts';
 
 const EMOJI: Record<string, string> = REACTIONS;
 

@@ -1,6 +1,6 @@
-import { inline } from '../../server/core/framing.ts';
-import { line, said, type Result, type TextPart } from '../../server/core/result.ts';
-import type { SearchHit, SearchPage } from '../../server/core/search.ts';
+import { inline } from '../../server/core/kernel/framing.ts';
+import { line, said, type Result, type TextPart } from '../../server/core/kernel/result.ts';
+import type { SearchHit, SearchPage } from '../../server/core/search/search.ts';
 
 const GROUPS = [
   ['hub', 'Hubs'],

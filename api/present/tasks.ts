@@ -1,6 +1,6 @@
-import { inline } from '../../server/core/framing.ts';
-import { line, said, type Result, type TextPart } from '../../server/core/result.ts';
-import type { Person, Task, TaskChange, TaskPage } from '../../server/core/tasks.ts';
+import { inline } from '../../server/core/kernel/framing.ts';
+import { line, said, type Result, type TextPart } from '../../server/core/kernel/result.ts';
+import type { Person, Task, TaskChange, TaskPage } from '../../server/core/tasks/tasks.ts';
 
 const iso = (t: number) => new Date(t).toISOString();
 const who = (p: Person) => `${inline(p.name)}${p.kind === 'agent' ? ' (agent)' : ''} (${inline(p.handle)}, ${p.id})`;

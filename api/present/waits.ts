@@ -1,5 +1,5 @@
-import { line, type Result, type TextPart } from '../../server/core/result.ts';
-import type { WaitOutcome } from '../../server/core/waits.ts';
+import { line, type Result, type TextPart } from '../../server/core/kernel/result.ts';
+import type { WaitOutcome } from '../../server/core/inbox/waits.ts';
 
 /** `data.changed` says whether anything asked about came; `data.inbox` is there when the inbox was asked about. */
 export function presentWait(out: WaitOutcome): Result {

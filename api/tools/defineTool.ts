@@ -1,10 +1,10 @@
 import type { CommonQueryMethods, DatabaseTransactionConnection } from 'slonik';
 import type { z } from 'zod';
-import type { Actor } from '../../server/core/actor.ts';
-import type { Core } from '../../server/core/context.ts';
-import type { Limit } from '../../server/core/limits.ts';
-import type { Policy } from '../../server/core/policies.ts';
-import type { Result } from '../../server/core/result.ts';
+import type { Actor } from '../../server/core/kernel/actor.ts';
+import type { Core } from '../../server/core/kernel/context.ts';
+import type { Limit } from '../../server/core/limits/limits.ts';
+import type { Policy } from '../../server/core/places/policies.ts';
+import type { Result } from '../../server/core/kernel/result.ts';
 import { idempotencyKey } from './fields.ts';
 
 /** MCP tool annotations (SPEC part 4 "Annotations"). */
@@ -45,7 +45,7 @@ export type Tool = {
   audience: 'model' | 'app';
   /** `read`: no transaction; `write`: one transaction opened by the pipeline; `live`: sealed by the pad layer. */
   commit: 'read' | 'write' | 'live';
-  /** The limits a write passes (server/core/paceRules.ts names them); reads have none. */
+  /** The limits a write passes (server/core/limits/paceRules.ts names them); reads have none. */
   limits: readonly Limit[];
   /** Takes `idempotency_key`: a repeat with the same key and arguments replays the first result. */
   keyed: boolean;

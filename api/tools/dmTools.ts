@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { dmPolicy, listDms, respondToDm, startDm } from '../../server/core/dms.ts';
+import { dmPolicy, listDms, respondToDm, startDm } from '../../server/core/dms/dms.ts';
 import { presentDmResponse, presentDms, presentDmStarted } from '../present/dms.ts';
 import { liveWriteTool, readTool, writeTool } from './defineTool.ts';
 import { body, seqNumber } from './fields.ts';

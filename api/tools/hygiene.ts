@@ -1,4 +1,4 @@
-import { AppError } from '../../server/core/errors.ts';
+import { AppError } from '../../schema/errors.ts';
 
 /** A NUL, or half of a surrogate pair without its other half: no text store takes either. */
 const UNFIT = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;

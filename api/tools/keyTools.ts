@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { invalid } from '../../server/core/errors.ts';
-import { setHandle } from '../../server/core/handles.ts';
-import { grantable, mintSubagent, ownKey, rotateKey, SUBAGENT_HOURS } from '../../server/core/keys.ts';
+import { invalid } from '../../schema/errors.ts';
+import { setHandle } from '../../server/core/identity/handles.ts';
+import { grantable, mintSubagent, ownKey, rotateKey, SUBAGENT_HOURS } from '../../server/core/identity/keys.ts';
 import { presentHandle, presentMinted, presentRotated } from '../present/keys.ts';
 import { writeTool } from './defineTool.ts';
 

@@ -1,8 +1,8 @@
-import type { Actor } from '../../server/core/actor.ts';
-import type { Core } from '../../server/core/context.ts';
-import { freshLink } from '../../server/core/identity.ts';
-import type { Allowance } from '../../server/core/limits.ts';
-import { line, type Result } from '../../server/core/result.ts';
+import type { Actor } from '../../server/core/kernel/actor.ts';
+import type { Core } from '../../server/core/kernel/context.ts';
+import { freshLink } from '../../server/core/identity/identity.ts';
+import type { Allowance } from '../../server/core/limits/limits.ts';
+import { line, type Result } from '../../server/core/kernel/result.ts';
 
 /**
  * At the daily limit the answer is no error (SPEC part 7): HTTP 200 with `limit_reached`, the link for

@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { GUIDE_LIMIT, moderate, setHubGuide, setHubVisibility } from '../../server/core/members.ts';
-import { hubWith } from '../../server/core/policies.ts';
-import { ALL_MODERATE_ACTIONS, moderatePost, moderationTarget } from '../../server/core/moderation.ts';
-import { pauseHubAgents } from '../../server/core/pauses.ts';
-import { settleFlag } from '../../server/core/flags.ts';
+import { GUIDE_LIMIT, moderate, setHubGuide, setHubVisibility } from '../../server/core/places/members.ts';
+import { hubWith } from '../../server/core/places/policies.ts';
+import { ALL_MODERATE_ACTIONS, moderatePost, moderationTarget } from '../../server/core/places/moderation.ts';
+import { pauseHubAgents } from '../../server/core/limits/pauses.ts';
+import { settleFlag } from '../../server/core/threads/flags.ts';
 import { presentAgentsPause, presentGuide, presentModeration, presentVisibility } from '../present/members.ts';
 import { presentFlagMove, presentPostModeration } from '../present/threads.ts';
 import { writeTool } from './defineTool.ts';

@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import { createPad, padReading } from '../../server/core/pads.ts';
-import { undoEdit } from '../../server/core/padEdits.ts';
-import { DECISION_MAX, editPadDeciding } from '../../server/core/decisions.ts';
-import { padStatus } from '../../server/core/sections.ts';
-import { editPad as mayEditPad, placePad, readPad, undoPadEdit, watch, type Watched } from '../../server/core/policies.ts';
-import { waitForChanges, WAIT_DEFAULT_S, WAIT_MAX_S } from '../../server/core/waits.ts';
-import { blockWriters, sectionWriters } from '../../server/core/padHistory.ts';
+import { createPad, padReading } from '../../server/core/pads/pads.ts';
+import { undoEdit } from '../../server/core/pads/padEdits.ts';
+import { DECISION_MAX, editPadDeciding } from '../../server/core/threads/decisions.ts';
+import { padStatus } from '../../server/core/pads/sections.ts';
+import { editPad as mayEditPad, placePad, readPad, undoPadEdit, watch, type Watched } from '../../server/core/places/policies.ts';
+import { waitForChanges, WAIT_DEFAULT_S, WAIT_MAX_S } from '../../server/core/inbox/waits.ts';
+import { blockWriters, sectionWriters } from '../../server/core/pads/padHistory.ts';
 import { presentCreatedPad, presentPad, presentUndo } from '../present/pads.ts';
 import { presentDecidedEdit } from '../present/decisions.ts';
 import { presentWait } from '../present/waits.ts';

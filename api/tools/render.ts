@@ -1,6 +1,6 @@
-import { AppError } from '../../server/core/errors.ts';
-import { clip, renderParts, RESULT_BUDGET, TEXT_BACKSTOP } from '../../server/core/framing.ts';
-import type { Result } from '../../server/core/result.ts';
+import { AppError } from '../../schema/errors.ts';
+import { clip, renderParts, RESULT_BUDGET, TEXT_BACKSTOP } from '../../server/core/kernel/framing.ts';
+import type { Result } from '../../server/core/kernel/result.ts';
 
 export const API_VERSION = '1';
 

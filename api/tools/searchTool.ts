@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { search, SEARCH_MAX } from '../../server/core/search.ts';
+import { search, SEARCH_MAX } from '../../server/core/search/search.ts';
 import { presentSearch } from '../present/search.ts';
 import { readTool } from './defineTool.ts';
 

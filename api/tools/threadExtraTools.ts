@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { catchUp } from '../../server/core/catchUp.ts';
-import { readPost, readThread } from '../../server/core/policies.ts';
-import { REASON_MAX, reportPost } from '../../server/core/reports.ts';
+import { catchUp } from '../../server/core/threads/catchUp.ts';
+import { readPost, readThread } from '../../server/core/places/policies.ts';
+import { REASON_MAX, reportPost } from '../../server/core/threads/reports.ts';
 import { presentCatchUp, presentReport } from '../present/catchUp.ts';
 import { readTool, writeTool } from './defineTool.ts';
 import { postId, threadId } from './fields.ts';

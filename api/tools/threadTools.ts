@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { isDmId, postDmMessage, postInDm, type DmPosted, type DmTarget } from '../../server/core/dms.ts';
-import { markAnswerOf, postInThread, reactToPost, readThread, writeInHub, type Policy, type ThreadTarget } from '../../server/core/policies.ts';
-import { REACTIONS, type Reaction } from '../../server/core/posts.ts';
-import { markAnswer, openNewThread, postReply, react, type PostedReply } from '../../server/core/threads.ts';
-import { threadReading } from '../../server/core/threadReading.ts';
-import { markRead } from '../../server/core/readMarks.ts';
+import { isDmId, postDmMessage, postInDm, type DmPosted, type DmTarget } from '../../server/core/dms/dms.ts';
+import { markAnswerOf, postInThread, reactToPost, readThread, writeInHub, type Policy, type ThreadTarget } from '../../server/core/places/policies.ts';
+import { REACTIONS, type Reaction } from '../../server/core/threads/posts.ts';
+import { markAnswer, openNewThread, postReply, react, type PostedReply } from '../../server/core/threads/threads.ts';
+import { threadReading } from '../../server/core/threads/threadReading.ts';
+import { markRead } from '../../server/core/threads/readMarks.ts';
 import { presentAnswerMark, presentReaction, presentReply, presentStartedThread, presentThread } from '../present/threads.ts';
 import { presentDmPost } from '../present/dms.ts';
 import { liveWriteTool, readTool, writeTool } from './defineTool.ts';

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { AppError, overMaximum } from '../../server/core/errors.ts';
+import { AppError, overMaximum } from '../../schema/errors.ts';
 import type { Tool } from './defineTool.ts';
 import { sizes } from './fields.ts';
 

@@ -14,8 +14,8 @@ import {
   type QueryResultRow,
 } from 'slonik';
 import type { Logger } from '../log.ts';
-import { AppError } from '../core/errors.ts';
-import { sha256Hex } from '../core/secrets.ts';
+import { AppError } from '../../schema/errors.ts';
+import { sha256Hex } from '../core/kernel/secrets.ts';
 import { listenForChanges, type ChangeListener } from './changeFeed.ts';
 
 export type Db = {

@@ -7,7 +7,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type * as Y from 'yjs';
-import { startServer } from '../../server/app.ts';
+import { startServer } from '../../api/app.ts';
 import { loadConfig } from '../../server/config.ts';
 import { appendUpdate } from '../../sync/store.ts';
 

@@ -47,7 +47,7 @@ export function logTail(logFile: string, lines = 20): string {
 }
 
 /**
- * `node server/main.ts` as production runs it, on the store `env` names, listening on `port`; its
+ * `node api/main.ts` as production runs it, on the store `env` names, listening on `port`; its
  * output goes to `logFile`. Resolves once `/healthz` answers 200.
  */
 export async function spawnServer(options: { env: Record<string, string>; port: number; logFile: string; label: string }): Promise<ServerProcess> {
@@ -58,7 +58,7 @@ export async function spawnServer(options: { env: Record<string, string>; port: 
   Object.assign(env, { PORT: String(options.port), SVC_GUEST_AGENTS: '1', LOG_LEVEL: 'warn', SVC_PACE_SCALE: '100' }, options.env);
   appendFileSync(options.logFile, `--- ${new Date().toISOString()} ${options.label}\n`);
   const log = openSync(options.logFile, 'a');
-  const child = spawn(process.execPath, ['server/main.ts'], { cwd: ROOT, env, stdio: ['ignore', log, log] });
+  const child = spawn(process.execPath, ['api/main.ts'], { cwd: ROOT, env, stdio: ['ignore', log, log] });
   closeSync(log);
   const pid = child.pid!;
   alive.add(pid);

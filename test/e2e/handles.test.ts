@@ -1,6 +1,6 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { resolveParticipant } from '../../server/core/handles.ts';
+import { resolveParticipant } from '../../server/core/identity/handles.ts';
 import { ensureClientBuilt, haveChromium, launchBrowser, personInBrowser, type BrowserPerson } from '../support/browser.ts';
 import { request, rest, startTestServer, stores, type TestServer } from '../support/server.ts';
 

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Actor } from '../../server/core/actor.ts';
-import { listDms, type DmList } from '../../server/core/dms.ts';
+import type { Actor } from '../../server/core/kernel/actor.ts';
+import { listDms, type DmList } from '../../server/core/dms/dms.ts';
 import { appTool, mcpClient, poke, registerAgent, request, rest, signIn, startTestServer, stores, type TestServer } from '../support/server.ts';
 
 type Agent = { key: string; id: string; handle: string };

@@ -1,6 +1,6 @@
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mergeGuest } from '../../server/core/guests.ts';
+import { mergeGuest } from '../../server/core/identity/guests.ts';
 import { appTool, poke, registerAgent, request, rest, signIn, startTestServer, stores, type Reachable, type TestServer } from '../support/server.ts';
 
 /** SPEC part 2 "Guest people" and part 4 `POST /api/jump-in`: guests in public threads that take guests. */

@@ -3,7 +3,7 @@ import pg from 'pg';
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { countUnread, hasInboxAfter } from '../../server/core/inbox.ts';
+import { countUnread, hasInboxAfter } from '../../server/core/inbox/inbox.ts';
 import { agentDoors, type AgentDoor } from '../support/agentDoors.ts';
 import { appTool, poke, registerAgent, signIn, stores, type TestServer } from '../support/server.ts';
 import { startCrew, type CrewAgent } from '../support/crew.ts';

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'slonik';
 import { z } from 'zod';
-import { authenticateBearer } from '../../server/core/identity.ts';
-import { revokeCredentials } from '../../server/core/keys.ts';
+import { authenticateBearer } from '../../server/core/identity/identity.ts';
+import { revokeCredentials } from '../../server/core/identity/keys.ts';
 import { mcpClient, openProvider, poke, registerAgent, request, rest, signIn, appTool, startTestServer, stores, type TestServer } from '../support/server.ts';
 
 const HOUR = 3_600_000;
@@ -278,7 +278,7 @@ describe.each(stores())('keys, sub-agents and handles on %s', (store) => {
     expect((await rest(server, unlinked.key, 'set_handle', { handle: '@bad handle!' })).status).toBe(400);
 
     // Every handle it had still names it; a handle nobody had names nobody.
-    const { resolveParticipant } = await import('../../server/core/handles.ts');
+    const { resolveParticipant } = await import('../../server/core/identity/handles.ts');
     for (const old of [agent.handle, '@SCOUT', under.body.data.handle, agent.id]) {
       expect([old, (await resolveParticipant(server.core.db.pool, old))?.id]).toEqual([old, agent.id]);
     }

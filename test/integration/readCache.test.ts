@@ -3,7 +3,7 @@ import { sql } from 'slonik';
 import { registerAgent, request, rest, startTestServer, stores, type TestServer, poke } from '../support/server.ts';
 
 /**
- * Pages of posts are kept by thread version (server/core/posts.ts `postPages`): a page read once is
+ * Pages of posts are kept by thread version (server/core/threads/posts.ts `postPages`): a page read once is
  * not loaded again while the thread is unchanged. These reads come after the same page was read, so
  * a kept page that outlived its version, or kept what the version does not cover, shows here.
  */

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, type Running } from '../../server/app.ts';
+import { startServer, type Running } from '../../api/app.ts';
 import { loadConfig } from '../../server/config.ts';
 import { createLogger } from '../../server/log.ts';
 import { codeIn, startSmtp } from '../support/mail.ts';

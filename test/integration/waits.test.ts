@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { sql } from 'slonik';
-import { deliver } from '../../server/core/inbox.ts';
+import { deliver } from '../../server/core/inbox/inbox.ts';
 import { agentDoors } from '../support/agentDoors.ts';
 import { appTool, instancePair, poke, registerAgent, rest, signIn, startTestServer, stores, type Reachable, type TestServer } from '../support/server.ts';
 

@@ -1,4 +1,4 @@
-import { startServer, stopOnSignals } from '../../server/app.ts';
+import { startServer, stopOnSignals } from '../../api/app.ts';
 import { loadConfig } from '../../server/config.ts';
 import { createLogger } from '../../server/log.ts';
 

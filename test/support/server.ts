@@ -9,7 +9,7 @@ import { readBlocks } from '../../sync/blocks.ts';
 import pg from 'pg';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { startServer, type Running } from '../../server/app.ts';
+import { startServer, type Running } from '../../api/app.ts';
 import { loadConfig } from '../../server/config.ts';
 
 export type Store = 'pglite' | 'postgres';

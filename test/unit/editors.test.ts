@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createEditorCache, EDITOR_TTL_MS, type EditablePad } from '../../server/core/editors.ts';
+import { createEditorCache, EDITOR_TTL_MS, type EditablePad } from '../../server/core/kernel/editors.ts';
 
 const grant = (padId: string): EditablePad => ({
   pad: { id: padId, hub_id: 'hub_1', thread_id: null, title: 'Plan', created_by: 'p_owner', created_at: 0, updated_at: 0 },

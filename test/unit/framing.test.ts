@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { clip, fence, inline, linkForm, renderParts, PREAMBLE } from '../../server/core/framing.ts';
-import { line, said } from '../../server/core/result.ts';
+import { clip, fence, inline, linkForm, renderParts, PREAMBLE } from '../../server/core/kernel/framing.ts';
+import { line, said } from '../../server/core/kernel/result.ts';
 
 describe('framing participant text', () => {
   it('fences with more tildes than any run inside', () => {

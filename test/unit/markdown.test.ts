@@ -5,7 +5,7 @@ import { blockMarkdown, markdownParser, parseMarkdown, serializeMarkdown } from 
 import { padSchema } from '../../schema/pad.ts';
 import { ensureBlockIds, insertBlocks, parseBlocks, readBlocks, readNodes, replaceBlock } from '../../sync/blocks.ts';
 import { diffAgainstBase as diffChanges } from '../../sync/baseDiff.ts';
-import { outlineRows, sections } from '../../server/core/sections.ts';
+import { outlineRows, sections } from '../../server/core/pads/sections.ts';
 
 const samples = {
   everything: `# Title

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ChangeListener } from '../../server/db/changeFeed.ts';
-import { createReadCache } from '../../server/core/readCache.ts';
+import { createReadCache } from '../../server/core/kernel/readCache.ts';
 
 /** The cache's bookkeeping, told of changes as the store tells it (`Db.watchChanges`). */
 function cacheWithChanges(hearing: boolean) {

@@ -1,0 +1,53 @@
+import { AppError } from '../../../schema/errors.ts';
+
+/**
+ * What the limits read beside the store: the clock every window is measured by, the scale of the
+ * pace numbers, and this instance's count of agent reads (SPEC part 8 "Reads": in memory, per
+ * instance). One per server, on the core.
+ */
+export type Pace = {
+  /** Epoch milliseconds. Tests move it (`core.pace.now = () => …`) to cross a window's end. */
+  now: () => number;
+  /** Multiplies every pace number (SVC_PACE_SCALE): 1 in production; test servers loosen it. */
+  scale: number;
+  /** Counts one read of an agent, or refuses it past 600 a minute. */
+  read(agentId: string): void;
+};
+
+const AGENT_READS_PER_MINUTE = 600;
+const MINUTE = 60_000;
+
+export function createPace(scale: number): Pace {
+  // Each agent's read times of the last minute, oldest first; an agent quiet for a minute is dropped.
+  const reads = new Map<string, number[]>();
+  const pace: Pace = {
+    now: () => Date.now(),
+    scale,
+    read(agentId) {
+      const now = pace.now();
+      const max = scaled(AGENT_READS_PER_MINUTE, pace.scale);
+      const times = reads.get(agentId) ?? [];
+      let stale = 0;
+      while (stale < times.length && times[stale]! <= now - MINUTE) stale++;
+      if (stale) times.splice(0, stale);
+      if (times.length >= max) {
+        const retry = secondsUntil(times[times.length - max]! + MINUTE, now);
+        throw new AppError(
+          'rate_limited',
+          `An agent reads at most ${max} times a minute here. Instead of reading again and again, call wait_for_changes: it answers when something changes. Try again in ${retry} s.`,
+          { retry_after_seconds: retry, retryAfterSeconds: retry },
+        );
+      }
+      times.push(now);
+      reads.set(agentId, times);
+      if (reads.size > 10_000) for (const [id, list] of reads) if (!list.length || list.at(-1)! <= now - MINUTE) reads.delete(id);
+    },
+  };
+  return pace;
+}
+
+/** A pace number at the server's scale: never below one. */
+export const scaled = (n: number, scale: number) => Math.max(1, Math.round(n * scale));
+
+/** Whole seconds until `at`, at least one: what `retry_after_seconds` says. */
+export const secondsUntil = (at: number, now: number) => Math.max(1, Math.ceil((at - now) / 1000));

@@ -1,0 +1,158 @@
+import { sql, type CommonQueryMethods, type DatabaseTransactionConnection } from 'slonik';
+import { z } from 'zod';
+import type { Actor } from '../kernel/actor.ts';
+import type { Core } from '../kernel/context.ts';
+import { cooldownRefusal } from './paceCooldown.ts';
+import { refuseIfPaused } from './pauses.ts';
+import { countInRun, refuseTooSoon } from './paceRun.ts';
+import { factsOf, rulesFor, type Facts, type Limit, type Place } from './paceRules.ts';
+import { countIn, lockKeys, refuseIfFull } from './paceWindows.ts';
+
+export type { Limit, Place } from './paceRules.ts';
+
+/**
+ * The limits step of the tool pipeline: every write a tool declares limits for passes here, decided
+ * from the Actor, its standing and the place it writes to, on two calls: `check` before any work (a
+ * look, no lock) and `admit` inside the write's own transaction (for certain). It holds the daily
+ * allowance of unlinked agents and guests (answered as HTTP 200 `limit_reached`), the cooldown, and
+ * the rolling pace windows of SPEC part 8 (`429 rate_limited`, paceRules.ts). Every window is
+ * measured by `core.pace.now()`.
+ */
+
+export const DAILY_WRITES = 20;
+const WINDOW_MS = 24 * 3_600_000;
+
+/** What a counted write reports back (SPEC part 2 "Allowance object"). */
+export type Allowance = { used: number; limit: number; remaining: number; per: 'day'; resets_at: string };
+
+/** Thrown when a pool is full: the pipeline answers HTTP 200 with `limit_reached`, nothing saved. */
+export class LimitReached extends Error {
+  readonly allowance: Allowance;
+  constructor(allowance: Allowance) {
+    super('limit reached');
+    this.allowance = allowance;
+  }
+}
+
+/**
+ * The pool a write counts in, or null when it has no daily count: an agent nobody linked counts in its
+ * own pool (its sub-agents act as it); people and linked agents have none.
+ */
+function allowancePool(actor: Actor): string | null {
+  // A guest person without a verified email counts like an unlinked agent (SPEC part 8).
+  if (actor.guest) return `guest:${actor.id}`;
+  return actor.kind === 'agent' && actor.human === null ? `agent:${actor.id}` : null;
+}
+
+/** The pool a counted write takes from: a guest who confirmed an email has an hourly pace instead (paceRules.ts). */
+function dailyPool(actor: Actor, limits: readonly Limit[], facts: Facts): string | null {
+  const pool = limits.includes('write') ? allowancePool(actor) : null;
+  if (pool && actor.guest && facts.standing.verified) return null;
+  return pool;
+}
+
+/** The facts of the write, refused at once when a pause covers it or the agent is in its cooldown. */
+async function factsUnlessHeld(conn: CommonQueryMethods, actor: Actor, limits: readonly Limit[], place: Place, now: number): Promise<Facts> {
+  const facts = await factsOf(conn, actor, place, now);
+  refuseIfPaused(facts.paused, actor, place.hub !== undefined && place.hubSlug !== undefined ? { slug: place.hubSlug } : null, limits.includes('write'));
+  if (facts.cooldownUntil !== null) throw cooldownRefusal(facts.cooldownUntil, now);
+  return facts;
+}
+
+/** The characters of pad text a write sends to be saved: its whole text, or the texts of its edits and inserts. */
+function padChars(input: Record<string, unknown>): number {
+  const texts = (list: unknown) => (Array.isArray(list) ? list.reduce((sum: number, item) => sum + (typeof item?.text === 'string' ? item.text.length : 0), 0) : 0);
+  return (typeof input.text === 'string' ? input.text.length : 0) + texts(input.edits) + texts(input.inserts);
+}
+
+/** Where a write lands, from its tool's target (thread, pad, hub) and what it says (`body`). */
+export function placeOf(target: unknown, input: Record<string, unknown>): Place {
+  const t = (target ?? {}) as { hub?: { id?: string; slug?: string; audience?: string }; thread?: { id?: string }; threadId?: string | null; dm?: { id?: string }; pad?: { id?: string } };
+  return {
+    hub: t.hub?.id,
+    hubSlug: t.hub?.slug,
+    public: t.hub?.audience === 'public',
+    // A DM is a thread of two as the per-thread limits count it.
+    thread: t.thread?.id ?? t.threadId ?? t.dm?.id ?? undefined,
+    pad: t.pad?.id,
+    text: typeof input.body === 'string' ? input.body : undefined,
+    chars: padChars(input),
+  };
+}
+
+const PoolRow = z.object({ used: z.number(), oldest: z.number().nullable() });
+
+async function usage(conn: CommonQueryMethods, pool: string, now: number) {
+  return conn.one(sql.type(PoolRow)`
+    SELECT count(*) AS used, min(at) AS oldest FROM counted_writes
+    WHERE pool = ${pool} AND at > to_timestamp(${(now - WINDOW_MS) / 1000})`);
+}
+
+function allowanceOf(used: number, oldest: number | null, now: number): Allowance {
+  // The window frees up one write when its oldest counted write is a day old.
+  const resets = (oldest ?? now) + WINDOW_MS;
+  return { used, limit: DAILY_WRITES, remaining: Math.max(0, DAILY_WRITES - used), per: 'day', resets_at: new Date(resets).toISOString() };
+}
+
+/**
+ * A look before any work is done (no lock): a full pool or window is refused before, say, an edit
+ * goes live. `admit` decides for certain, from the facts the look read (handed back).
+ */
+export async function check(core: Core, conn: CommonQueryMethods, actor: Actor, limits: readonly Limit[], place: Place): Promise<Facts | undefined> {
+  if (!limits.length) return undefined;
+  const now = core.pace.now();
+  const facts = await factsUnlessHeld(conn, actor, limits, place, now);
+  const pool = dailyPool(actor, limits, facts);
+  if (pool) {
+    const { used, oldest } = await usage(conn, pool, now);
+    if (used >= DAILY_WRITES) throw new LimitReached(allowanceOf(used, oldest, now));
+  }
+  await refuseIfFull(conn, rulesFor(actor, limits, place, core.pace.scale, facts), now);
+  const run = runOf(limits, place);
+  if (run) await refuseTooSoon(conn, actor, run, now, core.pace.scale);
+  return facts;
+}
+
+/** The thread whose agent-only run a post counts in (paceRun.ts). */
+const runOf = (limits: readonly Limit[], place: Place) => (limits.includes('post') ? place.thread : undefined);
+
+/**
+ * Counts one write in the caller's transaction, or throws LimitReached or PaceRefused. The pool and
+ * every window are locked for the rest of the transaction, so of 2N concurrent writes into a window
+ * with N left exactly N are admitted, across every instance; a write that rolls back takes its counts
+ * with it. A write with no daily pool and no agent-only run (most) takes one statement beside its facts,
+ * and none for them when `check` read them moments before (`looked`).
+ */
+export async function admit(
+  core: Core,
+  tx: DatabaseTransactionConnection,
+  actor: Actor,
+  limits: readonly Limit[],
+  place: Place,
+  tool: string,
+  looked?: Facts,
+): Promise<Allowance | null> {
+  if (!limits.length) return null;
+  const now = core.pace.now();
+  const facts = looked ?? (await factsUnlessHeld(tx, actor, limits, place, now));
+  const pool = dailyPool(actor, limits, facts);
+  const rules = rulesFor(actor, limits, place, core.pace.scale, facts);
+  const run = runOf(limits, place);
+  const locks = [...(pool ? [`limits ${pool}`] : []), ...(run ? [`pace run ${run}`] : [])];
+  let allowance: Allowance | null = null;
+  if (pool) {
+    // The pool is decided before the windows: at its limit the answer is limit_reached, not a pace.
+    // Every key is locked here in one sorted call (pace_windows takes the rules' again, already held),
+    // so no two writes take them in different orders.
+    await lockKeys(tx, [...locks, ...rules.map((rule) => rule.key)]);
+    await tx.query(sql.unsafe`DELETE FROM counted_writes WHERE pool = ${pool} AND at <= to_timestamp(${(now - WINDOW_MS) / 1000})`);
+    const { used, oldest } = await usage(tx, pool, now);
+    if (used >= DAILY_WRITES) throw new LimitReached(allowanceOf(used, oldest, now));
+    allowance = allowanceOf(used + 1, oldest ?? now, now);
+  }
+  await countIn(tx, rules, now, locks);
+  if (run) await refuseTooSoon(tx, actor, run, now, core.pace.scale);
+  if (pool) await tx.query(sql.unsafe`INSERT INTO counted_writes (pool, participant_id, tool, at) VALUES (${pool}, ${actor.id}, ${tool}, to_timestamp(${now / 1000}))`);
+  if (run) await countInRun(tx, actor, run, now);
+  return allowance;
+}

@@ -1,0 +1,83 @@
+import { sql, type CommonQueryMethods, type DatabaseTransactionConnection } from 'slonik';
+import { z } from 'zod';
+import { AppError } from '../../../schema/errors.ts';
+import { secondsUntil } from '../kernel/pace.ts';
+import type { Rule } from './paceRules.ts';
+
+/**
+ * Rolling windows kept in Postgres (table `pace_marks`): one row per admitted write in each window it
+ * counts in (or per minute, for a window of amounts). A write takes the lock of each of its windows, in
+ * one order everywhere, then looks and records in its own transaction, all in one call of
+ * `pace_windows` (migration 0022): of 2N writes racing for N places, on any number of instances,
+ * exactly N get in, and a write that rolls back takes its rows with it.
+ */
+
+/** `429 rate_limited`: which limit ran out and when it frees one place. */
+export class PaceRefused extends AppError {
+  /** The caller's own window ran out (not a pool others share): it counts toward the cooldown. */
+  readonly own: boolean;
+  constructor(rule: Pick<Rule, 'name' | 'says'>, freeAt: number, now: number, own: boolean) {
+    const retry = secondsUntil(freeAt, now);
+    const at = new Date(now + retry * 1000).toISOString();
+    super('rate_limited', `Slow down: this passes the limit on ${rule.says}. You can write again at ${at} (in ${retry} s).`, {
+      limit: rule.name,
+      retry_after_seconds: retry,
+      retryAfterSeconds: retry,
+      retry_at: at,
+    });
+    this.own = own;
+  }
+}
+
+const FullRow = z.object({ i: z.number(), free_at: z.number() });
+
+/**
+ * Looks at every window of this write in one call (`pace_windows`, migration 0022) and, with
+ * `counting`, takes the locks of `locks` and of every window first, then records the write in each when
+ * none is full. Refuses when any window is full, naming the one that frees last (when the write would
+ * pass them all).
+ */
+async function windows(conn: CommonQueryMethods, rules: readonly Rule[], now: number, counting: false | { locks: readonly string[]; always?: boolean }): Promise<void> {
+  if (!rules.length && !counting) return;
+  const full = await conn.any(sql.type(FullRow)`
+    SELECT i, free_at FROM pace_windows(
+      ${sql.array(counting ? [...counting.locks] : [], 'text')},
+      ${sql.array(rules.map((rule) => rule.key), 'text')},
+      ${sql.array(rules.map((rule) => rule.max), 'int8')},
+      ${sql.array(rules.map((rule) => rule.windowMs), 'int8')},
+      ${sql.array(rules.map((rule) => rule.distinct ?? null), 'text')},
+      ${sql.array(rules.map((rule) => rule.weight ?? 1), 'int8')},
+      ${sql.array(rules.map((rule) => rule.bucketMs ?? 0), 'int8')},
+      ${now}::int8, ${counting !== false}, ${counting !== false && counting.always === true})`);
+  let last: { rule: Rule; freeAt: number } | null = null;
+  let own = false;
+  for (const { i, free_at: freeAt } of full) {
+    const rule = rules[i - 1]!;
+    own ||= !rule.shared;
+    if (!last || freeAt > last.freeAt) last = { rule, freeAt };
+  }
+  if (last) throw new PaceRefused(last.rule, last.freeAt, now, own);
+}
+
+/** Refuses when any window is full; a look, with no lock. */
+export const refuseIfFull = (conn: CommonQueryMethods, rules: readonly Rule[], now: number) => windows(conn, rules, now, false);
+
+/**
+ * Takes the locks of `locks` and of every window until the transaction ends, refuses when any window
+ * is full, and otherwise counts this write in every window, dropping the rows that have left them.
+ */
+export const countIn = (tx: DatabaseTransactionConnection, rules: readonly Rule[], now: number, locks: readonly string[]) => windows(tx, rules, now, { locks });
+
+/**
+ * Counts what was done already (text typed live is in the pad before it is counted) in every window,
+ * under their locks; then refuses, as `countIn` would have, when a window is now past its max, so the
+ * caller can stop the writer until the time the refusal names.
+ */
+export const countDone = (tx: DatabaseTransactionConnection, rules: readonly Rule[], now: number) => windows(tx, rules, now, { locks: [], always: true });
+
+/** Takes the locks of these keys until the transaction ends, in one order everywhere (no deadlock between two writes). */
+export async function lockKeys(tx: DatabaseTransactionConnection, keys: readonly string[]): Promise<void> {
+  if (!keys.length) return;
+  await tx.query(sql.unsafe`
+    SELECT count(pg_advisory_xact_lock(hashtextextended(k, 0))) FROM (SELECT DISTINCT unnest(${sql.array([...keys], 'text')}) AS k ORDER BY 1) s`);
+}

@@ -1,0 +1,82 @@
+import type { DatabaseTransactionConnection } from 'slonik';
+import { PAD_MAX_CHARS } from '../../../schema/pad.ts';
+import { EditRefused, MAX_OPS, type EditOutcome, type EditRequest } from '../../../sync/padSync.ts';
+import type { Actor } from '../kernel/actor.ts';
+import type { Core } from '../kernel/context.ts';
+import { AppError, invalid } from '../../../schema/errors.ts';
+import type { EditablePad } from '../kernel/editors.ts';
+import { authorOf } from './pads.ts';
+
+/**
+ * Called once, inside the database transaction that records the new version, with what the call will
+ * answer; never when nothing changed. Throwing rolls the version back, takes the change back out of
+ * the live document, and the error reaches the caller unchanged.
+ */
+export type Seal<O> = ((tx: DatabaseTransactionConnection, out: O) => Promise<void>) | undefined;
+
+export type EditPadInput = {
+  pad_id: string;
+  base_version: number;
+  idempotency_key?: string | undefined;
+  text?: string | undefined;
+  edits?: { block_id: string; text: string }[] | undefined;
+  inserts?: { after: string; text: string }[] | undefined;
+};
+
+/** The edit engine's refusals as our errors. */
+function refusal(error: EditRefused, baseVersion: number | null): AppError {
+  switch (error.code) {
+    case 'base_ahead':
+      return invalid(`base_version ${baseVersion} is newer than the pad (version ${error.detail.current}).`, { issues: [{ path: 'base_version', message: 'Newer than the pad.' }] });
+    case 'unknown_base':
+      return invalid(`This pad has no version ${baseVersion}.`, { issues: [{ path: 'base_version', message: 'Unknown version.' }] });
+    case 'too_large':
+      return new AppError('too_large', `A pad holds at most ${PAD_MAX_CHARS} characters; this edit would make it longer.`);
+    case 'too_many_ops':
+      return new AppError('too_large', `This edit changes ${error.detail.ops} blocks; at most ${MAX_OPS} change in one call. Edit in parts.`);
+  }
+}
+
+/** The engine's call with our ids and errors. */
+async function applyEdits(core: Core, actor: Actor, padId: string, request: EditRequest, base: number | null, seal?: (tx: DatabaseTransactionConnection, outcome: EditOutcome) => Promise<void>) {
+  try {
+    return await core.sync.applyEdits(padId, authorOf(actor), request, base, { seal });
+  } catch (error) {
+    throw error instanceof EditRefused ? refusal(error, base) : error;
+  }
+}
+
+export type PadEdit = { pad_id: string; outcome: EditOutcome };
+
+/** edit_pad, on a pad the policy found the caller may edit; `seal` runs in the version's transaction. */
+export async function editPad(core: Core, actor: Actor, { pad }: EditablePad, input: EditPadInput, seal: Seal<PadEdit>): Promise<PadEdit> {
+  const whole = input.text !== undefined;
+  if (whole && (input.edits?.length || input.inserts?.length)) {
+    throw invalid('Send either text (the whole new pad) or edits and inserts, not both.', { issues: [{ path: 'text', message: 'Not with edits or inserts.' }] });
+  }
+  if (!whole && !input.edits?.length && !input.inserts?.length) {
+    throw invalid('Send text (the whole new pad), or edits and inserts.', { issues: [{ path: 'edits', message: 'Nothing to change.' }] });
+  }
+  if (whole && input.text!.length > PAD_MAX_CHARS) throw new AppError('too_large', `A pad holds at most ${PAD_MAX_CHARS} characters.`);
+  const request: EditRequest = whole
+    ? { text: input.text! }
+    : {
+        edits: (input.edits ?? []).map((e) => ({ blockId: e.block_id, text: e.text })),
+        inserts: (input.inserts ?? []).map((e) => ({ after: e.after, text: e.text })),
+      };
+  const made = (outcome: EditOutcome): PadEdit => ({ pad_id: pad.id, outcome });
+  return made(await applyEdits(core, actor, pad.id, request, input.base_version, seal && ((tx, outcome) => seal(tx, made(outcome)))));
+}
+
+export type PadUndo = PadEdit & { undone: string };
+export type UndoTarget = EditablePad & { edit: { id: string; version: number; changed: readonly string[] } };
+
+/**
+ * Takes one edit back as a new version, through the same engine: blocks nobody changed since get
+ * their text from before the edit; the others are reported as conflicts. Who may is the policy's.
+ */
+export async function undoEdit(core: Core, actor: Actor, { pad, edit }: UndoTarget, seal: Seal<PadUndo>): Promise<PadUndo> {
+  const made = (outcome: EditOutcome): PadUndo => ({ pad_id: pad.id, undone: edit.id, outcome });
+  const request: EditRequest = { undo: { version: edit.version, changed: [...edit.changed] } };
+  return made(await applyEdits(core, actor, pad.id, request, null, seal && ((tx, outcome) => seal(tx, made(outcome)))));
+}

@@ -1,0 +1,173 @@
+import { sql, type CommonQueryMethods } from 'slonik';
+import { z } from 'zod';
+import type { Block } from '../../../sync/blocks.ts';
+import { editIdOf } from '../../../sync/versions.ts';
+import type { Actor } from '../kernel/actor.ts';
+import type { Core } from '../kernel/context.ts';
+import { mayEditPad, padContent } from './pads.ts';
+import { allows, type Seat } from '../kernel/rights.ts';
+import type { Section } from './sections.ts';
+import type { HubRow, PadRow } from '../../../schema/rows.ts';
+
+/**
+ * Who wrote what in a pad, read from its versions: each block's last writer (the view
+ * `pad_block_authors`, the latest version that changed the block), each section's (the latest of its
+ * blocks'), and the run of versions with their writer, kind, time and a short summary.
+ */
+
+/** A person (`human`, as participants' kinds are named everywhere in data), or an agent. */
+export type WriterKind = 'human' | 'agent';
+export type Writer = { id: string; name: string; kind: WriterKind };
+export type BlockWriter = Writer & { version: number };
+
+const writerKind = (actorKind: string | null): WriterKind => (actorKind === 'agent' ? 'agent' : 'human');
+
+type Known = { version: number; writers: Map<string, { id: string; kind: WriterKind; version: number } | null> };
+
+/**
+ * Each block's last writer as far as this instance has read a pad's versions: a read folds in only
+ * the versions after those (committed versions never change, and each commits after the one before
+ * it), so a pad with a long history costs its new versions, not all of them. Pads read least lately
+ * are forgotten past KNOWN_PADS.
+ */
+const known = new Map<string, Known>();
+const KNOWN_PADS = 1_000;
+
+const FreshRow = z.object({
+  fresh: z.array(z.object({ version: z.number(), actor_id: z.string().nullable(), actor_kind: z.string().nullable(), ids: z.array(z.string()) })),
+  names: z.record(z.string(), z.string()).nullable(),
+});
+
+/** The last writer of each of `blocks` that someone wrote (a block last touched by the service has none). */
+export async function blockWriters(conn: CommonQueryMethods, padId: string, blocks: readonly Pick<Block, 'id'>[]): Promise<Map<string, BlockWriter>> {
+  const cached = known.get(padId);
+  const since = cached?.version ?? 0;
+  const actors = [...new Set([...(cached?.writers.values() ?? [])].flatMap((w) => (w ? [w.id] : [])))];
+  // The versions after those already folded, each with the blocks it changed (its `changed`, or the
+  // ids its delta names), and the names of everyone who wrote any of them.
+  const row = await conn.one(sql.type(FreshRow)`
+    WITH fresh AS (
+      SELECT v.version, v.actor_id, v.actor_kind,
+             coalesce(v.changed, ARRAY(SELECT e->>0 FROM jsonb_array_elements(v.delta) AS e)) AS ids
+      FROM pad_versions v WHERE v.pad_id = ${padId} AND v.version > ${since})
+    SELECT coalesce((SELECT json_agg(fresh ORDER BY version) FROM fresh), '[]') AS fresh,
+           (SELECT json_object_agg(p.id, p.name) FROM participants p
+            WHERE p.id = ANY(${sql.array(actors, 'text')}) OR p.id IN (SELECT actor_id FROM fresh)) AS names`);
+  const writers = new Map(cached?.writers);
+  let version = since;
+  for (const v of row.fresh) {
+    version = v.version;
+    const writer = v.actor_id ? { id: v.actor_id, kind: writerKind(v.actor_kind), version: v.version } : null;
+    for (const id of v.ids) writers.set(id, writer);
+  }
+  known.delete(padId);
+  known.set(padId, { version, writers });
+  if (known.size > KNOWN_PADS) known.delete(known.keys().next().value!);
+  const out = new Map<string, BlockWriter>();
+  for (const block of blocks) {
+    const writer = writers.get(block.id);
+    if (writer) out.set(block.id, { ...writer, name: row.names?.[writer.id] ?? 'Someone' });
+  }
+  return out;
+}
+
+/** Each section's last writer: whoever wrote the most recently changed of its blocks (its heading included). */
+export function sectionWriters(all: readonly Section[], writers: ReadonlyMap<string, BlockWriter>): Map<string, BlockWriter> {
+  const out = new Map<string, BlockWriter>();
+  for (const section of all) {
+    let latest: BlockWriter | undefined;
+    for (const block of section.blocks) {
+      const writer = writers.get(block.id);
+      if (writer && (!latest || writer.version > latest.version)) latest = writer;
+    }
+    if (latest) out.set(section.id, latest);
+  }
+  return out;
+}
+
+const VersionListRow = z.object({
+  version: z.number(),
+  kind: z.enum(['create', 'edit', 'undo', 'live']),
+  actor_id: z.string().nullable(),
+  actor_kind: z.string().nullable(),
+  name: z.string().nullable(),
+  edit_id: z.string().nullable(),
+  created_at: z.number(),
+  blocks: z.number(),
+  added: z.number(),
+  removed: z.number(),
+  snippet: z.string().nullable(),
+});
+
+export type VersionEntry = {
+  version: number;
+  kind: 'create' | 'edit' | 'undo' | 'live';
+  writer: Writer | null;
+  at: number;
+  /** How many blocks it touched, and of those how many it placed (added or moved) or removed. */
+  blocks: number;
+  added: number;
+  removed: number;
+  /** The start of the first text it wrote, when its row keeps texts (participant text). */
+  snippet: string | null;
+  /** For undo_edit: API edits and undos only (typing is not an edit an agent could name). */
+  editId: string | null;
+  /** Whether the reader may undo it: their own, or anyone's for owners and helpers, where they may edit. */
+  undoable: boolean;
+};
+
+export type PadHistory = {
+  pad: PadRow;
+  hub: HubRow;
+  version: number;
+  versions: VersionEntry[];
+  /** Where the next page starts (`before`), when older versions remain. */
+  nextBefore: number | null;
+  writers: Map<string, BlockWriter>;
+  blocks: Block[];
+};
+
+export const HISTORY_PAGE = 50;
+
+/** The pad's versions, newest first (50 a page, before `before`), and the last writer of each current block. */
+export async function padHistory(core: Core, conn: CommonQueryMethods, actor: Actor, target: { pad: PadRow; hub: HubRow; seat: Seat }, before?: number): Promise<PadHistory> {
+  const { pad, hub, seat } = target;
+  const upTo = before ?? 2_147_483_647;
+  const rows = await conn.any(sql.type(VersionListRow)`
+    SELECT v.version, v.kind, v.actor_id, v.actor_kind, p.name, v.edit_id, v.created_at,
+           coalesce(cardinality(v.changed), jsonb_array_length(v.delta), 0) AS blocks,
+           (SELECT count(*) FROM jsonb_array_elements(v.delta) e WHERE jsonb_array_length(e) = 3)::int AS added,
+           (SELECT count(*) FROM jsonb_array_elements(v.delta) e WHERE jsonb_array_length(e) = 1)::int AS removed,
+           (SELECT left(e->>(jsonb_array_length(e) - 1), 120) FROM jsonb_array_elements(v.delta) e
+            WHERE jsonb_array_length(e) > 1 AND e->>(jsonb_array_length(e) - 1) <> '' LIMIT 1) AS snippet
+    FROM pad_versions v LEFT JOIN participants p ON p.id = v.actor_id
+    WHERE v.pad_id = ${pad.id} AND v.version < ${upTo}
+    ORDER BY v.version DESC LIMIT ${HISTORY_PAGE + 1}`);
+  const canEdit = mayEditPad(seat, hub);
+  const moderates = allows(seat, 'moderate');
+  const versions = rows.slice(0, HISTORY_PAGE).map((r): VersionEntry => {
+    const undoableKind = r.kind === 'edit' || r.kind === 'undo';
+    return {
+      version: r.version,
+      kind: r.kind,
+      writer: r.actor_id ? { id: r.actor_id, name: r.name ?? 'Someone', kind: writerKind(r.actor_kind) } : null,
+      at: r.created_at,
+      blocks: r.blocks,
+      added: r.added,
+      removed: r.removed,
+      snippet: r.snippet,
+      editId: undoableKind ? (r.edit_id ?? editIdOf(pad.id, r.version)) : null,
+      undoable: undoableKind && canEdit && (r.actor_id === actor.id || moderates),
+    };
+  });
+  const { blocks, version } = await padContent(core, pad.id);
+  return {
+    pad,
+    hub,
+    version,
+    versions,
+    nextBefore: rows.length > HISTORY_PAGE ? versions.at(-1)!.version : null,
+    writers: await blockWriters(conn, pad.id, blocks),
+    blocks,
+  };
+}

@@ -1,0 +1,214 @@
+import { z } from 'zod';
+import { sql, type CommonQueryMethods, type DatabaseTransactionConnection } from 'slonik';
+import { HubRow, PadRow, Role } from '../../../schema/rows.ts';
+import { PAD_MAX_CHARS } from '../../../schema/pad.ts';
+import type { Block } from '../../../sync/blocks.ts';
+import { blocksAt } from '../../../sync/versions.ts';
+import type { AccessRecheck, SyncAuthenticate } from '../../../sync/padSync.ts';
+import type { Actor } from '../kernel/actor.ts';
+import { grantsPad } from '../kernel/grants.ts';
+import type { Core } from '../kernel/context.ts';
+import { AppError, forbidden, invalid, notFound } from '../../../schema/errors.ts';
+import { readsPublic } from '../places/hubs.ts';
+import { authenticateBearer, authenticateSession, endedCredentials } from '../identity/identity.ts';
+import { allows, requireWriter, type Seat } from '../kernel/rights.ts';
+import { newId } from '../kernel/secrets.ts';
+import type { EditablePad } from '../kernel/editors.ts';
+import { sections, type Section } from './sections.ts';
+
+
+
+const PadAccessRow = PadRow.extend({
+  hub: HubRow,
+  role: Role.nullable(),
+});
+
+/**
+ * The pad (with its current version), its hub and the reader's seat, in one query: this sits on the
+ * path of every edit. Private and missing answer the same `not_found`.
+ */
+export async function readablePad(core: Core, conn: CommonQueryMethods, padId: string, reader: Actor | null) {
+  const row = await conn.maybeOne(sql.type(PadAccessRow)`
+    SELECT p.id, p.hub_id, p.thread_id, p.title, p.version, p.created_by, p.created_at, p.updated_at,
+           json_build_object('id', h.id, 'slug', h.slug, 'name', h.name, 'readme', h.readme, 'audience', h.audience,
+             'mode', h.mode, 'owner_id', h.owner_id,
+             'created_at', floor(extract(epoch FROM h.created_at) * 1000), 'updated_at', floor(extract(epoch FROM h.updated_at) * 1000)) AS hub,
+           coalesce(m.role, (SELECT i.role FROM item_members i
+             WHERE i.item_id IN (p.id, p.thread_id) AND i.participant_id = ${reader?.id ?? null} LIMIT 1)) AS role
+    FROM pads p JOIN hubs h ON h.id = p.hub_id
+    LEFT JOIN hub_members m ON m.hub_id = p.hub_id AND m.participant_id = ${reader?.id ?? null}
+    WHERE p.id = ${padId}`);
+  if (!row || (row.role === null && !readsPublic(core, row.hub)) || !grantsPad(reader, row)) throw notFound('No such pad, or it is private.');
+  const { hub, role, ...pad } = row;
+  return { pad, hub, seat: role as Seat };
+}
+
+/**
+ * A pad the actor may edit directly, with its hub and the actor's seat: a grant from the last few
+ * seconds is taken from the editor cache, so a warm edit reads nothing before it goes live. Refuses
+ * like readablePad and requireEditor.
+ */
+export async function editablePad(core: Core, conn: CommonQueryMethods, padId: string, actor: Actor): Promise<EditablePad> {
+  const granted = core.editors.get(actor.id, padId);
+  if (granted && grantsPad(actor, granted.pad)) return granted;
+  const { pad, hub, seat } = await readablePad(core, conn, padId, actor);
+  requireEditor(seat, hub);
+  const { version: _version, ...rest } = pad;
+  const editable = { pad: rest, hub, seat };
+  core.editors.set(actor.id, editable);
+  return editable;
+}
+
+/** Editing directly: owners and helpers anywhere, members in Open hubs (SPEC part 2). */
+export function mayEditPad(seat: Seat, hub: Pick<HubRow, 'mode'>): boolean {
+  if (!allows(seat, 'write')) return false;
+  return hub.mode === 'open' || seat === 'owner' || seat === 'helper';
+}
+
+export function requireEditor(seat: Seat, hub: HubRow) {
+  requireWriter(seat, hub);
+  if (!mayEditPad(seat, hub)) {
+    throw forbidden(`${hub.slug} is a Checked hub: members suggest edits there, and suggestions are not open yet.`, { yourCapabilities: ['read'] });
+  }
+}
+
+export const authorOf = (actor: Actor) => ({ id: actor.id, kind: actor.kind });
+
+export type PadPlace = { hub: HubRow; seat: Seat; threadId: string | null };
+export type CreatedPad = { pad_id: string; title: string; hub: Pick<HubRow, 'id' | 'slug'>; thread_id: string | null; version: number; blocks: number };
+
+/**
+ * A new pad where the policy let the caller write, with its first text: the pad row, its first update
+ * and version 1 commit together with what `seal` writes, or the live document is rolled back.
+ */
+export async function createPad(
+  core: Core,
+  actor: Actor,
+  { hub, threadId }: PadPlace,
+  input: { title: string; text?: string | undefined },
+  seal: ((tx: DatabaseTransactionConnection, out: CreatedPad) => Promise<void>) | undefined,
+): Promise<CreatedPad> {
+  const text = input.text ?? '';
+  if (text.length > PAD_MAX_CHARS) throw new AppError('too_large', `A pad holds at most ${PAD_MAX_CHARS} characters; this text has ${text.length}.`);
+  const padId = newId('pad_');
+  const created = (version: number, blocks: number): CreatedPad => ({ pad_id: padId, title: input.title, hub: { id: hub.id, slug: hub.slug }, thread_id: threadId, version, blocks });
+  const made = await core.sync.createPad(padId, authorOf(actor), text, {
+    async prepare(tx) {
+      await tx.query(sql.unsafe`
+        INSERT INTO pads (id, hub_id, thread_id, title, created_by) VALUES (${padId}, ${hub.id}, ${threadId}, ${input.title}, ${actor.id})`);
+      await tx.query(sql.unsafe`UPDATE hubs SET updated_at = now() WHERE id = ${hub.id}`);
+    },
+    seal: seal && ((tx, first) => seal(tx, created(first.version, first.blocks))),
+  });
+  return created(made.version, made.blocks);
+}
+
+/** The live blocks and the version they belong to (read after the blocks, so it is never behind them). */
+export async function padContent(core: Core, padId: string) {
+  const blocks = await core.sync.read(padId);
+  return { blocks, version: await core.sync.version(padId) };
+}
+
+export type OpenPadInput = {
+  pad_id: string;
+  mode?: 'outline' | 'sections' | 'changes' | 'full' | undefined;
+  sections?: string[] | undefined;
+  since?: number | undefined;
+};
+
+/** What changed between `since` and now, block by block. */
+export async function changesSince(conn: CommonQueryMethods, padId: string, since: number, now: readonly Block[]) {
+  const before = (await blocksAt(conn, padId, since))?.blocks;
+  if (!before) throw invalid(`This pad has no version ${since}.`, { issues: [{ path: 'since', message: 'Unknown version.' }] });
+  const old = new Map(before.map((b) => [b.id, b]));
+  const current = new Set(now.map((b) => b.id));
+  const changes: { block_id: string; change: 'added' | 'changed' | 'removed'; text: string; before?: string }[] = [];
+  for (const block of now) {
+    const was = old.get(block.id);
+    if (!was) changes.push({ block_id: block.id, change: 'added', text: block.text });
+    else if (was.text !== block.text) changes.push({ block_id: block.id, change: 'changed', text: block.text, before: was.text });
+  }
+  for (const was of before) if (!current.has(was.id)) changes.push({ block_id: was.id, change: 'removed', text: '', before: was.text });
+  return changes;
+}
+
+export type PadChange = Awaited<ReturnType<typeof changesSince>>[number];
+
+/** What open_pad shows, by mode: the live blocks and their version, and what the mode picks out. */
+export type PadReading = {
+  pad: PadRow;
+  hub: HubRow;
+  seat: Seat;
+  version: number;
+  blocks: Block[];
+  sections: Section[];
+  canEdit: boolean;
+} & (
+  | { mode: 'outline' }
+  | { mode: 'sections'; found: Section[]; missing: string[] }
+  | { mode: 'changes'; since: number; changes: PadChange[] }
+  | { mode: 'full' }
+);
+
+export async function padReading(core: Core, conn: CommonQueryMethods, target: { pad: PadRow; hub: HubRow; seat: Seat }, input: OpenPadInput): Promise<PadReading> {
+  const { pad, hub, seat } = target;
+  const { blocks, version } = await padContent(core, pad.id);
+  const all = sections(blocks);
+  const base = { pad, hub, seat, version, blocks, sections: all, canEdit: mayEditPad(seat, hub) };
+  const mode = input.mode ?? 'outline';
+  if (mode === 'sections') {
+    const wanted = input.sections ?? [];
+    if (!wanted.length) throw invalid('Mode "sections" needs sections: a list of section ids from the outline.', { issues: [{ path: 'sections', message: 'Required for mode "sections".' }] });
+    const found = all.filter((s) => wanted.includes(s.id));
+    return { ...base, mode, found, missing: wanted.filter((id) => !found.some((s) => s.id === id)) };
+  }
+  if (mode === 'changes') {
+    if (input.since === undefined) throw invalid('Mode "changes" needs since: the version you have.', { issues: [{ path: 'since', message: 'Required for mode "changes".' }] });
+    if (input.since > version) throw invalid(`since ${input.since} is newer than the pad (version ${version}).`, { issues: [{ path: 'since', message: 'Newer than the pad.' }] });
+    const changes = input.since === version ? [] : await changesSince(conn, pad.id, input.since, blocks);
+    return { ...base, mode, since: input.since, changes };
+  }
+  return { ...base, mode };
+}
+
+/**
+ * Who may open a pad over WebSocket: an agent key as the provider's token, or the `svc_session`
+ * cookie, decided by the same rules as every other way in.
+ */
+export function syncAuthenticator(core: Core): SyncAuthenticate {
+  return async ({ padId, token, cookie }) => {
+    let actor: Actor | null = null;
+    // The web app sends no key (its cookie rides on the upgrade request); agents send their key.
+    if (token.startsWith('svc')) actor = await authenticateBearer(core, token);
+    else {
+      const session = /(?:^|;\s*)svc_session=([^;]+)/.exec(cookie ?? '')?.[1];
+      actor = await authenticateSession(core, session ? decodeURIComponent(session) : undefined);
+    }
+    const { hub, seat } = await readablePad(core, core.db.pool, padId, actor);
+    return { readOnly: !mayEditPad(seat, hub) || (actor !== null && !actor.scopes.includes('svc:write')), author: actor ? authorOf(actor) : null, credentialId: actor?.credentialId ?? null };
+  };
+}
+
+const AccessRow = z.object({ pad_id: z.string(), participant_id: z.string().nullable(), audience: z.string().nullable(), role: Role.nullable() });
+
+/**
+ * Of the open live connections, the ones whose access ended: the credential was revoked or ran out,
+ * or the pad is no longer readable to its participant (removed from the hub, the hub made private,
+ * the pad gone). Two queries for everything an instance holds open.
+ */
+export function padAccessRecheck(core: Core): AccessRecheck {
+  return async (open) => {
+    const credentials = [...new Set(open.flatMap((o) => (o.credentialId ? [o.credentialId] : [])))];
+    const ended = new Set(await endedCredentials(core, credentials));
+    const rows = await core.db.pool.any(sql.type(AccessRow)`
+      SELECT x.pad_id, x.participant_id, h.audience,
+             coalesce(m.role, (SELECT i.role FROM item_members i
+               WHERE i.item_id IN (p.id, p.thread_id) AND i.participant_id = x.participant_id LIMIT 1)) AS role
+      FROM unnest(${sql.array(open.map((o) => o.padId), 'text')}::text[], ${sql.array(open.map((o) => o.participantId), 'text')}::text[]) AS x(pad_id, participant_id)
+      LEFT JOIN pads p ON p.id = x.pad_id
+      LEFT JOIN hubs h ON h.id = p.hub_id
+      LEFT JOIN hub_members m ON m.hub_id = p.hub_id AND m.participant_id = x.participant_id`);
+    const readable = new Set(rows.filter((r) => r.audience !== null && (r.role !== null || readsPublic(core, { audience: r.audience as HubRow['audience'] }))).map((r) => `${r.pad_id} ${r.participant_id ?? ''}`));
+    return open.filter((o) => (o.credentialId !== null && ended.has(o.credentialId)) || !readable.has(`${o.padId} ${o.participantId ?? ''}`));
+  };
+}

@@ -1,0 +1,97 @@
+import { sql, type CommonQueryMethods } from 'slonik';
+import { z } from 'zod';
+import type { Block } from '../../../sync/blocks.ts';
+
+/** A section: a heading and the blocks up to the next heading; the text before the first is "Introduction". */
+export type Section = { id: string; title: string; level: number; blocks: Block[]; words: number };
+
+const countWords = (text: string) => (text.match(/[\p{L}\p{N}][\p{L}\p{N}'’-]*/gu) ?? []).length;
+
+export function sections(blocks: readonly Block[]): Section[] {
+  const out: Section[] = [];
+  for (const block of blocks) {
+    if (block.type === 'heading') {
+      out.push({ id: block.id, title: block.text.replace(/^#+\s*/, ''), level: block.level ?? 1, blocks: [block], words: 0 });
+    } else {
+      if (!out.length) out.push({ id: block.id, title: 'Introduction', level: 0, blocks: [], words: 0 });
+      out.at(-1)!.blocks.push(block);
+    }
+  }
+  for (const section of out) section.words = section.blocks.filter((b) => b.type !== 'heading').reduce((n, b) => n + countWords(b.text), 0);
+  return out;
+}
+
+export const OUTLINE_LIMIT = 25;
+
+/**
+ * The outline rows: past 25 sections only the top two heading levels show, each carrying the count
+ * of deeper sections left out below it.
+ */
+export function outlineRows(all: readonly Section[]): (Section & { hidden: number })[] {
+  if (all.length <= OUTLINE_LIMIT) return all.map((s) => ({ ...s, hidden: 0 }));
+  const rows: (Section & { hidden: number })[] = [];
+  for (const section of all) {
+    if (section.level <= 2) rows.push({ ...section, hidden: 0 });
+    else if (rows.length) rows.at(-1)!.hidden++;
+  }
+  return rows;
+}
+
+export const wholeText = (blocks: readonly Block[]) => blocks.map((b) => b.text).join('\n\n');
+
+/**
+ * Section status (SPEC part 3 "Pad section status"): `disputed` while a flag on it is open,
+ * `unresolved` once one lapsed, `open` while a thread about it is open, `stale` when none of those
+ * and unchanged for 90 days, else `settled`. Stale is read when the pad is read, from the time search's
+ * row of the section (`pad_sections`) last changed (its title, level, text or place), so no timer
+ * writes it: the rulebook (rulebook.ts) has nothing to do when the 90 days pass.
+ */
+export type SectionStatus = 'settled' | 'open' | 'disputed' | 'unresolved' | 'stale';
+const STALE_DAYS = 90;
+export type SectionState = { status: SectionStatus; openThreads: number };
+/** A pad's status (SPEC part 3 "Pad-level status") and its sections' that are not plainly settled. */
+export type PadStatus = { status: 'settled' | 'open' | 'disputed'; sections: ReadonlyMap<string, SectionState> };
+
+export const SETTLED: SectionState = { status: 'settled', openThreads: 0 };
+export const NO_THREADS: PadStatus = { status: 'settled', sections: new Map() };
+
+const SectionStateRow = z.object({ block: z.string(), open_threads: z.number(), disputed: z.boolean(), unresolved: z.boolean(), stale: z.boolean() });
+
+/**
+ * Where the threads about a pad's sections leave them, and which sections are stale at `now`: one
+ * indexed query.
+ */
+export async function padStatus(conn: CommonQueryMethods, padId: string, now: Date = new Date()): Promise<PadStatus> {
+  const staleBefore = new Date(now.getTime() - STALE_DAYS * 86_400_000).toISOString();
+  const rows = await conn.any(sql.type(SectionStateRow)`
+    WITH t AS (
+      SELECT about_block AS block, count(*) FILTER (WHERE status = 'open') AS open_threads,
+             coalesce(bool_or(flag = 'open'), false) AS disputed, coalesce(bool_or(flag = 'unresolved'), false) AS unresolved
+      FROM threads WHERE about_pad_id = ${padId} GROUP BY about_block),
+    s AS (SELECT section_id AS block FROM pad_sections WHERE pad_id = ${padId} AND updated_at < ${staleBefore})
+    SELECT coalesce(t.block, s.block) AS block, coalesce(t.open_threads, 0) AS open_threads, coalesce(t.disputed, false) AS disputed,
+           coalesce(t.unresolved, false) AS unresolved, s.block IS NOT NULL AS stale
+    FROM t FULL JOIN s ON s.block = t.block`);
+  const sections = new Map<string, SectionState>();
+  for (const row of rows) {
+    const status = row.disputed ? 'disputed' : row.unresolved ? 'unresolved' : row.open_threads ? 'open' : row.stale ? 'stale' : 'settled';
+    if (status !== 'settled') sections.set(row.block, { status, openThreads: row.open_threads });
+  }
+  const all = [...sections.values()];
+  // A lapsed flag is a dispute nobody settled: the pad as a whole reads disputed for it too. A stale
+  // section leaves the pad settled.
+  const status = all.some((s) => s.status === 'disputed' || s.status === 'unresolved') ? 'disputed' : all.some((s) => s.status === 'open') ? 'open' : 'settled';
+  return { status, sections };
+}
+
+/** The outline as Markdown table lines (SPEC part 2 "Pad outline row"). */
+export function outlineTable(rows: readonly (Section & { hidden: number })[], escape: (text: string) => string, status: PadStatus = NO_THREADS): string[] {
+  const lines = ['| Section | Id | Status | Open threads | Words |', '|---|---|---|---|---|'];
+  for (const row of rows) {
+    const indent = '  '.repeat(Math.max(0, row.level - 1));
+    const state = status.sections.get(row.id) ?? SETTLED;
+    lines.push(`| ${indent}${escape(row.title)}${row.hidden ? ` (+${row.hidden})` : ''} | ${row.id} | ${state.status} | ${state.openThreads} | ${row.words} |`);
+  }
+  if (!rows.length) lines.push('| (empty pad) | | | | |');
+  return lines;
+}

@@ -1,0 +1,198 @@
+import { sql, type CommonQueryMethods } from 'slonik';
+import { z } from 'zod';
+import { HubRow, IdRow, Role } from '../../../schema/rows.ts';
+import type { Actor } from '../kernel/actor.ts';
+import { grantsHubs } from '../kernel/grants.ts';
+import type { Core } from '../kernel/context.ts';
+import { AppError, invalid, notFound } from '../../../schema/errors.ts';
+import type { Seat } from '../kernel/rights.ts';
+import { newId } from '../kernel/secrets.ts';
+import { decodeCursor, encodeCursor } from '../kernel/cursor.ts';
+import { hubPeople, type HubPeople } from './members.ts';
+import { seatInHub } from './seats.ts';
+
+const RoleRow = z.object({ role: Role });
+const HubSeatRow = HubRow.pick({ id: true, slug: true, name: true }).extend({ role: Role });
+
+export const HUB_PAGE = 30;
+
+const hubColumns = sql.fragment`id, slug, name, readme, audience, mode, owner_id, created_at, updated_at`;
+
+/** A hub by id (`hub_…`) or slug. */
+export async function findHub(conn: CommonQueryMethods, ref: string): Promise<HubRow | null> {
+  const key = ref.trim().replace(/^\//, '').toLowerCase();
+  return conn.maybeOne(sql.type(HubRow)`
+    SELECT ${hubColumns} FROM hubs WHERE ${key.startsWith('hub_') ? sql.fragment`id = ${key}` : sql.fragment`slug = ${key}`}`);
+}
+
+export async function seatIn(conn: CommonQueryMethods, hubId: string, participantId: string | undefined): Promise<Seat> {
+  if (!participantId) return null;
+  return conn.maybeOneFirst(sql.type(RoleRow)`
+    SELECT role FROM hub_members WHERE hub_id = ${hubId} AND participant_id = ${participantId}`);
+}
+
+/** Whether this hub reads as public on this server (SVC_PUBLIC_THREADS gates every public read). */
+export const readsPublic = (core: Core, hub: Pick<HubRow, 'audience'>) => core.config.publicThreads && hub.audience === 'public';
+
+const HubSeatOfRow = HubRow.extend({ role: Role.nullable() });
+
+/**
+ * The hub and the reader's seat, in one round trip, or `not_found` when the reader may not see it: a
+ * private hub and a missing one answer the same, so nobody learns which private hubs exist.
+ */
+export async function readableHub(core: Core, conn: CommonQueryMethods, ref: string, reader: Actor | null) {
+  if (!grantsHubs(reader)) throw notFound('No such hub, or it is private.');
+  const key = ref.trim().replace(/^\//, '').toLowerCase();
+  const row = await conn.maybeOne(sql.type(HubSeatOfRow)`
+    SELECT h.id, h.slug, h.name, h.readme, h.audience, h.mode, h.owner_id, h.created_at, h.updated_at, m.role
+    FROM hubs h LEFT JOIN hub_members m ON m.hub_id = h.id AND m.participant_id = ${reader?.id ?? null}
+    WHERE ${key.startsWith('hub_') ? sql.fragment`h.id = ${key}` : sql.fragment`h.slug = ${key}`}`);
+  if (!row || (row.role === null && !readsPublic(core, row))) throw notFound('No such hub, or it is private.');
+  const { role, ...hub } = row;
+  return { hub, seat: role as Seat };
+}
+
+export function slugify(text: string): string {
+  return text
+    .normalize('NFKD')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 40)
+    .replace(/-+$/, '');
+}
+
+export const SLUG_PATTERN = /^[a-z0-9](?:[a-z0-9-]{1,38}[a-z0-9])$/;
+
+/** Slugs that are the web app's own pages under /h/ (`/h/new` makes a hub): no hub may take them. */
+export const RESERVED_SLUGS: ReadonlySet<string> = new Set(['new']);
+
+export type CreatedHub = { hub_id: string; slug: string; name: string };
+
+/** A chosen slug must be well formed; a derived one is made from the name. */
+export function hubSlugBase(input: { name: string; slug?: string | undefined }): { base: string; chosen: boolean } {
+  const chosen = input.slug !== undefined;
+  let base = chosen ? input.slug!.toLowerCase() : slugify(input.name);
+  if (chosen && !SLUG_PATTERN.test(base)) {
+    throw invalid('A slug is 3 to 40 lowercase letters, digits and dashes, starting and ending with a letter or digit.', {
+      issues: [{ path: 'slug', message: 'Use 3 to 40 of a-z, 0-9 and -.' }],
+    });
+  }
+  if (chosen && RESERVED_SLUGS.has(base)) {
+    throw invalid(`The slug "${base}" is the web app's own page (/h/${base}); choose another.`, { issues: [{ path: 'slug', message: 'Reserved; choose another.' }] });
+  }
+  if (base.length < 3) base = base ? `${base}-hub` : 'hub';
+  return { base, chosen };
+}
+
+/** A private hub owned by its creator. A chosen slug that is taken is refused; a derived one is numbered. */
+export async function createHub(tx: CommonQueryMethods, actor: Actor, input: { name: string; slug?: string | undefined }): Promise<CreatedHub> {
+  const { base, chosen } = hubSlugBase(input);
+  const id = newId('hub_');
+  let slug = base;
+  for (let n = 2; ; n++) {
+    // A name that makes a reserved slug is numbered as if it were taken: "New" becomes new-2.
+    if (!RESERVED_SLUGS.has(slug)) {
+      const inserted = await tx.maybeOneFirst(sql.type(IdRow)`
+        INSERT INTO hubs (id, slug, name, owner_id) VALUES (${id}, ${slug}, ${input.name}, ${actor.id})
+        ON CONFLICT (slug) DO NOTHING RETURNING id`);
+      if (inserted) break;
+      if (chosen) throw new AppError('conflict', `The slug "${slug}" is taken; choose another.`);
+    }
+    slug = `${base.slice(0, 36)}-${n}`;
+  }
+  await tx.query(sql.unsafe`
+    INSERT INTO hub_members (hub_id, participant_id, role) VALUES (${id}, ${actor.id}, 'owner')`);
+  return { hub_id: id, slug, name: input.name };
+}
+
+const ItemRow = z.object({
+  type: z.enum(['thread', 'pad']),
+  id: z.string(),
+  title: z.string(),
+  status: z.string(),
+  count: z.number().int(),
+  updated_at: z.number(),
+  updated_us: z.number(),
+});
+
+const CursorShape = z.object({ t: z.number(), id: z.string() });
+
+export type HubItem = z.infer<typeof ItemRow>;
+export type HubReading = { hub: HubRow; seat: Seat; threads: HubItem[]; pads: HubItem[]; nextCursor: string | undefined; people: HubPeople | null };
+
+/**
+ * A page of a hub's threads and pads, newest first, for a reader the policy let in; with `people`
+ * (open_hub, on its first page), who is in the hub for a reader with a seat, and who waits for its
+ * owner and helpers.
+ */
+export async function hubReading(
+  conn: CommonQueryMethods,
+  { hub, seat }: { hub: HubRow; seat: Seat },
+  input: { cursor?: string | undefined; type?: 'thread' | 'pad' | undefined },
+  withPeople = true,
+): Promise<HubReading> {
+  const after = input.cursor === undefined ? null : decodeCursor(input.cursor, CursorShape);
+  const [items, people] = await Promise.all([
+    conn.any(sql.type(ItemRow)`
+    SELECT * FROM (
+      SELECT 'thread' AS type, id, title, status, post_count AS count, updated_at FROM threads WHERE hub_id = ${hub.id}
+      UNION ALL
+      SELECT 'pad' AS type, id, title, 'settled' AS status, version AS count, updated_at FROM pads WHERE hub_id = ${hub.id}
+    ) items
+    CROSS JOIN LATERAL (SELECT floor(extract(epoch FROM updated_at) * 1000000)::int8 AS updated_us) stamp
+    WHERE true
+    ${input.type ? sql.fragment`AND type = ${input.type}` : sql.fragment``}
+    ${after ? sql.fragment`AND (updated_us, id) < (${after.t}, ${after.id})` : sql.fragment``}
+    ORDER BY updated_us DESC, id DESC
+    LIMIT ${HUB_PAGE + 1}`),
+    withPeople && !after ? hubPeople(conn, hub.id, seat) : null,
+  ]);
+  const page = items.slice(0, HUB_PAGE);
+  const last = page.at(-1);
+  const nextCursor = items.length > HUB_PAGE && last ? encodeCursor({ t: last.updated_us, id: last.id }) : undefined;
+  return {
+    hub,
+    seat,
+    threads: page.filter((item) => item.type === 'thread'),
+    pads: page.filter((item) => item.type === 'pad'),
+    nextCursor,
+    people,
+  };
+}
+
+/** The hub page of the Markdown views, readable as the hub is. */
+export async function hubPage(core: Core, reader: Actor | null, input: { hub: string; cursor?: string | undefined; type?: 'thread' | 'pad' | undefined }) {
+  return hubReading(core.db.pool, await readableHub(core, core.db.pool, input.hub, reader), input, false);
+}
+
+/** A request names no hub: a private hub and a missing one answer a stranger alike. */
+export type JoinOutcome = { hub: HubRow; status: 'member' | 'joined'; role: Role } | { hub: null; status: 'requested'; role: null };
+
+/**
+ * Public hub: join at once. Private: ask its owner and helpers. Calling again changes nothing. A
+ * stranger learns nothing of a private hub: the request is kept for its owners, and the answer is
+ * the one a missing hub gets.
+ */
+export async function joinHub(core: Core, tx: CommonQueryMethods, actor: Actor, { hub, seat }: { hub: HubRow | null; seat: Seat }, note: string | undefined): Promise<JoinOutcome> {
+  if (hub && seat) return { hub, status: 'member', role: seat };
+  if (hub && readsPublic(core, hub)) {
+    await seatInHub(tx, hub, actor.id);
+    return { hub, status: 'joined', role: 'member' };
+  }
+  if (hub) {
+    await tx.query(sql.unsafe`
+      INSERT INTO join_requests (hub_id, participant_id, note) VALUES (${hub.id}, ${actor.id}, ${note ?? ''})
+      ON CONFLICT (hub_id, participant_id) DO NOTHING`);
+  }
+  return { hub: null, status: 'requested', role: null };
+}
+
+export type MyHub = z.infer<typeof HubSeatRow>;
+
+/** The web app's hub list: every hub the caller has a seat in. */
+export async function myHubs(conn: CommonQueryMethods, actor: Actor): Promise<readonly MyHub[]> {
+  return conn.any(sql.type(HubSeatRow)`
+    SELECT h.id, h.slug, h.name, m.role FROM hub_members m JOIN hubs h ON h.id = m.hub_id
+    WHERE m.participant_id = ${actor.id} ORDER BY h.updated_at DESC, h.id`);
+}

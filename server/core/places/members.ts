@@ -1,0 +1,177 @@
+import { sql, type CommonQueryMethods } from 'slonik';
+import { z } from 'zod';
+import { Role, type HubRow } from '../../../schema/rows.ts';
+import type { Core } from '../kernel/context.ts';
+import { forbidden, notFound } from '../../../schema/errors.ts';
+import { participantIdOf } from '../identity/handles.ts';
+import { allows, type Seat } from '../kernel/rights.ts';
+import { deliver } from '../inbox/inbox.ts';
+import { seatInHub } from './seats.ts';
+
+/** Members and waiting requests shown at once by open_hub and the hub page; the rest are counted. */
+export const PEOPLE_SHOWN = 100;
+/** SPEC part 8 "Rulebook timers": Read me first. */
+export const GUIDE_LIMIT = 4_000;
+
+const Person = z.object({ id: z.string(), name: z.string(), handle: z.string(), kind: z.enum(['human', 'agent']) });
+export type Person = z.infer<typeof Person>;
+
+const MemberRow = Person.extend({ role: Role, joined_at: z.number(), total: z.number() });
+const RequestRow = Person.extend({ note: z.string(), created_at: z.number(), total: z.number() });
+export type Member = Omit<z.infer<typeof MemberRow>, 'total'>;
+export type JoinRequest = Omit<z.infer<typeof RequestRow>, 'total'>;
+
+/**
+ * Who is in a hub, for a reader with a seat, and for its owner and helpers who is waiting to be let
+ * in. Owner first, then helpers, then members, each by when they joined; requests oldest first.
+ */
+export type HubPeople = {
+  members: readonly Member[];
+  memberCount: number;
+  /** Only for those who may let people in. */
+  requests: { waiting: readonly JoinRequest[]; count: number } | null;
+};
+
+export async function hubPeople(conn: CommonQueryMethods, hubId: string, seat: Seat): Promise<HubPeople | null> {
+  if (seat === null) return null;
+  const [members, requests] = await Promise.all([
+    conn.any(sql.type(MemberRow)`
+      SELECT p.id, p.name, p.handle, p.kind, m.role, m.joined_at, count(*) OVER () AS total
+      FROM hub_members m JOIN participants p ON p.id = m.participant_id
+      WHERE m.hub_id = ${hubId}
+      ORDER BY CASE m.role WHEN 'owner' THEN 0 WHEN 'helper' THEN 1 ELSE 2 END, m.joined_at, p.id
+      LIMIT ${PEOPLE_SHOWN}`),
+    allows(seat, 'moderate')
+      ? conn.any(sql.type(RequestRow)`
+          SELECT p.id, p.name, p.handle, p.kind, r.note, r.created_at, count(*) OVER () AS total
+          FROM join_requests r JOIN participants p ON p.id = r.participant_id
+          WHERE r.hub_id = ${hubId}
+          ORDER BY r.created_at, p.id
+          LIMIT ${PEOPLE_SHOWN}`)
+      : null,
+  ]);
+  return {
+    members: members.map(({ total: _, ...member }) => member),
+    memberCount: members[0]?.total ?? 0,
+    requests: requests && { waiting: requests.map(({ total: _, ...request }) => request), count: requests[0]?.total ?? 0 },
+  };
+}
+
+// Moderation (SPEC part 4 `moderate`): the actions that work now.
+
+export const MODERATE_ACTIONS = ['let_in', 'turn_away', 'remove', 'name_helper', 'name_member'] as const;
+export type ModerateAction = (typeof MODERATE_ACTIONS)[number];
+
+export type Moderation = {
+  hub: HubRow;
+  action: ModerateAction;
+  person: Person;
+  /** Their seat after the action: null once turned away or removed. */
+  role: Role | null;
+  /** False when the action found it already so (naming a helper who is one). */
+  changed: boolean;
+};
+
+/** Who is named: an id (`agt_…`, `hum_…`) or a handle (`@name`, an earlier one too), compared without case. */
+const named = (ref: string) => sql.fragment`p.id = ${participantIdOf(ref)}`;
+
+const NO_REQUEST = 'Nobody by that id or handle is waiting to join this hub. open_hub lists the waiting requests with their ids.';
+const NO_MEMBER = 'Nobody by that id or handle is a member of this hub. open_hub lists the members with their ids and roles.';
+
+/**
+ * One moderation action by an owner or helper (the policy checked the seat, and that only the owner
+ * names helpers). Each action changes one row and reports what it found; nobody removes the owner,
+ * and helpers remove members only, since only the owner makes (and so unmakes) helpers.
+ */
+export async function moderate(
+  tx: CommonQueryMethods,
+  { hub, seat }: { hub: HubRow; seat: Seat },
+  input: { action: ModerateAction; who: string },
+  /** Who moderates: the one a person let in hears it from. */
+  by?: string,
+): Promise<Moderation> {
+  const { action } = input;
+  if (action === 'let_in' || action === 'turn_away') {
+    const person = await tx.maybeOne(sql.type(Person)`
+      DELETE FROM join_requests r USING participants p
+      WHERE r.hub_id = ${hub.id} AND p.id = r.participant_id AND ${named(input.who)}
+      RETURNING p.id, p.name, p.handle, p.kind`);
+    if (!person) throw notFound(NO_REQUEST);
+    if (action === 'turn_away') return { hub, action, person, role: null, changed: true };
+    await seatInHub(tx, hub, person.id);
+    if (by) await deliver(tx, [{ to: person.id, kind: 'added', from: by, hub_id: hub.id, summary: hub.name }]);
+    return { hub, action, person, role: 'member', changed: true };
+  }
+
+  // Removing also finds those seated only in some of the hub's threads or pads (by an invite).
+  const member = await tx.maybeOne(sql.type(Person.extend({ role: Role.nullable() }))`
+    SELECT p.id, p.name, p.handle, p.kind, m.role
+    FROM participants p LEFT JOIN hub_members m ON m.hub_id = ${hub.id} AND m.participant_id = p.id
+    WHERE ${named(input.who)} AND (m.role IS NOT NULL OR (${action === 'remove'}
+      AND EXISTS (SELECT 1 FROM item_members i WHERE i.hub_id = ${hub.id} AND i.participant_id = p.id)))`);
+  if (!member) throw notFound(NO_MEMBER);
+  const { role: was, ...person } = member;
+  if (was === 'owner') {
+    throw forbidden(action === 'remove' ? 'Nobody removes the owner of a hub.' : "The owner's role does not change; name_helper and name_member are for members and helpers.");
+  }
+  if (action === 'remove') {
+    if (was === 'helper' && !allows(seat, 'setRoles')) throw forbidden('Only the owner removes a helper; helpers remove members.');
+    await tx.query(sql.unsafe`DELETE FROM hub_members WHERE hub_id = ${hub.id} AND participant_id = ${person.id}`);
+    await tx.query(sql.unsafe`DELETE FROM item_members WHERE hub_id = ${hub.id} AND participant_id = ${person.id}`);
+    return { hub, action, person, role: null, changed: true };
+  }
+  const role = action === 'name_helper' ? 'helper' : 'member';
+  if (role === was) return { hub, action, person, role, changed: false };
+  await tx.query(sql.unsafe`UPDATE hub_members SET role = ${role} WHERE hub_id = ${hub.id} AND participant_id = ${person.id}`);
+  return { hub, action, person, role, changed: true };
+}
+
+// The hub's guide and audience.
+
+export type GuideChange = { hub: HubRow; characters: number; changed: boolean };
+
+/** Read me first, shown by open_hub, the Markdown hub view and the hub page; empty clears it. */
+export async function setHubGuide(tx: CommonQueryMethods, hub: HubRow, text: string): Promise<GuideChange> {
+  if (text === hub.readme) return { hub, characters: text.length, changed: false };
+  await tx.query(sql.unsafe`UPDATE hubs SET readme = ${text}, updated_at = now() WHERE id = ${hub.id}`);
+  return { hub: { ...hub, readme: text }, characters: text.length, changed: true };
+}
+
+const Reach = z.object({ threads: z.number(), pads: z.number(), posts: z.number(), members: z.number() });
+export type Reach = z.infer<typeof Reach>;
+
+export type AudienceChange = {
+  hub: HubRow;
+  audience: HubRow['audience'];
+  /** `preview`: nothing changed, `confirm: true` does it; `unchanged`: the hub already was so. */
+  status: 'preview' | 'published' | 'made_private' | 'unchanged';
+  /** What the change shows to everyone (publishing) or takes back to members (making private). */
+  reach: Reach;
+};
+
+/**
+ * Publishing or making private, after a preview: without `confirm` it counts what would change
+ * hands and writes nothing. Publishing needs public hubs on for the server (SVC_PUBLIC_THREADS=1).
+ */
+export async function setHubVisibility(
+  core: Core,
+  tx: CommonQueryMethods,
+  hub: HubRow,
+  input: { audience: HubRow['audience']; confirm?: boolean | undefined },
+): Promise<AudienceChange> {
+  if (input.audience === 'public' && !core.config.publicThreads) {
+    throw forbidden(
+      'Public hubs are turned off on this server (SVC_PUBLIC_THREADS is not set), so every hub stays private. People join by asking with join_hub and being let in with moderate action let_in.',
+    );
+  }
+  const reach = await tx.one(sql.type(Reach)`
+    SELECT
+      (SELECT count(*) FROM threads WHERE hub_id = ${hub.id}) AS threads,
+      (SELECT count(*) FROM pads WHERE hub_id = ${hub.id}) AS pads,
+      (SELECT coalesce(sum(post_count), 0)::int8 FROM threads WHERE hub_id = ${hub.id}) AS posts,
+      (SELECT count(*) FROM hub_members WHERE hub_id = ${hub.id}) AS members`);
+  if (hub.audience === input.audience) return { hub, audience: hub.audience, status: 'unchanged', reach };
+  if (!input.confirm) return { hub, audience: hub.audience, status: 'preview', reach };
+  await tx.query(sql.unsafe`UPDATE hubs SET audience = ${input.audience}, updated_at = now() WHERE id = ${hub.id}`);
+  return { hub: { ...hub, audience: input.audience }, audience: input.audience, status: input.audience === 'public' ? 'published' : 'made_private', reach };
+}

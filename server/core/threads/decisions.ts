@@ -1,0 +1,87 @@
+import { sql, type CommonQueryMethods, type FragmentSqlToken } from 'slonik';
+import { z } from 'zod';
+import type { Actor } from '../kernel/actor.ts';
+import type { Core } from '../kernel/context.ts';
+import type { EditablePad } from '../kernel/editors.ts';
+import { editPad, type EditPadInput, type PadEdit, type Seal } from '../pads/padEdits.ts';
+import { newId } from '../kernel/secrets.ts';
+
+/**
+ * Decisions (SPEC part 4 `edit_pad` `decision`): a short text recorded with a pad edit, in the
+ * transaction that commits the version it names, and shown where the pad's thread is read
+ * (open_thread, catch_up). Recording one raises that thread's version.
+ */
+export const DECISION_MAX = 500;
+/** The newest decisions a thread's reading shows. */
+export const DECISIONS_SHOWN = 20;
+
+const Decision = z.object({
+  id: z.string(),
+  pad_id: z.string(),
+  pad_title: z.string(),
+  text: z.string(),
+  pad_version: z.number(),
+  by: z.object({ id: z.string(), name: z.string(), kind: z.enum(['human', 'agent']) }),
+  at: z.number(),
+});
+export type Decision = z.infer<typeof Decision>;
+export const DecisionsJson = z.array(Decision);
+
+/**
+ * The thread's newest decisions, oldest of them first, as one SQL expression yielding a JSON array;
+ * with `since` (an SQL time), only those recorded after it.
+ */
+export function decisionsJson(threadId: string, since?: FragmentSqlToken) {
+  const after = since === undefined ? sql.fragment`` : sql.fragment`AND d.created_at > ${since}`;
+  return sql.fragment`(
+    SELECT coalesce(json_agg(x ORDER BY x.at, x.id), '[]'::json) FROM (
+      SELECT d.id, d.pad_id, p.title AS pad_title, d.text, d.pad_version, floor(extract(epoch FROM d.created_at) * 1000) AS at,
+             json_build_object('id', a.id, 'name', a.name, 'kind', a.kind) AS by
+      FROM decisions d JOIN pads p ON p.id = d.pad_id JOIN participants a ON a.id = d.decided_by
+      WHERE d.thread_id = ${threadId} ${after}
+      ORDER BY d.created_at DESC, d.id DESC
+      LIMIT ${DECISIONS_SHOWN}) x)`;
+}
+
+export type Recorded = { id: string; thread_id: string | null };
+
+/** Writes the decision beside the version `version` of the pad (inside that version's transaction). */
+export async function recordDecision(
+  tx: CommonQueryMethods,
+  actor: Actor,
+  { pad, hub }: EditablePad,
+  input: { text: string; version: number; editId: string | null },
+): Promise<Recorded> {
+  const id = newId('dec_');
+  await tx.query(sql.unsafe`
+    INSERT INTO decisions (id, pad_id, thread_id, hub_id, text, decided_by, pad_version, edit_id)
+    VALUES (${id}, ${pad.id}, ${pad.thread_id}, ${hub.id}, ${input.text}, ${actor.id}, ${input.version}, ${input.editId})`);
+  if (pad.thread_id !== null) {
+    await tx.query(sql.unsafe`UPDATE threads SET version = version + 1, updated_at = now() WHERE id = ${pad.thread_id}`);
+  }
+  return { id, thread_id: pad.thread_id };
+}
+
+/** An edit and the decision recorded with it: null when the call named none, or nothing changed (no version to name). */
+export type DecidedEdit = PadEdit & { decision: Recorded | null };
+
+/**
+ * edit_pad with `decision`: the decision is written inside the version's transaction, so it commits
+ * exactly when the version does, and the caller's `seal` (idempotency, allowance) sees it.
+ */
+export async function editPadDeciding(
+  core: Core,
+  actor: Actor,
+  target: EditablePad,
+  input: EditPadInput & { decision?: string | undefined },
+  seal: Seal<DecidedEdit>,
+): Promise<DecidedEdit> {
+  const text = input.decision;
+  if (text === undefined) return { ...(await editPad(core, actor, target, input, seal && ((tx, out) => seal(tx, { ...out, decision: null })))), decision: null };
+  let decision: Recorded | null = null;
+  const edit = await editPad(core, actor, target, input, async (tx, out) => {
+    decision = await recordDecision(tx, actor, target, { text, version: out.outcome.version!, editId: out.outcome.editId });
+    await seal?.(tx, { ...out, decision });
+  });
+  return { ...edit, decision };
+}

@@ -1,0 +1,250 @@
+import { sql, type CommonQueryMethods } from 'slonik';
+import { z } from 'zod';
+import { CountRow, HubRow, Role, ThreadRow } from '../../../schema/rows.ts';
+import type { Actor } from '../kernel/actor.ts';
+import { grantsThread } from '../kernel/grants.ts';
+import type { Core } from '../kernel/context.ts';
+import { invalid, notFound } from '../../../schema/errors.ts';
+import { aboutSection, settleIn, type About, type AboutInput, type FlagState } from './flags.ts';
+import type { Seal } from '../pads/padEdits.ts';
+import { allows } from '../kernel/rights.ts';
+import { readsPublic } from '../places/hubs.ts';
+import type { Seat } from '../kernel/rights.ts';
+import type { PostTarget, ThreadTarget } from '../places/policies.ts';
+import { newId } from '../kernel/secrets.ts';
+import { noticePost, type MentionNote } from '../inbox/mentions.ts';
+import { loadPosts, postPages, type PostView, type PostSelector, type Reaction } from './posts.ts';
+
+const PostCountRow = z.object({ post_count: z.number() });
+const IdReplyToRow = z.object({ id: z.string(), reply_to: z.string().nullable() });
+const ThreadStateRow = ThreadRow.pick({ status: true, version: true, answer_post_id: true });
+
+export const POST_CLIP = 3_000;
+
+/** The thread's row, its hub's columns beside it (named `hub_…`, the hub's id being the thread's `hub_id`), and the reader's seat. */
+const ThreadTargetRow = ThreadRow.extend({
+  hub_slug: HubRow.shape.slug,
+  hub_name: HubRow.shape.name,
+  hub_readme: HubRow.shape.readme,
+  hub_audience: HubRow.shape.audience,
+  hub_mode: HubRow.shape.mode,
+  hub_owner_id: HubRow.shape.owner_id,
+  hub_created_at: HubRow.shape.created_at,
+  hub_updated_at: HubRow.shape.updated_at,
+  role: Role.nullable(),
+});
+
+/**
+ * The thread, its hub and the reader's seat, in one round trip; private and missing answer the same
+ * `not_found`. Every read of a thread starts here, and a 304 ends here: the statement is prepared,
+ * and the hub comes as plain columns, which Postgres sends for less than a JSON object of them.
+ */
+export async function readableThread(core: Core, conn: CommonQueryMethods, threadId: string, reader: Actor | null): Promise<ThreadTarget> {
+  if (!grantsThread(reader, threadId)) throw notFound('No such thread, or it is private.');
+  const load = () => conn.maybeOne(sql.prepared('readable_thread', ThreadTargetRow)`
+    SELECT t.id, t.hub_id, t.title, t.status, t.answer_post_id, t.started_by, t.accepts_guests, t.version, t.post_count,
+           t.created_at, t.updated_at, t.about_pad_id, t.about_block, t.flag, h.slug AS hub_slug, h.name AS hub_name, h.readme AS hub_readme,
+           h.audience AS hub_audience, h.mode AS hub_mode, h.owner_id AS hub_owner_id,
+           h.created_at AS hub_created_at, h.updated_at AS hub_updated_at, coalesce(m.role, i.role) AS role
+    FROM threads t JOIN hubs h ON h.id = t.hub_id
+    LEFT JOIN hub_members m ON m.hub_id = t.hub_id AND m.participant_id = ${reader?.id ?? null}
+    LEFT JOIN item_members i ON i.item_id = t.id AND i.participant_id = ${reader?.id ?? null}
+    WHERE t.id = ${threadId}`);
+  // Outside a transaction the read may be one kept since the last change; a write reads afresh.
+  const row = conn === core.db.pool ? await core.reads.read(`readable_thread ${threadId} ${reader?.id ?? ''}`, load) : await load();
+  if (!row) throw notFound('No such thread, or it is private.');
+  const { hub_slug, hub_name, hub_readme, hub_audience, hub_mode, hub_owner_id, hub_created_at, hub_updated_at, role, ...thread } = row;
+  const hub: HubRow = {
+    id: thread.hub_id,
+    slug: hub_slug,
+    name: hub_name,
+    readme: hub_readme,
+    audience: hub_audience,
+    mode: hub_mode,
+    owner_id: hub_owner_id,
+    created_at: hub_created_at,
+    updated_at: hub_updated_at,
+  };
+  if (role === null && !readsPublic(core, hub)) throw notFound('No such thread, or it is private.');
+  return { thread, hub, seat: role as Seat };
+}
+
+/** Appends a post, giving it the thread's next seq; the thread row lock orders concurrent posts. */
+async function appendPost(tx: CommonQueryMethods, threadId: string, author: string, body: string, replyTo: string | null) {
+  const seq = await tx.oneFirst(sql.type(PostCountRow)`
+    UPDATE threads SET post_count = post_count + 1, version = version + 1, updated_at = now()
+    WHERE id = ${threadId} RETURNING post_count`);
+  const id = newId('msg_');
+  await tx.query(sql.unsafe`
+    INSERT INTO posts (id, thread_id, seq, author_id, body, reply_to)
+    VALUES (${id}, ${threadId}, ${seq}, ${author}, ${body}, ${replyTo})`);
+  return { id, seq };
+}
+
+export type StartedThread = {
+  thread_id: string;
+  title: string;
+  post_id: string;
+  seq: number;
+  hub: Pick<HubRow, 'id' | 'slug'>;
+  about: About | null;
+  /** What the reply says of the first post's mentions (past the cap, or quiet). */
+  mentions: MentionNote;
+};
+
+/**
+ * A new thread in a hub the caller may write in, with its first post; about a pad section (and
+ * flagging it) when `about` says so, which `aboutSection` checked before the transaction.
+ */
+export async function startThread(tx: CommonQueryMethods, actor: Actor, hub: HubRow, input: { title: string; body: string; about?: About | null }): Promise<StartedThread> {
+  const threadId = newId('thr_');
+  const about = input.about ?? null;
+  await tx.query(sql.unsafe`
+    INSERT INTO threads (id, hub_id, title, started_by, version, about_pad_id, about_block, about_title, flag, flag_moved_at, flag_moved_by)
+    VALUES (${threadId}, ${hub.id}, ${input.title}, ${actor.id}, 0, ${about?.padId ?? null}, ${about?.block ?? null}, ${about?.title ?? null},
+            ${about?.flag ? 'open' : null}, ${about?.flag ? sql.fragment`now()` : null}, ${about?.flag ? actor.id : null})`);
+  await tx.query(sql.unsafe`UPDATE hubs SET updated_at = now() WHERE id = ${hub.id}`);
+  const post = await appendPost(tx, threadId, actor.id, input.body, null);
+  const mentions = await noticePost(tx, actor, { id: threadId, hub_id: hub.id }, { id: post.id, body: input.body, reply_to: null });
+  return { thread_id: threadId, title: input.title, post_id: post.id, seq: post.seq, hub: { id: hub.id, slug: hub.slug }, about, mentions };
+}
+
+export type StartThreadInput = AboutInput & { title: string; body: string };
+
+/**
+ * `start_thread`: what the thread is about is checked first, from the pool (the live pad and the
+ * caller's standing), then the thread is written in one transaction with what `seal` adds.
+ */
+export async function openNewThread(core: Core, actor: Actor, hub: HubRow, input: StartThreadInput, seal: Seal<StartedThread>): Promise<StartedThread> {
+  const about = await aboutSection(core, actor, hub, input);
+  return core.db.write(async (tx) => {
+    const out = await startThread(tx, actor, hub, { title: input.title, body: input.body, about });
+    await seal?.(tx, out);
+    return out;
+  });
+}
+
+export type PostedReply = { post_id: string; seq: number; reply_to: string | null; thread: Pick<ThreadRow, 'id' | 'title'>; mentions: MentionNote };
+
+export async function postReply(tx: CommonQueryMethods, actor: Actor, { thread }: ThreadTarget, input: { body: string; reply_to?: string | undefined }): Promise<PostedReply> {
+  let replyTo: string | null = null;
+  if (input.reply_to !== undefined) {
+    const parent = await tx.maybeOne(sql.type(IdReplyToRow)`
+      SELECT id, reply_to FROM posts WHERE id = ${input.reply_to} AND thread_id = ${thread.id}`);
+    if (!parent) {
+      throw invalid(`reply_to ${input.reply_to} is not a post of this thread.`, {
+        issues: [{ path: 'reply_to', message: 'Not a post of this thread.' }],
+      });
+    }
+    // Replies nest one level: a reply to a reply joins its parent's replies.
+    replyTo = parent.reply_to ?? parent.id;
+  }
+  const post = await appendPost(tx, thread.id, actor.id, input.body, replyTo);
+  const mentions = await noticePost(tx, actor, thread, { id: post.id, body: input.body, reply_to: input.reply_to ?? null });
+  return { post_id: post.id, seq: post.seq, reply_to: replyTo, thread: { id: thread.id, title: thread.title }, mentions };
+}
+
+/**
+ * Keeps the posts whose clipped text fits the budget, counting from the newest (or, with `fromOldest`,
+ * the oldest) and always at least one; returns them oldest first.
+ */
+export function withinBudget(posts: readonly PostView[], budget: number, fromOldest = false): PostView[] {
+  const kept: PostView[] = [];
+  let used = 0;
+  for (const post of [...posts].sort((a, b) => (fromOldest ? a.seq - b.seq : b.seq - a.seq))) {
+    used += Math.min(post.body.length, POST_CLIP);
+    if (used > budget && kept.length > 0) break;
+    kept.push(post);
+  }
+  return kept.sort((a, b) => a.seq - b.seq);
+}
+
+export const MARKDOWN_PAGE = 30;
+export const MARKDOWN_BUDGET = 24_000;
+
+/**
+ * The Markdown view's page: the latest 30 posts, or 30 before a seq, or 30 after one (oldest first).
+ * Kept by thread version (`postPages`), so a page read again costs no round trip.
+ */
+export async function threadPage(conn: CommonQueryMethods, { thread }: ThreadTarget, options: { since?: number | undefined; before?: number | undefined }): Promise<readonly PostView[]> {
+  const selector: PostSelector =
+    options.since !== undefined
+      ? { afterSeq: options.since, limit: MARKDOWN_PAGE }
+      : options.before !== undefined
+        ? { beforeSeq: options.before, limit: MARKDOWN_PAGE }
+        : { newest: MARKDOWN_PAGE };
+  const kept = postPages.get('markdown', thread, selector);
+  if (kept) return kept;
+  const page = withinBudget(await loadPosts(conn, thread, selector), MARKDOWN_BUDGET, options.since !== undefined);
+  postPages.set('markdown', thread, selector, page);
+  return page;
+}
+
+/** One post, readable as its thread is. */
+export async function readPost(core: Core, reader: Actor | null, threadId: string, postId: string) {
+  const conn = core.db.pool;
+  const found = await readableThread(core, conn, threadId, reader);
+  const [post] = await loadPosts(conn, found.thread, { postId });
+  if (!post) throw notFound('No such post.');
+  return { ...found, post };
+}
+
+export type AnswerMark = {
+  post_id: string;
+  thread_id: string;
+  status: string;
+  version: number;
+  answer: string | null;
+  /** False when the call asked to unmark a post that was not the answer. */
+  changed: boolean;
+  unmark: boolean;
+  /** The thread's flag after the mark, on a thread that flags a section. */
+  flag: FlagState | null;
+  /** The mark settled the thread's flag (an owner or helper marked it). */
+  settled: boolean;
+};
+
+/**
+ * Marks or unmarks the answer. On a thread that flags a section, the hub's owner or a helper marking
+ * an answer settles the flag; the thread's starter (a member) marking one leaves it open.
+ */
+export async function markAnswer(tx: CommonQueryMethods, actor: Actor, { post, thread, seat }: PostTarget, unmark: boolean): Promise<AnswerMark> {
+  const base = { post_id: post.id, thread_id: thread.id, unmark };
+  if (unmark && thread.answer_post_id !== post.id) {
+    return { ...base, status: thread.status, version: thread.version, answer: thread.answer_post_id, changed: false, flag: thread.flag, settled: false };
+  }
+  const updated = await tx.one(sql.type(ThreadStateRow)`
+    UPDATE threads
+    SET answer_post_id = ${unmark ? null : post.id}, status = ${unmark ? 'open' : 'answered'},
+        version = version + 1, updated_at = now()
+    WHERE id = ${thread.id}
+    RETURNING status, version, answer_post_id`);
+  const settled = !unmark && thread.flag !== null && allows(seat, 'moderate') ? await settleIn(tx, actor, thread.id) : null;
+  return {
+    ...base,
+    status: updated.status,
+    version: settled?.version ?? updated.version,
+    answer: updated.answer_post_id,
+    changed: true,
+    flag: settled?.flag ?? thread.flag,
+    settled: settled !== null,
+  };
+}
+
+export type Reacted = { post_id: string; thread_id: string; reaction: Reaction; count: number; mine: boolean; changed: boolean };
+
+/** Adds or takes back one reaction; doing it twice is doing it once. */
+export async function react(tx: CommonQueryMethods, actor: Actor, { post, thread }: PostTarget, input: { reaction: Reaction; remove?: boolean | undefined }): Promise<Reacted> {
+  const changed = input.remove
+    ? await tx.query(sql.unsafe`
+        DELETE FROM reactions WHERE post_id = ${post.id} AND participant_id = ${actor.id} AND reaction = ${input.reaction}`)
+    : await tx.query(sql.unsafe`
+        INSERT INTO reactions (post_id, participant_id, reaction) VALUES (${post.id}, ${actor.id}, ${input.reaction})
+        ON CONFLICT DO NOTHING`);
+  if (changed.rowCount > 0) {
+    await tx.query(sql.unsafe`UPDATE threads SET version = version + 1, updated_at = now() WHERE id = ${thread.id}`);
+  }
+  const count = await tx.oneFirst(sql.type(CountRow)`
+    SELECT count(*) AS n FROM reactions WHERE post_id = ${post.id} AND reaction = ${input.reaction}`);
+  return { post_id: post.id, thread_id: thread.id, reaction: input.reaction, count, mine: !input.remove, changed: changed.rowCount > 0 };
+}
