@@ -32,7 +32,8 @@ import { createWaitRegistry } from '../server/core/kernel/waitRegistry.ts';
 import { createPace } from '../server/core/kernel/pace.ts';
 import { createPadSync } from '../sync/padSync.ts';
 import { startRulebookTimer } from '../server/core/limits/rulebook.ts';
-import { createLogger, type Logger } from '../server/log.ts';
+import { createLogger } from '../server/log.ts';
+import { type Logger } from '../server/db/logger.ts';
 
 export const CLIENT_DIST = fileURLToPath(new URL('../client/dist/', import.meta.url));
 

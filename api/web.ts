@@ -6,7 +6,7 @@ import { AppError, invalidInput } from '../schema/errors.ts';
 import { authenticateSession, createAgent } from '../server/core/identity/identity.ts';
 import { BODY_LIMITS, readJson } from './http/body.ts';
 import { sessionToken } from './http/auth.ts';
-import { emailStatus } from '../server/core/identity/verification.ts';
+import { emailStatus } from '../server/core/identity/standing.ts';
 import { refuseGuest } from '../server/core/identity/guests.ts';
 import { requireCleanText } from './tools/hygiene.ts';
 import { invoke } from './tools/invoke.ts';

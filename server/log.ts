@@ -1,15 +1,9 @@
+
+import type { Fields, Logger } from './db/logger.ts';
+
 /** Structured JSON logs, one line per event. Callers pass fields, never credentials or request bodies. */
 const levels = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 } as const;
 export type LogLevel = keyof typeof levels;
-export type Fields = Record<string, unknown>;
-
-export type Logger = {
-  debug(msg: string, fields?: Fields): void;
-  info(msg: string, fields?: Fields): void;
-  warn(msg: string, fields?: Fields): void;
-  error(msg: string, fields?: Fields): void;
-  child(fields: Fields): Logger;
-};
 
 export function createLogger(level: LogLevel, base: Fields = {}, write: (line: string) => void = (line) => void process.stdout.write(line + '\n')): Logger {
   const threshold = levels[level];

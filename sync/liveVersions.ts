@@ -2,7 +2,7 @@ import * as Y from 'yjs';
 import type { afterLoadDocumentPayload, beforeUnloadDocumentPayload, Document, Extension, Hocuspocus } from '@hocuspocus/server';
 import { PAD_FRAGMENT } from '../schema/pad.ts';
 import type { Db } from '../server/db/database.ts';
-import type { Logger } from '../server/log.ts';
+import type { Logger } from '../server/db/logger.ts';
 import { ensureBlockIds, readBlocks } from './blocks.ts';
 import type { Persistence } from './extensions/persistence.ts';
 import type { LiveDocs } from './liveDocs.ts';

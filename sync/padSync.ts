@@ -2,7 +2,7 @@ import type { Server } from 'node:http';
 import type { WebSocketServer } from 'ws';
 import { Hocuspocus, type Extension } from '@hocuspocus/server';
 import type { Db } from '../server/db/database.ts';
-import type { Logger } from '../server/log.ts';
+import type { Logger } from '../server/db/logger.ts';
 import { createEditEngine } from './editEngine.ts';
 import { AccessChecks, type AccessRecheck } from './extensions/accessChecks.ts';
 import { Authentication, type SyncAuthenticate } from './extensions/authentication.ts';

@@ -2,7 +2,7 @@ import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
 import type { Hocuspocus } from '@hocuspocus/server';
-import type { Logger } from '../server/log.ts';
+import type { Logger } from '../server/db/logger.ts';
 
 export const SYNC_PATH = '/sync';
 

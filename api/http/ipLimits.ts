@@ -4,7 +4,7 @@ import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAb
 import type { Context, Middleware } from 'koa';
 import { AppError } from '../../schema/errors.ts';
 import { scaled } from '../../server/core/kernel/pace.ts';
-import type { Logger } from '../../server/log.ts';
+import type { Logger } from '../../server/db/logger.ts';
 
 /**
  * Per-IP route limits (SPEC part 8): fixed windows, counted in Redis when REDIS_URL is set (so every

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Context, Next } from 'koa';
 import type { Config } from '../../server/config.ts';
 import { AppError, toAppError } from '../../schema/errors.ts';
-import type { Logger } from '../../server/log.ts';
+import type { Logger } from '../../server/db/logger.ts';
 
 /** A request id, one log line per request, and the one place errors become responses. */
 /**

@@ -3,7 +3,7 @@ import type { z } from 'zod';
 import type { Actor } from '../../server/core/kernel/actor.ts';
 import type { Core } from '../../server/core/kernel/context.ts';
 import type { Limit } from '../../server/core/limits/limits.ts';
-import type { Policy } from '../../server/core/places/policies.ts';
+import type { Policy } from '../../server/core/kernel/policy.ts';
 import type { Result } from '../../server/core/kernel/result.ts';
 import { idempotencyKey } from './fields.ts';
 

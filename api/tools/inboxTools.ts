@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ackItems, claimItem, inboxPage, INBOX_PAGE_MAX, LEASE_SECONDS_MAX } from '../../server/core/inbox/inbox.ts';
-import type { Policy } from '../../server/core/places/policies.ts';
+import type { Policy } from '../../server/core/kernel/policy.ts';
 import { presentClaim, presentInbox } from '../present/inbox.ts';
 import { readTool, writeTool } from './defineTool.ts';
 

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { invalid } from '../../schema/errors.ts';
 import { setHandle } from '../../server/core/identity/handles.ts';
-import { grantable, mintSubagent, ownKey, rotateKey, SUBAGENT_HOURS } from '../../server/core/identity/keys.ts';
+import { grantable, mintSubagent, rotateKey, SUBAGENT_HOURS } from '../../server/core/identity/keys.ts';
+import { ownKey } from '../../server/core/identity/ownKey.ts';
 import { presentHandle, presentMinted, presentRotated } from '../present/keys.ts';
 import { writeTool } from './defineTool.ts';
 

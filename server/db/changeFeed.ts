@@ -1,5 +1,5 @@
 import pg from 'pg';
-import type { Logger } from '../log.ts';
+import type { Logger } from './logger.ts';
 
 /** The channel the triggers of migration 0007 notify when a table that reads keep changes. */
 export const READ_CHANGES_CHANNEL = 'dotpad_reads';

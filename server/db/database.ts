@@ -1,3 +1,4 @@
+import { hash } from 'node:crypto';
 import { lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,9 +14,8 @@ import {
   type Interceptor,
   type QueryResultRow,
 } from 'slonik';
-import type { Logger } from '../log.ts';
+import type { Logger } from './logger.ts';
 import { AppError } from '../../schema/errors.ts';
-import { sha256Hex } from '../core/kernel/secrets.ts';
 import { listenForChanges, type ChangeListener } from './changeFeed.ts';
 
 export type Db = {
@@ -136,7 +136,7 @@ export function socketDirPrefix(pid: number = process.pid): string {
   return `dotpad-db-${hostTag()}-${pid}-`;
 }
 
-const hostTag = () => sha256Hex(hostname()).slice(0, 8);
+const hostTag = () => hash('sha256', hostname(), 'hex').slice(0, 8);
 
 /**
  * A new private directory for the embedded store's socket, named after its host and process. The

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
-import type { Logger } from '../log.ts';
+import type { Logger } from './logger.ts';
 
 const MigrationRow = z.object({ version: z.string() });
 

@@ -1,5 +1,5 @@
 import type { Extension, Hocuspocus } from '@hocuspocus/server';
-import type { Logger } from '../../server/log.ts';
+import type { Logger } from '../../server/db/logger.ts';
 import { liveConnections, type SyncContext } from '../syncContext.ts';
 
 /** How often the access of open live connections is checked again (SPEC part 5: revocation counts within 5 s). */

@@ -1,5 +1,5 @@
 import type { Extension, onAuthenticatePayload } from '@hocuspocus/server';
-import type { Logger } from '../../server/log.ts';
+import type { Logger } from '../../server/db/logger.ts';
 import type { SyncContext } from '../syncContext.ts';
 import type { Author } from '../versions.ts';
 

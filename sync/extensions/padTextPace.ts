@@ -1,7 +1,7 @@
 import type { beforeSyncPayload, Extension, Hocuspocus, onChangePayload } from '@hocuspocus/server';
 import { messageYjsSyncStep1 } from 'y-protocols/sync';
 import { padTextStopReason } from '../../schema/pad.ts';
-import type { Logger } from '../../server/log.ts';
+import type { Logger } from '../../server/db/logger.ts';
 import { LIVE_VERSION_MS } from '../liveVersions.ts';
 import { liveConnections, type SyncContext } from '../syncContext.ts';
 import { addsContent, insertedChars } from '../typedText.ts';

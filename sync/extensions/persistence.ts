@@ -2,7 +2,7 @@ import * as Y from 'yjs';
 import { ForeignKeyIntegrityConstraintViolationError } from 'slonik';
 import type { Extension, onChangePayload, onLoadDocumentPayload, afterUnloadDocumentPayload } from '@hocuspocus/server';
 import type { Db } from '../../server/db/database.ts';
-import type { Logger } from '../../server/log.ts';
+import type { Logger } from '../../server/db/logger.ts';
 import { appendUpdate, compact, COMPACT_AFTER_BYTES, COMPACT_AFTER_UPDATES, loadInto, tailSize } from '../store.ts';
 import { startFolding } from '../fold.ts';
 import type { SyncContext } from '../syncContext.ts';

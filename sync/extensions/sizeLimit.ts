@@ -1,7 +1,7 @@
 import type { beforeSyncPayload, Extension } from '@hocuspocus/server';
 import { messageYjsSyncStep1 } from 'y-protocols/sync';
 import { PAD_FULL_REASON, PAD_MAX_CHARS } from '../../schema/pad.ts';
-import type { Logger } from '../../server/log.ts';
+import type { Logger } from '../../server/db/logger.ts';
 import { fitsWithin } from '../padSize.ts';
 import type { SyncContext } from '../syncContext.ts';
 

@@ -1,7 +1,7 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureClientBuilt, haveChromium, launchBrowser } from '../support/browser.ts';
-import { isVerified } from '../../server/core/identity/verification.ts';
+import { isVerified } from '../../server/core/identity/standing.ts';
 import { startOidcProvider } from '../support/oidc.ts';
 import { request, signIn, startTestServer, stores, type TestServer } from '../support/server.ts';
 

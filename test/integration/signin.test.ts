@@ -1,6 +1,6 @@
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isVerified } from '../../server/core/identity/verification.ts';
+import { isVerified } from '../../server/core/identity/standing.ts';
 import { codeIn, fromOutbox, startSmtp } from '../support/mail.ts';
 import { rawRequest, request, signIn, startTestServer, stores, type Reachable, type TestServer } from '../support/server.ts';
 

@@ -1,6 +1,6 @@
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addressKey, isDisposable, isVerified, reachOf, standingOf } from '../../server/core/identity/verification.ts';
+import { addressKey, isDisposable, isVerified, reachOf, standingOf } from '../../server/core/identity/standing.ts';
 import { codeIn, startSmtp } from '../support/mail.ts';
 import { appTool, poke, request, signIn, startTestServer, stores, type Reachable, type TestServer } from '../support/server.ts';
 

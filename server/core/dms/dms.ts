@@ -7,12 +7,13 @@ import type { Core } from '../kernel/context.ts';
 import { decodeCursor, encodeCursor } from '../kernel/cursor.ts';
 import { forbidden, invalid, notFound } from '../../../schema/errors.ts';
 import { requireParticipant, resolveParticipant } from '../identity/handles.ts';
-import { paceRefused } from '../identity/keys.ts';
-import { anyone, type Policy } from '../places/policies.ts';
+import { paceRefused } from '../identity/ownKey.ts';
+import { anyone } from '../places/policies.ts';
+import { type Policy } from '../kernel/policy.ts';
 import type { Reach } from '../kernel/result.ts';
 import { newId } from '../kernel/secrets.ts';
 import { noticeDm } from '../inbox/inbox.ts';
-import { reachOf, standingOf } from '../identity/verification.ts';
+import { reachOf, standingOf } from '../identity/standing.ts';
 
 /**
  * Direct messages (SPEC part 4 "Direct messages", part 8): a conversation of two participants that

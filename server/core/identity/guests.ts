@@ -4,13 +4,13 @@ import type { HubRow, ThreadRow } from '../../../schema/rows.ts';
 import type { Actor } from '../kernel/actor.ts';
 import type { Core } from '../kernel/context.ts';
 import { AppError, forbidden, invalid, notFound } from '../../../schema/errors.ts';
-import { findHub, readsPublic } from '../places/hubs.ts';
+import { findHub, readsPublic } from '../places/hubAccess.ts';
 import { insertAgent, issueCredential, SESSION_TTL, uniqueHandle, type NewAgent } from './identity.ts';
 import { DAILY_WRITES } from '../limits/limits.ts';
 import { refuseServerPause } from '../limits/pauses.ts';
-import type { ThreadTarget } from '../places/policies.ts';
+import type { ThreadTarget } from '../kernel/policy.ts';
 import { newId } from '../kernel/secrets.ts';
-import { readableThread } from '../threads/threads.ts';
+import { readableThread } from '../threads/threadAccess.ts';
 
 /**
  * Guest people (SPEC part 2 "Guest people"): `ppl_…` ids with a 30-day session, only where

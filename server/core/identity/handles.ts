@@ -5,7 +5,7 @@ import type { Actor } from '../kernel/actor.ts';
 import type { Core } from '../kernel/context.ts';
 import { AppError, invalid, notFound } from '../../../schema/errors.ts';
 import { forgetCredentials } from './identity.ts';
-import { lockParticipant, paceRefused, requireOwnKey } from './keys.ts';
+import { lockParticipant, paceRefused, requireOwnKey } from './ownKey.ts';
 
 export const HANDLE_CHANGES_PER_DAY = 5;
 

@@ -6,7 +6,7 @@ import type { Core } from '../kernel/context.ts';
 import { AppError, forbidden } from '../../../schema/errors.ts';
 import { refuseServerPause } from '../limits/pauses.ts';
 import { hashSecret, newId, newSecret } from '../kernel/secrets.ts';
-import { addressKey } from './verification.ts';
+import { addressKey } from './standing.ts';
 
 const HandleRow = z.object({ handle: z.string() });
 

@@ -3,11 +3,11 @@ import { z } from 'zod';
 import { CountRow, IdRow } from '../../../schema/rows.ts';
 import type { Actor } from '../kernel/actor.ts';
 import type { Core } from '../kernel/context.ts';
-import { AppError, forbidden } from '../../../schema/errors.ts';
+import { forbidden } from '../../../schema/errors.ts';
 import { AGENT_KEY_TTL, closeEnded, forgetCredentials, issueCredential } from './identity.ts';
 import { readablePad } from '../pads/pads.ts';
-import type { Policy } from '../places/policies.ts';
-import { readableThread } from '../threads/threads.ts';
+import { readableThread } from '../threads/threadAccess.ts';
+import { paceRefused, requireOwnKey, lockParticipant } from './ownKey.ts';
 
 const HOUR = 3_600_000;
 /** After a renewal the old key keeps working this long, so copies of an agent can catch up. */
@@ -18,29 +18,6 @@ export const SUBAGENTS_LIVE = 10;
 export const SUBAGENTS_PER_HOUR = 30;
 
 const TRow = z.object({ t: z.number().nullable() });
-
-/** A pace refusal that says when to try again (`retry_after_seconds`, and the older camelCase name). */
-export function paceRefused(message: string, freeAt: number): AppError {
-  const retry = Math.max(1, Math.ceil((freeAt - Date.now()) / 1000));
-  return new AppError('rate_limited', `${message} Try again in ${retry} s.`, { retry_after_seconds: retry, retryAfterSeconds: retry });
-}
-
-/** The key-only tools belong to an agent on its own key; a sub-agent key asks the agent that made it. */
-export function requireOwnKey(actor: Actor, what: string) {
-  if (actor.via !== 'agent_key') throw new AppError('not_found', 'Unknown tool.');
-  if (actor.grant) throw forbidden(`A sub-agent key cannot ${what}; the agent that made it can.`);
-}
-
-/** The policy of the key-only tools: an agent on its own key. */
-export const ownKey = (what: string): Policy<null> => async ({ actor }) => {
-  requireOwnKey(actor, what);
-  return null;
-};
-
-/** Serialises one participant's counted key and handle changes, so a daily count cannot be raced past. */
-export async function lockParticipant(tx: CommonQueryMethods, id: string) {
-  await tx.query(sql.unsafe`SELECT id FROM participants WHERE id = ${id} FOR UPDATE`);
-}
 
 export type Rotated = { agentKey: string; keyExpiresAt: number; previousKeyExpiresAt: number };
 

@@ -8,7 +8,7 @@ import { AppError } from '../../../schema/errors.ts';
 import { mergeGuest, type Merged } from './guests.ts';
 import { forgetCredentials, openSession } from './identity.ts';
 import { deliveryNote, sendMail, type Delivery } from './mail.ts';
-import { addressKey, refuseDisposable } from './verification.ts';
+import { addressKey, refuseDisposable } from './standing.ts';
 
 const MINUTE = 60_000;
 export const CODE_TTL = 60 * MINUTE;

@@ -1,6 +1,6 @@
 import type { Config } from '../../config.ts';
 import type { Db } from '../../db/database.ts';
-import type { Logger } from '../../log.ts';
+import type { Logger } from '../../db/logger.ts';
 import type { PadSync } from '../../../sync/padSync.ts';
 import type { EditorCache } from './editors.ts';
 import type { Pace } from './pace.ts';

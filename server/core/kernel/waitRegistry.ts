@@ -1,7 +1,7 @@
 import { sql } from 'slonik';
 import { z } from 'zod';
 import type { Db } from '../../db/database.ts';
-import type { Logger } from '../../log.ts';
+import type { Logger } from '../../db/logger.ts';
 import { AppError } from '../../../schema/errors.ts';
 
 /** SPEC part 8 "Reads": 4 open waits per participant. */

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { Actor } from '../kernel/actor.ts';
 import { scaled } from '../kernel/pace.ts';
 import { pauseColumns, pausedFrom, type Paused } from './pauses.ts';
-import { readsVerifiedSql, verifiedSql } from '../identity/verification.ts';
+import { readsVerifiedSql, verifiedSql } from '../identity/standing.ts';
 
 /**
  * The limits a tool passes, named in its definition (`limits: ['write', 'post']`):

@@ -4,7 +4,7 @@ import type { HubRow } from '../../../schema/rows.ts';
 import type { Actor } from '../kernel/actor.ts';
 import type { Core } from '../kernel/context.ts';
 import { AppError, notFound } from '../../../schema/errors.ts';
-import type { Policy } from '../places/policies.ts';
+import type { Policy } from '../kernel/policy.ts';
 
 /**
  * Pauses (SPEC part 8 "Pauses"), kept in the store (migration 0020) so every instance obeys them at

@@ -2,55 +2,17 @@ import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import { HubRow, IdRow, Role } from '../../../schema/rows.ts';
 import type { Actor } from '../kernel/actor.ts';
-import { grantsHubs } from '../kernel/grants.ts';
 import type { Core } from '../kernel/context.ts';
-import { AppError, invalid, notFound } from '../../../schema/errors.ts';
+import { AppError, invalid } from '../../../schema/errors.ts';
 import type { Seat } from '../kernel/rights.ts';
 import { newId } from '../kernel/secrets.ts';
 import { decodeCursor, encodeCursor } from '../kernel/cursor.ts';
 import { hubPeople, type HubPeople } from './members.ts';
 import { seatInHub } from './seats.ts';
-
-const RoleRow = z.object({ role: Role });
+import { readsPublic, readableHub } from './hubAccess.ts';
 const HubSeatRow = HubRow.pick({ id: true, slug: true, name: true }).extend({ role: Role });
 
 export const HUB_PAGE = 30;
-
-const hubColumns = sql.fragment`id, slug, name, readme, audience, mode, owner_id, created_at, updated_at`;
-
-/** A hub by id (`hub_…`) or slug. */
-export async function findHub(conn: CommonQueryMethods, ref: string): Promise<HubRow | null> {
-  const key = ref.trim().replace(/^\//, '').toLowerCase();
-  return conn.maybeOne(sql.type(HubRow)`
-    SELECT ${hubColumns} FROM hubs WHERE ${key.startsWith('hub_') ? sql.fragment`id = ${key}` : sql.fragment`slug = ${key}`}`);
-}
-
-export async function seatIn(conn: CommonQueryMethods, hubId: string, participantId: string | undefined): Promise<Seat> {
-  if (!participantId) return null;
-  return conn.maybeOneFirst(sql.type(RoleRow)`
-    SELECT role FROM hub_members WHERE hub_id = ${hubId} AND participant_id = ${participantId}`);
-}
-
-/** Whether this hub reads as public on this server (SVC_PUBLIC_THREADS gates every public read). */
-export const readsPublic = (core: Core, hub: Pick<HubRow, 'audience'>) => core.config.publicThreads && hub.audience === 'public';
-
-const HubSeatOfRow = HubRow.extend({ role: Role.nullable() });
-
-/**
- * The hub and the reader's seat, in one round trip, or `not_found` when the reader may not see it: a
- * private hub and a missing one answer the same, so nobody learns which private hubs exist.
- */
-export async function readableHub(core: Core, conn: CommonQueryMethods, ref: string, reader: Actor | null) {
-  if (!grantsHubs(reader)) throw notFound('No such hub, or it is private.');
-  const key = ref.trim().replace(/^\//, '').toLowerCase();
-  const row = await conn.maybeOne(sql.type(HubSeatOfRow)`
-    SELECT h.id, h.slug, h.name, h.readme, h.audience, h.mode, h.owner_id, h.created_at, h.updated_at, m.role
-    FROM hubs h LEFT JOIN hub_members m ON m.hub_id = h.id AND m.participant_id = ${reader?.id ?? null}
-    WHERE ${key.startsWith('hub_') ? sql.fragment`h.id = ${key}` : sql.fragment`h.slug = ${key}`}`);
-  if (!row || (row.role === null && !readsPublic(core, row))) throw notFound('No such hub, or it is private.');
-  const { role, ...hub } = row;
-  return { hub, seat: role as Seat };
-}
 
 export function slugify(text: string): string {
   return text

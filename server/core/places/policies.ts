@@ -1,31 +1,18 @@
-import { sql, type CommonQueryMethods } from 'slonik';
+import { sql } from 'slonik';
 import { z } from 'zod';
-import type { HubRow, ThreadRow } from '../../../schema/rows.ts';
-import type { Actor } from '../kernel/actor.ts';
-import type { Core } from '../kernel/context.ts';
+import type { HubRow } from '../../../schema/rows.ts';
 import { AppError, forbidden, invalid, notFound } from '../../../schema/errors.ts';
-import { findHub, readableHub, seatIn } from './hubs.ts';
+import { findHub, readableHub, seatIn } from './hubAccess.ts';
 import { allows, requireWriter, type Right, type Seat } from '../kernel/rights.ts';
 import { findEdit } from '../../../sync/versions.ts';
 import type { EditablePad } from '../kernel/editors.ts';
 import type { UndoTarget } from '../pads/padEdits.ts';
 import { editablePad, readablePad, type PadPlace } from '../pads/pads.ts';
-import { readableThread } from '../threads/threads.ts';
+import { readableThread } from '../threads/threadAccess.ts';
 import { grantsHubs } from '../kernel/grants.ts';
 import { mayPostAsGuest } from '../identity/guests.ts';
 import { badInvite, type InviteTarget } from './invites.ts';
-
-/**
- * Who may do what, one place per resource (as Outline's policies): a policy loads the target of a
- * call once, decides from the Actor and that target, and hands the target on to the tool's run. Every
- * door gets the same refusal, because every door runs the same policy.
- */
-export type PolicyScope = { core: Core; conn: CommonQueryMethods; actor: Actor };
-export type Policy<T> = (scope: PolicyScope) => Promise<T>;
-
-export type HubTarget = { hub: HubRow; seat: Seat };
-export type ThreadTarget = { thread: ThreadRow; hub: HubRow; seat: Seat };
-export type PostTarget = ThreadTarget & { post: { id: string; thread_id: string } };
+import { type Policy, type HubTarget, type ThreadTarget, type PostTarget } from '../kernel/policy.ts';
 
 /**
  * Anyone with a credential (making a hub of one's own), but a sub-agent key: it works only in the

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { Actor } from '../kernel/actor.ts';
 import type { Core } from '../kernel/context.ts';
 import { DecisionsJson, decisionsJson, type Decision } from './decisions.ts';
-import type { ThreadTarget } from '../places/policies.ts';
+import type { ThreadTarget } from '../kernel/policy.ts';
 import { PostsJson, postsJson, toPostViews, type PostView } from './posts.ts';
 import { markRead } from './readMarks.ts';
 import { aboutJson, AboutJson, padsJson, PadsJson, padsOf, threadTasks, type ThreadAbout } from './threadReading.ts';

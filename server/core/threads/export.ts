@@ -8,7 +8,7 @@ import { padContent, readablePad } from '../pads/pads.ts';
 import { spendEvent } from '../limits/participantEvents.ts';
 import { loadPosts, type PostView } from './posts.ts';
 import { line, said } from '../kernel/result.ts';
-import { readableThread } from './threads.ts';
+import { readableThread } from './threadAccess.ts';
 import { wholeText } from '../pads/sections.ts';
 
 export const EXPORTS_PER_MINUTE = 3;

@@ -7,7 +7,7 @@ import { forbidden, invalid } from '../../../schema/errors.ts';
 import { inline } from '../kernel/framing.ts';
 import { readablePad } from '../pads/pads.ts';
 import { sections } from '../pads/sections.ts';
-import { isVerified } from '../identity/verification.ts';
+import { isVerified } from '../identity/standing.ts';
 
 /**
  * Threads about a pad section, and flags on one (SPEC part 3 "Flag (dispute) on a pad section"): a

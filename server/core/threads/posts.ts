@@ -1,7 +1,7 @@
 import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import type { ThreadRow } from '../../../schema/rows.ts';
-import { readsVerifiedSql } from '../identity/verification.ts';
+import { readsVerifiedSql } from '../identity/standing.ts';
 
 /**
  * A post as every reader sees it: author (with whether they read verified, which decides how their

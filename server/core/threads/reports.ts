@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { Actor } from '../kernel/actor.ts';
 import { AppError } from '../../../schema/errors.ts';
 import { deliver } from '../inbox/inbox.ts';
-import type { PostTarget } from '../places/policies.ts';
+import type { PostTarget } from '../kernel/policy.ts';
 import { newId } from '../kernel/secrets.ts';
 
 /** SPEC part 8 "Write pace": reports, 10 an hour per thread. */

@@ -5,7 +5,7 @@ import type { Actor } from '../kernel/actor.ts';
 import type { Core } from '../kernel/context.ts';
 import { DecisionsJson, decisionsJson, type Decision } from './decisions.ts';
 import { notFound } from '../../../schema/errors.ts';
-import type { ThreadTarget } from '../places/policies.ts';
+import type { ThreadTarget } from '../kernel/policy.ts';
 import { postPages, PostsJson, postsJson, reactionsBy, selectorShape, toPostViews, type PostSelector, type PostView } from './posts.ts';
 import { allows } from '../kernel/rights.ts';
 import { activeTasksOf, listTasks, type Task } from '../tasks/tasks.ts';

@@ -1,73 +1,23 @@
 import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
-import { CountRow, HubRow, Role, ThreadRow } from '../../../schema/rows.ts';
+import { CountRow, HubRow,  ThreadRow } from '../../../schema/rows.ts';
 import type { Actor } from '../kernel/actor.ts';
-import { grantsThread } from '../kernel/grants.ts';
 import type { Core } from '../kernel/context.ts';
 import { invalid, notFound } from '../../../schema/errors.ts';
 import { aboutSection, settleIn, type About, type AboutInput, type FlagState } from './flags.ts';
 import type { Seal } from '../pads/padEdits.ts';
 import { allows } from '../kernel/rights.ts';
-import { readsPublic } from '../places/hubs.ts';
-import type { Seat } from '../kernel/rights.ts';
-import type { PostTarget, ThreadTarget } from '../places/policies.ts';
+import type { PostTarget, ThreadTarget } from '../kernel/policy.ts';
 import { newId } from '../kernel/secrets.ts';
 import { noticePost, type MentionNote } from '../inbox/mentions.ts';
 import { loadPosts, postPages, type PostView, type PostSelector, type Reaction } from './posts.ts';
+import { readableThread } from './threadAccess.ts';
 
 const PostCountRow = z.object({ post_count: z.number() });
 const IdReplyToRow = z.object({ id: z.string(), reply_to: z.string().nullable() });
 const ThreadStateRow = ThreadRow.pick({ status: true, version: true, answer_post_id: true });
 
 export const POST_CLIP = 3_000;
-
-/** The thread's row, its hub's columns beside it (named `hub_…`, the hub's id being the thread's `hub_id`), and the reader's seat. */
-const ThreadTargetRow = ThreadRow.extend({
-  hub_slug: HubRow.shape.slug,
-  hub_name: HubRow.shape.name,
-  hub_readme: HubRow.shape.readme,
-  hub_audience: HubRow.shape.audience,
-  hub_mode: HubRow.shape.mode,
-  hub_owner_id: HubRow.shape.owner_id,
-  hub_created_at: HubRow.shape.created_at,
-  hub_updated_at: HubRow.shape.updated_at,
-  role: Role.nullable(),
-});
-
-/**
- * The thread, its hub and the reader's seat, in one round trip; private and missing answer the same
- * `not_found`. Every read of a thread starts here, and a 304 ends here: the statement is prepared,
- * and the hub comes as plain columns, which Postgres sends for less than a JSON object of them.
- */
-export async function readableThread(core: Core, conn: CommonQueryMethods, threadId: string, reader: Actor | null): Promise<ThreadTarget> {
-  if (!grantsThread(reader, threadId)) throw notFound('No such thread, or it is private.');
-  const load = () => conn.maybeOne(sql.prepared('readable_thread', ThreadTargetRow)`
-    SELECT t.id, t.hub_id, t.title, t.status, t.answer_post_id, t.started_by, t.accepts_guests, t.version, t.post_count,
-           t.created_at, t.updated_at, t.about_pad_id, t.about_block, t.flag, h.slug AS hub_slug, h.name AS hub_name, h.readme AS hub_readme,
-           h.audience AS hub_audience, h.mode AS hub_mode, h.owner_id AS hub_owner_id,
-           h.created_at AS hub_created_at, h.updated_at AS hub_updated_at, coalesce(m.role, i.role) AS role
-    FROM threads t JOIN hubs h ON h.id = t.hub_id
-    LEFT JOIN hub_members m ON m.hub_id = t.hub_id AND m.participant_id = ${reader?.id ?? null}
-    LEFT JOIN item_members i ON i.item_id = t.id AND i.participant_id = ${reader?.id ?? null}
-    WHERE t.id = ${threadId}`);
-  // Outside a transaction the read may be one kept since the last change; a write reads afresh.
-  const row = conn === core.db.pool ? await core.reads.read(`readable_thread ${threadId} ${reader?.id ?? ''}`, load) : await load();
-  if (!row) throw notFound('No such thread, or it is private.');
-  const { hub_slug, hub_name, hub_readme, hub_audience, hub_mode, hub_owner_id, hub_created_at, hub_updated_at, role, ...thread } = row;
-  const hub: HubRow = {
-    id: thread.hub_id,
-    slug: hub_slug,
-    name: hub_name,
-    readme: hub_readme,
-    audience: hub_audience,
-    mode: hub_mode,
-    owner_id: hub_owner_id,
-    created_at: hub_created_at,
-    updated_at: hub_updated_at,
-  };
-  if (role === null && !readsPublic(core, hub)) throw notFound('No such thread, or it is private.');
-  return { thread, hub, seat: role as Seat };
-}
 
 /** Appends a post, giving it the thread's next seq; the thread row lock orders concurrent posts. */
 async function appendPost(tx: CommonQueryMethods, threadId: string, author: string, body: string, replyTo: string | null) {
