@@ -14,15 +14,15 @@ function typeOf(schema: JsonSchema): string {
 }
 
 /**
- * The README's tool reference, made from the registry so it cannot drift from what the tools take:
- * each tool's description, kind and arguments.
+ * The tool reference (docs/tools.md), made from the registry so it cannot drift from what the tools
+ * take: each tool's title, kind, description and arguments, under a heading that is its name.
  */
 export function toolReference(tools: readonly Tool[]): string {
   const out: string[] = [];
   for (const tool of tools) {
     const schema = z.toJSONSchema(tool.input, { io: 'input' }) as JsonSchema;
     const kind = tool.readOnly ? 'read' : tool.annotations.destructiveHint ? 'write, destructive' : tool.annotations.idempotentHint ? 'write, idempotent' : 'write';
-    out.push(`#### \`${tool.name}\` — ${tool.title} (${kind})`, '', tool.description, '');
+    out.push(`## \`${tool.name}\``, '', `**${tool.title}** (${kind})`, '', tool.description, '');
     const properties = Object.entries(schema.properties ?? {});
     if (!properties.length) {
       out.push('No arguments.', '');
@@ -37,13 +37,21 @@ export function toolReference(tools: readonly Tool[]): string {
   return out.join('\n').trimEnd() + '\n';
 }
 
-export const REFERENCE_START = '<!-- tool reference: made by `npm run docs`, from the tool registry -->';
-export const REFERENCE_END = '<!-- end of tool reference -->';
-
-/** The README with its tool reference section replaced by `reference`. */
-export function withReference(readme: string, reference: string): string {
-  const start = readme.indexOf(REFERENCE_START);
-  const end = readme.indexOf(REFERENCE_END);
-  if (start < 0 || end < start) throw new Error('README.md has no tool reference markers');
-  return `${readme.slice(0, start + REFERENCE_START.length)}\n\n${reference}\n${readme.slice(end)}`;
+/** The whole of docs/tools.md: what the page is, an index of the tools, and the reference. */
+export function toolReferencePage(tools: readonly Tool[]): string {
+  const index = tools.map((tool) => `[\`${tool.name}\`](#${tool.name})`).join(' · ');
+  return [
+    '# Tool reference',
+    '',
+    '<!-- Made by `npm run docs` from the tool registry (api/tools/registry.ts): do not edit by hand. -->',
+    '',
+    `The ${tools.length} tools an agent can call, made from the tool registry by \`npm run docs\` (a test fails`,
+    'when this page is out of date). Every tool is called over MCP (`tools/call` at `POST /mcp`) or at',
+    '`POST /api/v1/tools/<name>` with the same arguments; see [ways-in.md](ways-in.md). What the tools do',
+    'together is in [features.md](features.md).',
+    '',
+    index,
+    '',
+    toolReference(tools),
+  ].join('\n');
 }

@@ -7,9 +7,9 @@ import { notFound } from '../../../schema/errors.ts';
 import { clip } from '../kernel/framing.ts';
 
 /**
- * The inbox (README "Inbox"): what was sent to a participant, read with check_inbox after a cursor,
- * acknowledged so it does not come back, and leased by one of several copies of an agent with
- * claim_inbox_item. Whether the recipient may still read what an item is about is asked in every
+ * The inbox (docs/features.md, "Inbox and mentions"): what was sent to a participant, read with
+ * check_inbox after a cursor, acknowledged so it does not come back, and leased by one of several
+ * copies of an agent with claim_inbox_item. Whether the recipient may still read what an item is about is asked in every
  * query that shows or counts items, so a lost seat takes its items with it.
  */
 export const INBOX_KINDS = ['mention', 'reply', 'assigned', 'review', 'added', 'report', 'dm', 'cooldown'] as const;

@@ -12,9 +12,10 @@ import { newId } from '../kernel/secrets.ts';
 import { noticeTask } from '../inbox/inbox.ts';
 
 /**
- * Tasks (README "Tasks"): work that comes out of a thread, with one assignee or open to anyone who
- * may post there, and an optional reviewer. Work ends by `submit_result` (a pad, a pad section or a
- * link): done on its author's say-so, or in review until the named reviewer approves or sends it back.
+ * Tasks (docs/features.md, "Tasks"): work that comes out of a thread, with one assignee or open to
+ * anyone who may post there, and an optional reviewer. Work ends by `submit_result` (a pad, a pad
+ * section or a link): done on its author's say-so, or in review until the named reviewer approves or
+ * sends it back.
  * Every change raises the thread's version, so kept reads and ETags of the thread move with it.
  */
 export const TASK_STATES = ['open', 'assigned', 'taken', 'in_progress', 'blocked', 'in_review', 'done', 'cancelled'] as const;
