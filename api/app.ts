@@ -31,7 +31,7 @@ import { createReadCache } from '../server/core/kernel/readCache.ts';
 import { createWaitRegistry } from '../server/core/kernel/waitRegistry.ts';
 import { createPace } from '../server/core/kernel/pace.ts';
 import { createPadSync } from '../sync/padSync.ts';
-import { startRulebookTimer } from '../server/core/limits/rulebook.ts';
+import { startRulebookTimer } from '../server/core/rulebook/rulebook.ts';
 import { createLogger } from '../server/log.ts';
 import { type Logger } from '../server/db/logger.ts';
 

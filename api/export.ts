@@ -4,7 +4,7 @@ import type { Actor } from '../server/core/kernel/actor.ts';
 import type { Core } from '../server/core/kernel/context.ts';
 import { AppError, invalid } from '../schema/errors.ts';
 import { exportItem } from '../server/core/threads/export.ts';
-import { authenticateBearer, authenticateSession } from '../server/core/identity/identity.ts';
+import { authenticateBearer, authenticateSession } from '../server/core/identity/credentials.ts';
 import { bearerToken, challenge, sessionToken } from './http/auth.ts';
 
 /** Who asks: a Bearer key when one is sent (a bad one is 401, never read as signed out), else the session cookie. */

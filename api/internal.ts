@@ -3,7 +3,7 @@ import Router from '@koa/router';
 import type { Context } from 'koa';
 import type { Core } from '../server/core/kernel/context.ts';
 import { AppError } from '../schema/errors.ts';
-import { movedLastDay, runRules } from '../server/core/limits/rulebook.ts';
+import { movedLastDay, runRules } from '../server/core/rulebook/rulebook.ts';
 import { bearerToken } from './http/auth.ts';
 
 const digest = (text: string) => createHash('sha256').update(text).digest();
@@ -19,7 +19,7 @@ export function requireCron(core: Core, ctx: Context) {
 
 /**
  * Scheduled work for a deployment's scheduler (SPEC part 4). `GET /internal/prune` runs every rule of
- * the rulebook now (server/core/limits/rulebook.ts; each instance's timer runs them every 10 minutes too, a
+ * the rulebook now (server/core/rulebook/rulebook.ts; each instance's timer runs them every 10 minutes too, a
  * rule never runs twice at once, and running one again changes nothing) and answers what each did
  * (`ran` and how many rows it moved, or `busy`: another run of it held its lock, or `failed`), with
  * what each moved over the last 24 hours in every run recorded. `GET /internal/flush` writes every

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { Core } from '../server/core/kernel/context.ts';
 import { AppError, invalidInput } from '../schema/errors.ts';
 import { jumpIn, requireGuestsOn } from '../server/core/identity/guests.ts';
-import { authenticateSession, SESSION_TTL } from '../server/core/identity/identity.ts';
+import { authenticateSession, SESSION_TTL } from '../server/core/identity/credentials.ts';
 import { INVITE_DEFAULT_DAYS, INVITE_MAX_DAYS, INVITE_MAX_USES, joinAsGuest, previewInvite } from '../server/core/places/invites.ts';
 import { DAILY_WRITES } from '../server/core/limits/limits.ts';
 import { agentBody } from '../server/core/identity/registration.ts';

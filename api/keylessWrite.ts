@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { AppError } from '../schema/errors.ts';
 import { jumpIn } from '../server/core/identity/guests.ts';
 import type { Core } from '../server/core/kernel/context.ts';
-import type { NewAgent } from '../server/core/identity/identity.ts';
+import type { NewAgent } from '../server/core/identity/credentials.ts';
 import { agentActor, agentBody, RegisterInput } from '../server/core/identity/registration.ts';
 import { requestGone } from './http/middleware.ts';
 import { takeIpLimit, type IpLimits } from './http/ipLimits.ts';

@@ -8,7 +8,7 @@ import { z } from 'zod';
 import type { Actor } from '../server/core/kernel/actor.ts';
 import type { Core } from '../server/core/kernel/context.ts';
 import { AppError, toAppError } from '../schema/errors.ts';
-import { authenticateBearer } from '../server/core/identity/identity.ts';
+import { authenticateBearer } from '../server/core/identity/credentials.ts';
 import { BODY_LIMITS, readText } from './http/body.ts';
 import { bearerToken, challenge } from './http/auth.ts';
 import { openCors, requestGone } from './http/middleware.ts';

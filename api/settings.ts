@@ -5,7 +5,7 @@ import { z } from 'zod';
 import type { Actor } from '../server/core/kernel/actor.ts';
 import type { Core } from '../server/core/kernel/context.ts';
 import { AppError, invalidInput, notFound } from '../schema/errors.ts';
-import { AGENT_KEY_TTL, authenticateSession, issueCredential } from '../server/core/identity/identity.ts';
+import { AGENT_KEY_TTL, authenticateSession, issueCredential } from '../server/core/identity/credentials.ts';
 import { renameHandle, type HandleChange } from '../server/core/identity/handles.ts';
 import { revokeCredentials } from '../server/core/identity/keys.ts';
 import { acceptInvite, invitesMadeBy, revokeInvite } from '../server/core/places/invites.ts';

@@ -4,7 +4,7 @@ import type { Context } from 'koa';
 import { z } from 'zod';
 import type { Core } from '../server/core/kernel/context.ts';
 import { AppError, invalidInput } from '../schema/errors.ts';
-import { authenticateSession, developmentOpen, signInDev, signOut, SESSION_TTL } from '../server/core/identity/identity.ts';
+import { authenticateSession, developmentOpen, signInDev, signOut, SESSION_TTL } from '../server/core/identity/credentials.ts';
 import { newestOutbox, type OutboxMessage } from '../server/core/identity/mail.ts';
 import { finishOidc, startOidc, type OidcPending } from '../server/core/identity/oidc.ts';
 import { checkSignInCode, CODE_TTL, foldBrowserGuest, sendSignInCode } from '../server/core/identity/signin.ts';

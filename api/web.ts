@@ -3,7 +3,7 @@ import type { Context, Next } from 'koa';
 import { z } from 'zod';
 import type { Core } from '../server/core/kernel/context.ts';
 import { AppError, invalidInput } from '../schema/errors.ts';
-import { authenticateSession, createAgent } from '../server/core/identity/identity.ts';
+import { authenticateSession, createAgent } from '../server/core/identity/credentials.ts';
 import { BODY_LIMITS, readJson } from './http/body.ts';
 import { sessionToken } from './http/auth.ts';
 import { emailStatus } from '../server/core/identity/standing.ts';

@@ -2,7 +2,7 @@ import type { Context } from 'koa';
 import type { Actor } from '../../server/core/kernel/actor.ts';
 import type { Core } from '../../server/core/kernel/context.ts';
 import { AppError } from '../../schema/errors.ts';
-import { authenticateBearer, authenticateSession } from '../../server/core/identity/identity.ts';
+import { authenticateBearer, authenticateSession } from '../../server/core/identity/credentials.ts';
 
 export const SESSION_COOKIE = 'svc_session';
 

@@ -1,5 +1,5 @@
 import { inline } from '../../server/core/kernel/framing.ts';
-import { TASK_LANES, type Home, type TaskLane } from '../../server/core/inbox/home.ts';
+import { TASK_LANES, type Home, type TaskLane } from '../../server/core/home/home.ts';
 import { line, type Result, type TextPart } from '../../server/core/kernel/result.ts';
 import type { Task } from '../../server/core/tasks/tasks.ts';
 import { taskData, taskView } from './tasks.ts';

@@ -4,7 +4,7 @@ import type { PostView } from '../../server/core/threads/posts.ts';
 import { group, line, said, type Result, type TextPart } from '../../server/core/kernel/result.ts';
 import type { Decision } from '../../server/core/threads/decisions.ts';
 import type { FlagMove } from '../../server/core/threads/flags.ts';
-import type { PostModeration } from '../../server/core/places/moderation.ts';
+import type { PostModeration } from '../../server/core/policies/moderation.ts';
 import type { Task } from '../../server/core/tasks/tasks.ts';
 import { POST_CLIP, type AnswerMark, type PostedReply, type Reacted, type StartedThread } from '../../server/core/threads/threads.ts';
 import type { ThreadAbout, ThreadReading } from '../../server/core/threads/threadReading.ts';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { home } from '../../server/core/inbox/home.ts';
-import { readHub } from '../../server/core/places/policies.ts';
+import { home } from '../../server/core/home/home.ts';
+import { readHub } from '../../server/core/policies/policies.ts';
 import { hubRef } from './fields.ts';
 import { presentHome } from '../present/home.ts';
 import { readTool } from './defineTool.ts';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { createHub, hubReading, joinHub, myHubs, type JoinOutcome } from '../../server/core/places/hubs.ts';
 import { joinWithInvite, type InviteJoin } from '../../server/core/places/invites.ts';
-import { anyone, joinTarget, makeHub, readHub } from '../../server/core/places/policies.ts';
+import { anyone, joinTarget, makeHub, readHub } from '../../server/core/policies/policies.ts';
 import { presentCreatedHub, presentHub, presentJoin, presentMyHubs } from '../present/hubs.ts';
 import { presentInviteJoin } from '../present/invites.ts';
 import { readTool, writeTool } from './defineTool.ts';

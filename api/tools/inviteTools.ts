@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { setAcceptsGuests } from '../../server/core/identity/guests.ts';
 import { createInvite, INVITE_DEFAULT_DAYS, INVITE_MAX_DAYS, INVITE_MAX_USES } from '../../server/core/places/invites.ts';
-import { guestsOfThread, inviteInto } from '../../server/core/places/policies.ts';
+import { guestsOfThread, inviteInto } from '../../server/core/policies/policies.ts';
 import { presentInvite, presentThreadGuests } from '../present/invites.ts';
 import { writeTool } from './defineTool.ts';
 import { sizes, threadId } from './fields.ts';

@@ -1,6 +1,6 @@
 import type { Actor } from '../../server/core/kernel/actor.ts';
 import type { Core } from '../../server/core/kernel/context.ts';
-import { freshLink } from '../../server/core/identity/identity.ts';
+import { freshLink } from '../../server/core/identity/credentials.ts';
 import type { Allowance } from '../../server/core/limits/limits.ts';
 import { line, type Result } from '../../server/core/kernel/result.ts';
 

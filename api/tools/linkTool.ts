@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { invalid } from '../../schema/errors.ts';
 import { link, type LinkAction } from '../../server/core/identity/linking.ts';
-import { anyone } from '../../server/core/places/policies.ts';
+import { anyone } from '../../server/core/policies/policies.ts';
 import { presentLink } from '../present/linking.ts';
 import { liveWriteTool } from './defineTool.ts';
 

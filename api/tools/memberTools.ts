@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { GUIDE_LIMIT, moderate, setHubGuide, setHubVisibility } from '../../server/core/places/members.ts';
-import { hubWith } from '../../server/core/places/policies.ts';
-import { ALL_MODERATE_ACTIONS, moderatePost, moderationTarget } from '../../server/core/places/moderation.ts';
+import { hubWith } from '../../server/core/policies/policies.ts';
+import { ALL_MODERATE_ACTIONS, moderatePost, moderationTarget } from '../../server/core/policies/moderation.ts';
 import { pauseHubAgents } from '../../server/core/limits/pauses.ts';
 import { settleFlag } from '../../server/core/threads/flags.ts';
 import { presentAgentsPause, presentGuide, presentModeration, presentVisibility } from '../present/members.ts';

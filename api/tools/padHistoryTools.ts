@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { padHistory } from '../../server/core/pads/padHistory.ts';
-import { readPad } from '../../server/core/places/policies.ts';
+import { readPad } from '../../server/core/policies/policies.ts';
 import { presentPadHistory } from '../present/pads.ts';
 import { readTool } from './defineTool.ts';
 import { seqNumber } from './fields.ts';

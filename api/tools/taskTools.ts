@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { postInThread } from '../../server/core/places/policies.ts';
+import { postInThread } from '../../server/core/policies/policies.ts';
 import { createTask, listTasks, submitResult, takeTask, TASK_ACTIONS, TASK_PAGE_MAX, TASK_STATES, taskToWork, updateTask, type TaskState } from '../../server/core/tasks/tasks.ts';
 import { presentTaskChange, presentTaskPage } from '../present/tasks.ts';
 import { readTool, writeTool } from './defineTool.ts';

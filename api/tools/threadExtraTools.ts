@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { catchUp } from '../../server/core/threads/catchUp.ts';
-import { readPost, readThread } from '../../server/core/places/policies.ts';
+import { readPost, readThread } from '../../server/core/policies/policies.ts';
 import { REASON_MAX, reportPost } from '../../server/core/threads/reports.ts';
 import { presentCatchUp, presentReport } from '../present/catchUp.ts';
 import { readTool, writeTool } from './defineTool.ts';

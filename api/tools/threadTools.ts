@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { isDmId, postDmMessage, postInDm, type DmPosted, type DmTarget } from '../../server/core/dms/dms.ts';
-import { markAnswerOf, postInThread, reactToPost, readThread, writeInHub } from '../../server/core/places/policies.ts';
+import { markAnswerOf, postInThread, reactToPost, readThread, writeInHub } from '../../server/core/policies/policies.ts';
 import { type Policy, type ThreadTarget } from '../../server/core/kernel/policy.ts';
 import { REACTIONS, type Reaction } from '../../server/core/threads/posts.ts';
 import { markAnswer, openNewThread, postReply, react, type PostedReply } from '../../server/core/threads/threads.ts';

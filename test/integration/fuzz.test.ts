@@ -37,7 +37,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'slonik';
 import { z } from 'zod';
-import { AGENT_KEY_TTL, issueCredential } from '../../server/core/identity/identity.ts';
+import { AGENT_KEY_TTL, issueCredential } from '../../server/core/identity/credentials.ts';
 import { hashSecret } from '../../server/core/kernel/secrets.ts';
 import type { Tool } from '../../api/tools/defineTool.ts';
 import { tools } from '../../api/tools/registry.ts';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'slonik';
 import { z } from 'zod';
-import { authenticateBearer } from '../../server/core/identity/identity.ts';
+import { authenticateBearer } from '../../server/core/identity/credentials.ts';
 import { revokeCredentials } from '../../server/core/identity/keys.ts';
 import { mcpClient, openProvider, poke, registerAgent, request, rest, signIn, appTool, startTestServer, stores, type TestServer } from '../support/server.ts';
 

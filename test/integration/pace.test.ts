@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { sql } from 'slonik';
 import { z } from 'zod';
-import { pacePrune } from '../../server/core/limits/pacePrune.ts';
+import { pacePrune } from '../../server/core/rulebook/pacePrune.ts';
 import { appTool, instancePair, poke, registerAgent, request, rest, signIn, startTestServer, stores, type Reply, type TestServer } from '../support/server.ts';
 
 const Count = z.object({ n: z.number() });

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { sql } from 'slonik';
-import { authenticateBearer } from '../../server/core/identity/identity.ts';
+import { authenticateBearer } from '../../server/core/identity/credentials.ts';
 import { revokeCredentials } from '../../server/core/identity/keys.ts';
 import { instancePair, openProvider, poke, registerAgent, rest, startTestServer, stores, type TestServer } from '../support/server.ts';
 

@@ -3,9 +3,9 @@ import pg from 'pg';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { runRule, startRulebookTimer } from '../../server/core/limits/rulebook.ts';
-import { disputeLapse } from '../../server/core/limits/rules/disputeLapse.ts';
-import { idleTask } from '../../server/core/limits/rules/idleTask.ts';
+import { runRule, startRulebookTimer } from '../../server/core/rulebook/rulebook.ts';
+import { disputeLapse } from '../../server/core/rulebook/disputeLapse.ts';
+import { idleTask } from '../../server/core/rulebook/idleTask.ts';
 import { durableStore, poke, registerAgent, request, rest, startTestServer, stores, type Reachable, type TestServer } from '../support/server.ts';
 
 /**

@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentDoors, type AgentDoor, type DoorAnswer } from '../support/agentDoors.ts';
 import { sql } from 'slonik';
 import { z } from 'zod';
-import { runRule } from '../../server/core/limits/rulebook.ts';
-import { idleTask } from '../../server/core/limits/rules/idleTask.ts';
+import { runRule } from '../../server/core/rulebook/rulebook.ts';
+import { idleTask } from '../../server/core/rulebook/idleTask.ts';
 import { appTool, poke, signIn, stores, type TestServer } from '../support/server.ts';
 import { startCrew, type CrewAgent } from '../support/crew.ts';
 

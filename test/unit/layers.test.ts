@@ -23,7 +23,7 @@ describe('the layers', () => {
 
   it('reads the TypeScript sources, type-only imports included', () => {
     expect(result.summary.totalCruised).toBeGreaterThan(200);
-    const policies = result.modules.find((m) => m.source === 'server/core/places/policies.ts');
+    const policies = result.modules.find((m) => m.source === 'server/core/policies/policies.ts');
     expect(policies?.dependencies.some((d) => d.resolved === 'server/core/kernel/policy.ts' && d.dependencyTypes.includes('type-only'))).toBe(true);
   });
 

@@ -8,7 +8,7 @@ import { decodeCursor, encodeCursor } from '../kernel/cursor.ts';
 import { forbidden, invalid, notFound } from '../../../schema/errors.ts';
 import { requireParticipant, resolveParticipant } from '../identity/handles.ts';
 import { paceRefused } from '../identity/ownKey.ts';
-import { anyone } from '../places/policies.ts';
+import { anyone } from '../policies/policies.ts';
 import { type Policy } from '../kernel/policy.ts';
 import type { Reach } from '../kernel/result.ts';
 import { newId } from '../kernel/secrets.ts';

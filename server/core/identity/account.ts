@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { Actor } from '../kernel/actor.ts';
 import type { Core } from '../kernel/context.ts';
 import { forbidden, invalid } from '../../../schema/errors.ts';
-import { forgetCredentials } from './identity.ts';
+import { forgetCredentials } from './credentials.ts';
 
 const SeatRow = z.object({ participant_id: z.string() });
 

@@ -5,7 +5,7 @@ import type { Actor } from '../kernel/actor.ts';
 import type { Core } from '../kernel/context.ts';
 import { AppError, forbidden, invalid, notFound } from '../../../schema/errors.ts';
 import { findHub, readsPublic } from '../places/hubAccess.ts';
-import { insertAgent, issueCredential, SESSION_TTL, uniqueHandle, type NewAgent } from './identity.ts';
+import { insertAgent, issueCredential, SESSION_TTL, uniqueHandle, type NewAgent } from './credentials.ts';
 import { DAILY_WRITES } from '../limits/limits.ts';
 import { refuseServerPause } from '../limits/pauses.ts';
 import type { ThreadTarget } from '../kernel/policy.ts';

@@ -4,7 +4,7 @@ import { CountRow } from '../../../schema/rows.ts';
 import type { Actor } from '../kernel/actor.ts';
 import type { Core } from '../kernel/context.ts';
 import { AppError, invalid, notFound } from '../../../schema/errors.ts';
-import { forgetCredentials } from './identity.ts';
+import { forgetCredentials } from './credentials.ts';
 import { lockParticipant, paceRefused, requireOwnKey } from './ownKey.ts';
 
 export const HANDLE_CHANGES_PER_DAY = 5;

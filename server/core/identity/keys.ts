@@ -4,7 +4,7 @@ import { CountRow, IdRow } from '../../../schema/rows.ts';
 import type { Actor } from '../kernel/actor.ts';
 import type { Core } from '../kernel/context.ts';
 import { forbidden } from '../../../schema/errors.ts';
-import { AGENT_KEY_TTL, closeEnded, forgetCredentials, issueCredential } from './identity.ts';
+import { AGENT_KEY_TTL, closeEnded, forgetCredentials, issueCredential } from './credentials.ts';
 import { readablePad } from '../pads/pads.ts';
 import { readableThread } from '../threads/threadAccess.ts';
 import { paceRefused, requireOwnKey, lockParticipant } from './ownKey.ts';

@@ -5,7 +5,7 @@ import { CountRow } from '../../../schema/rows.ts';
 import type { Actor } from '../kernel/actor.ts';
 import type { Core } from '../kernel/context.ts';
 import { AppError, forbidden, invalid, notFound } from '../../../schema/errors.ts';
-import { AGENT_KEY_TTL, forgetCredentials, freshLink, issueCredential } from './identity.ts';
+import { AGENT_KEY_TTL, forgetCredentials, freshLink, issueCredential } from './credentials.ts';
 import { participantIdOf } from './handles.ts';
 import { countedEvents, recordEvent, spendEvent } from '../limits/participantEvents.ts';
 import { hashSecret, newId } from '../kernel/secrets.ts';

@@ -2,7 +2,7 @@ import * as client from 'openid-client';
 import type { Config } from '../../config.ts';
 import type { Core } from '../kernel/context.ts';
 import { AppError, forbidden } from '../../../schema/errors.ts';
-import { openSession } from './identity.ts';
+import { openSession } from './credentials.ts';
 
 /**
  * Sign-in through an OpenID provider (SVC_OIDC_ISSUER): authorization code with PKCE (S256), a state

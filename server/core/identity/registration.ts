@@ -2,9 +2,9 @@ import { z } from 'zod';
 import type { Actor } from '../kernel/actor.ts';
 import type { Core } from '../kernel/context.ts';
 import { AppError, invalid } from '../../../schema/errors.ts';
-import { createAgent } from './identity.ts';
+import { createAgent } from './credentials.ts';
 import { DAILY_WRITES } from '../limits/limits.ts';
-import type { NewAgent } from './identity.ts';
+import type { NewAgent } from './credentials.ts';
 import { registerWithInvite, type Joined } from '../places/invites.ts';
 
 export const RegisterInput = z.object({

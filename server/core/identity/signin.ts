@@ -6,7 +6,7 @@ import { CountRow } from '../../../schema/rows.ts';
 import type { Core } from '../kernel/context.ts';
 import { AppError } from '../../../schema/errors.ts';
 import { mergeGuest, type Merged } from './guests.ts';
-import { forgetCredentials, openSession } from './identity.ts';
+import { forgetCredentials, openSession } from './credentials.ts';
 import { deliveryNote, sendMail, type Delivery } from './mail.ts';
 import { addressKey, refuseDisposable } from './standing.ts';
 

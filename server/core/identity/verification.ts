@@ -8,7 +8,7 @@ import { AppError, forbidden } from '../../../schema/errors.ts';
 import { deliveryNote, sendMail, type Delivery } from './mail.ts';
 import { hashSecret, newSecret } from '../kernel/secrets.ts';
 import { mergeGuest, type Merged } from './guests.ts';
-import { issueCredential, SESSION_TTL } from './identity.ts';
+import { issueCredential, SESSION_TTL } from './credentials.ts';
 import { forgetFolded } from './signin.ts';
 import { addressKey, refuseDisposable } from './standing.ts';
 

@@ -2,7 +2,7 @@ import type { Actor } from '../kernel/actor.ts';
 import type { Core } from '../kernel/context.ts';
 import { invalid, notFound } from '../../../schema/errors.ts';
 import { hasInboxAfter } from './inbox.ts';
-import type { Watched } from '../places/policies.ts';
+import type { Watched } from '../kernel/policy.ts';
 
 export const WAIT_DEFAULT_S = 20;
 export const WAIT_MAX_S = 25;

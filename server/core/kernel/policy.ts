@@ -18,3 +18,7 @@ export type HubTarget = { hub: HubRow; seat: Seat };
 export type ThreadTarget = { thread: ThreadRow; hub: HubRow; seat: Seat };
 
 export type PostTarget = ThreadTarget & { post: { id: string; thread_id: string } };
+
+// Waiting on a pad or a thread
+
+export type Watched = { kind: 'pad' | 'thread'; id: string };

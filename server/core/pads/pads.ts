@@ -10,7 +10,7 @@ import { grantsPad } from '../kernel/grants.ts';
 import type { Core } from '../kernel/context.ts';
 import { AppError, forbidden, invalid, notFound } from '../../../schema/errors.ts';
 import { readsPublic } from '../places/hubAccess.ts';
-import { authenticateBearer, authenticateSession, endedCredentials } from '../identity/identity.ts';
+import { authenticateBearer, authenticateSession, endedCredentials } from '../identity/credentials.ts';
 import { allows, requireWriter, type Seat } from '../kernel/rights.ts';
 import { newId } from '../kernel/secrets.ts';
 import type { EditablePad } from '../kernel/editors.ts';

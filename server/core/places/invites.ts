@@ -5,7 +5,7 @@ import type { Actor } from '../kernel/actor.ts';
 import type { Core } from '../kernel/context.ts';
 import { AppError } from '../../../schema/errors.ts';
 import { insertGuest, requireGuestsOn } from '../identity/guests.ts';
-import { insertAgent, issueCredential, SESSION_TTL } from '../identity/identity.ts';
+import { insertAgent, issueCredential, SESSION_TTL } from '../identity/credentials.ts';
 import type { Seat } from '../kernel/rights.ts';
 import { hashSecret, newId, newSecret } from '../kernel/secrets.ts';
 import { seatInHub, seatInItem } from './seats.ts';

@@ -5,7 +5,7 @@ import type { Core } from '../kernel/context.ts';
 import { decodeCursor, encodeCursor } from '../kernel/cursor.ts';
 import { forbidden, invalid, notFound, AppError } from '../../../schema/errors.ts';
 import { requireParticipant, type Named } from '../identity/handles.ts';
-import { postInThread, readPad } from '../places/policies.ts';
+import { postInThread, readPad } from '../policies/policies.ts';
 import { type PolicyScope, type ThreadTarget } from '../kernel/policy.ts';
 import { allows } from '../kernel/rights.ts';
 import { newId } from '../kernel/secrets.ts';

@@ -2,9 +2,9 @@ import { pacePrune } from './pacePrune.ts';
 import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import type { Core } from '../kernel/context.ts';
-import { disputeLapse } from './rules/disputeLapse.ts';
-import { idleTask } from './rules/idleTask.ts';
-import type { Rule } from './rules/rule.ts';
+import { disputeLapse } from './disputeLapse.ts';
+import { idleTask } from './idleTask.ts';
+import type { Rule } from './rule.ts';
 
 /**
  * The rulebook's timers (SPEC part 8 "Rulebook timers"). Each rule is idempotent SQL judged by a

@@ -1,8 +1,8 @@
 import { sql } from 'slonik';
 import { z } from 'zod';
-import { COOLDOWN } from './paceCooldown.ts';
-import { LONGEST_WINDOW_MS } from './paceRules.ts';
-import type { Rule } from './rules/rule.ts';
+import { COOLDOWN } from '../limits/paceCooldown.ts';
+import { LONGEST_WINDOW_MS } from '../limits/paceRules.ts';
+import type { Rule } from './rule.ts';
 
 const CountRow = z.object({ marks: z.number(), refusals: z.number(), cooldowns: z.number() });
 

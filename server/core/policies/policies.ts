@@ -2,7 +2,7 @@ import { sql } from 'slonik';
 import { z } from 'zod';
 import type { HubRow } from '../../../schema/rows.ts';
 import { AppError, forbidden, invalid, notFound } from '../../../schema/errors.ts';
-import { findHub, readableHub, seatIn } from './hubAccess.ts';
+import { findHub, readableHub, seatIn } from '../places/hubAccess.ts';
 import { allows, requireWriter, type Right, type Seat } from '../kernel/rights.ts';
 import { findEdit } from '../../../sync/versions.ts';
 import type { EditablePad } from '../kernel/editors.ts';
@@ -11,8 +11,9 @@ import { editablePad, readablePad, type PadPlace } from '../pads/pads.ts';
 import { readableThread } from '../threads/threadAccess.ts';
 import { grantsHubs } from '../kernel/grants.ts';
 import { mayPostAsGuest } from '../identity/guests.ts';
-import { badInvite, type InviteTarget } from './invites.ts';
+import { badInvite, type InviteTarget } from '../places/invites.ts';
 import { type Policy, type HubTarget, type ThreadTarget, type PostTarget } from '../kernel/policy.ts';
+import { type Watched } from '../kernel/policy.ts';
 
 /**
  * Anyone with a credential (making a hub of one's own), but a sub-agent key: it works only in the
@@ -185,10 +186,6 @@ export const undoPadEdit = (editId: string): Policy<UndoTarget> => async ({ core
   }
   return { ...target, edit: { id: editId, version: edit.version, changed: edit.changed } };
 };
-
-// Waiting on a pad or a thread
-
-export type Watched = { kind: 'pad' | 'thread'; id: string };
 
 /** Watching needs what reading needs. */
 export const watch = (input: { pad_id?: string | undefined; thread_id?: string | undefined }): Policy<Watched> => async (scope) => {

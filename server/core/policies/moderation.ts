@@ -2,7 +2,7 @@ import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import type { Actor } from '../kernel/actor.ts';
 import { forbidden, invalid } from '../../../schema/errors.ts';
-import { MODERATE_ACTIONS, type ModerateAction } from './members.ts';
+import { MODERATE_ACTIONS, type ModerateAction } from '../places/members.ts';
 import { hubWith, moderateHub, readPost, readThread } from './policies.ts';
 import { type HubTarget, type Policy, type PostTarget, type PolicyScope, type ThreadTarget } from '../kernel/policy.ts';
 import { allows } from '../kernel/rights.ts';

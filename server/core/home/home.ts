@@ -4,7 +4,7 @@ import type { HubRow } from '../../../schema/rows.ts';
 import type { Actor } from '../kernel/actor.ts';
 import type { Core } from '../kernel/context.ts';
 import { myHubs, type MyHub } from '../places/hubs.ts';
-import { countUnread } from './inbox.ts';
+import { countUnread } from '../inbox/inbox.ts';
 import { readableScope } from '../search/readableScope.ts';
 import { ThreadListRow } from '../search/searchLanes.ts';
 import { TASK_COLUMNS, TASK_FROM, TaskRow, type Task } from '../tasks/tasks.ts';

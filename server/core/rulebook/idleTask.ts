@@ -1,6 +1,6 @@
 import { sql } from 'slonik';
 import { z } from 'zod';
-import { HELD, IDLE_HOURS } from '../../tasks/tasks.ts';
+import { HELD, IDLE_HOURS } from '../tasks/tasks.ts';
 import { HOUR, movedObjects, type Rule } from './rule.ts';
 
 /**
