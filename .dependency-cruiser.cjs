@@ -17,6 +17,13 @@ module.exports = {
     { name: 'schema-imports-nothing-of-ours', severity: 'error', from: { path: schema }, to: { path: '^(server|sync|api|client|test)/' } },
     { name: 'db-below-sync-and-core', severity: 'error', from: { path: db }, to: { path: '^(server/(core|config|log)|sync|api|client|test)' } },
     { name: 'sync-below-core', severity: 'error', comment: 'sync may import schema/ and server/db only; its logger is handed to it.', from: { path: sync }, to: { path: '^(server/(core|config|log|migrate)|api|client|test)' } },
+    {
+      name: 'kernel-is-the-ground',
+      severity: 'error',
+      comment: 'Every domain of the core stands on the kernel; the kernel stands on no domain.',
+      from: { path: '^server/core/kernel/' },
+      to: { path: '^server/core/', pathNot: '^server/core/kernel/' },
+    },
     { name: 'core-below-api', severity: 'error', from: { path: core }, to: { path: '^(api|client|test)/' } },
     {
       name: 'shells-go-through-the-core',
