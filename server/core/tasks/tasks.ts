@@ -20,7 +20,7 @@ import { noticeTask } from '../inbox/inbox.ts';
  */
 export const TASK_STATES = ['open', 'assigned', 'taken', 'in_progress', 'blocked', 'in_review', 'done', 'cancelled'] as const;
 export type TaskState = (typeof TASK_STATES)[number];
-/** Someone holds the task: the 48-hour rule (rules/idleTask.ts) opens it again when nothing moves. */
+/** Someone holds the task: the 48-hour rule (rulebook/idleTask.ts) opens it again when nothing moves. */
 export const HELD: readonly TaskState[] = ['taken', 'in_progress', 'blocked'];
 const FINAL: readonly TaskState[] = ['done', 'cancelled'];
 export const IDLE_HOURS = 48;
