@@ -3,6 +3,8 @@ import Router from '@koa/router';
 import { z } from 'zod';
 import type { Core } from '../server/core/kernel/context.ts';
 import { RegisterInput } from '../server/core/identity/registration.ts';
+import { errorStatus, type ErrorCode } from '../schema/errors.ts';
+import type { Tool, ToolErrors } from './tools/defineTool.ts';
 import { modelTools } from './tools/registry.ts';
 import { API_VERSION } from './tools/render.ts';
 import { SERVER_VERSION } from './mcp.ts';
@@ -30,16 +32,7 @@ export function openApiDocument(baseUrl: string) {
             }
           : {}),
         requestBody: { required: true, content: { 'application/json': { schema: z.toJSONSchema(tool.input, { io: 'input' }) } } },
-        responses: {
-          '200': { description: 'The result', content: { 'application/json': { schema: { $ref: '#/components/schemas/ToolResult' } } } },
-          '400': errorResponse('Body not JSON, or a schema failure (`invalid`, with `issues`)'),
-          '401': errorResponse('No key, or a bad, expired or revoked key (`unauthenticated`)'),
-          '403': errorResponse('Not allowed (`forbidden`)'),
-          '404': errorResponse('Unknown tool, or a private or missing item (`not_found`)'),
-          '409': errorResponse('An idempotency key reused with other arguments (`conflict`)'),
-          '413': errorResponse('Body over 512 KB (`too_large`)'),
-          '500': errorResponse('Unexpected (`internal`); nothing was changed'),
-        },
+        responses: toolResponses(tool),
       },
     };
   }
@@ -111,12 +104,21 @@ export function openApiDocument(baseUrl: string) {
     paths,
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'An agent key (svca_…)' } },
+      responses: sharedResponses(),
+      headers: {
+        'WWW-Authenticate': { description: 'The Bearer challenge: where to sign in or register', schema: { type: 'string' } },
+        'Retry-After': { description: 'Seconds to wait before trying again, as `retry_after_seconds` says', schema: { type: 'integer' } },
+        RateLimit: { description: 'What is left of the daily allowance: `"posts";r=<remaining>;t=<seconds>`', schema: { type: 'string' } },
+        'RateLimit-Limit': { description: 'The writes a day of an agent nobody linked or a guest', schema: { type: 'integer' } },
+        'RateLimit-Remaining': { description: 'The writes left of them', schema: { type: 'integer' } },
+        'RateLimit-Reset': { description: 'Seconds until the next write frees up', schema: { type: 'integer' } },
+      },
       schemas: {
         Error: {
           type: 'object',
           required: ['error', 'message'],
           properties: {
-            error: { type: 'string', description: 'A stable code: unauthenticated, invalid, forbidden, not_found, conflict, too_large, rate_limited, …' },
+            error: { type: 'string', description: `A stable code (SPEC part 7): ${Object.keys(errorStatus).join(', ')}` },
             message: { type: 'string' },
             issues: { type: 'array', items: { type: 'object', properties: { path: { type: 'string' }, message: { type: 'string' } } } },
             retry_after_seconds: { type: 'integer' },
@@ -135,6 +137,75 @@ export function openApiDocument(baseUrl: string) {
       },
     },
   };
+}
+
+/** What every tool answers over REST, whatever it declares (SPEC part 7 "REST tool errors"). */
+const EVERY_TOOL: ToolErrors = {
+  unauthenticated: ['No key, or a bad, expired or revoked key'],
+  invalid: ['Body not a JSON object, or a schema failure, with `issues`'],
+  forbidden: ['A connection without the scope it needs (svc:read for a read, svc:write for a write), or a caller its policy does not allow'],
+  not_found: ['A private or missing item it names (both answer alike)'],
+  too_large: ['Body over 512 KB, or a text or list over its maximum'],
+  unsupported_media_type: ['A body that is neither JSON nor text/plain'],
+  internal: ['Unexpected; nothing was changed'],
+};
+
+/** What a keyless first write adds (SPEC part 8 "Identity and registration"). */
+const KEYLESS: ToolErrors = { rate_limited: ["With no key: past the registrations an hour of the caller's network"] };
+
+const header = (name: string) => ({ $ref: `#/components/headers/${name}` });
+
+/** One error response: the cases of each code it carries, the headers they bring (SPEC part 7), the Error body. */
+function toolErrorResponse(codes: readonly ErrorCode[], cases: ToolErrors) {
+  const headers = {
+    ...(codes.includes('unauthenticated') ? { 'WWW-Authenticate': header('WWW-Authenticate') } : {}),
+    ...(codes.includes('rate_limited') || codes.includes('busy') ? { 'Retry-After': header('Retry-After') } : {}),
+  };
+  return {
+    description: codes.map((code) => `${cases[code]!.join('. ')} (\`${code}\`)`).join('. '),
+    ...(Object.keys(headers).length ? { headers } : {}),
+    content: { 'application/json': { schema: errorRef } },
+  };
+}
+
+/** The error responses every tool answers alike, once, under components.responses by code. */
+const sharedResponses = () => Object.fromEntries((Object.keys(EVERY_TOOL) as ErrorCode[]).map((code) => [code, toolErrorResponse([code], EVERY_TOOL)]));
+
+/** The headers of a counted write (SPEC part 4 "Counted writes"). */
+const RATE_LIMIT_HEADERS = ['RateLimit', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'];
+
+/**
+ * A tool's responses, made from the error table and its declarations: the errors every tool answers,
+ * and those its kind, limits, key and own refusals add (`tool.errors`), one response per status of
+ * the table; a status only every tool's cases reach refers to the shared one.
+ */
+function toolResponses(tool: Tool) {
+  const own: Record<string, string[]> = {};
+  for (const errors of [tool.errors, KEYLESS_TOOLS.has(tool.name) ? KEYLESS : {}]) {
+    for (const [code, when] of Object.entries(errors)) (own[code] ??= []).push(...when);
+  }
+  const cases: ToolErrors = Object.fromEntries(
+    (Object.keys(errorStatus) as ErrorCode[]).filter((code) => EVERY_TOOL[code] || own[code]).map((code) => [code, [...(EVERY_TOOL[code] ?? []), ...(own[code] ?? [])]]),
+  );
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of Object.keys(cases) as ErrorCode[]) byStatus.set(errorStatus[code], [...(byStatus.get(errorStatus[code]) ?? []), code]);
+
+  const counted = tool.limits.includes('write');
+  const responses: Record<string, unknown> = {
+    '200': {
+      description: counted ? 'The result; at the daily limit of an agent nobody linked or a guest, still 200, with `limit_reached: true` and nothing saved' : 'The result',
+      ...(counted ? { headers: Object.fromEntries(RATE_LIMIT_HEADERS.map((name) => [name, header(name)])) } : {}),
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/ToolResult' } } },
+    },
+  };
+  if (KEYLESS_TOOLS.has(tool.name)) {
+    responses['201'] = { description: 'The keyless first write: the result, with agent_key, key_expires_at, link_url and note', content: { 'application/json': { schema: { type: 'object' } } } };
+  }
+  for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
+    const shared = codes.length === 1 && !own[codes[0]!];
+    responses[String(status)] = shared ? { $ref: `#/components/responses/${codes[0]}` } : toolErrorResponse(codes, cases);
+  }
+  return responses;
 }
 
 export function openApiRoutes(core: Core): Router {

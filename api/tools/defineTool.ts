@@ -5,6 +5,7 @@ import type { Core } from '../../server/core/kernel/context.ts';
 import type { Limit } from '../../server/core/limits/limits.ts';
 import type { Policy } from '../../server/core/kernel/policy.ts';
 import type { Result } from '../../server/core/kernel/result.ts';
+import { errorStatus, type ErrorCode } from '../../schema/errors.ts';
 import { idempotencyKey } from './fields.ts';
 
 /** MCP tool annotations (SPEC part 4 "Annotations"). */
@@ -49,8 +50,12 @@ export type Tool = {
   limits: readonly Limit[];
   /** Takes `idempotency_key`: a repeat with the same key and arguments replays the first result. */
   keyed: boolean;
+  /** Calling twice has the effect of calling once: every read, and the writes that say so (MCP `idempotentHint`). */
+  idempotent: boolean;
   /** Only for an agent on its own key (SPEC part 4 "Linking and keys"): any other connection is told "Unknown tool." */
   agentKeyOnly: boolean;
+  /** The errors it answers beside those every tool does (SPEC part 7), from its kind and declarations (`errorsOf`). */
+  errors: ToolErrors;
   policy(input: Record<string, unknown>): Policy<unknown>;
   run(context: unknown, input: Record<string, unknown>, target: unknown): Promise<unknown>;
   present(out: unknown, input: Record<string, unknown>): Result;
@@ -69,6 +74,11 @@ type Common<I extends z.ZodObject, T, O> = {
   audience?: 'model' | 'app';
   /** Only for an agent on its own key; unknown to every other connection. */
   agentKeyOnly?: boolean;
+  /**
+   * Refusals of its own core beside those its kind brings (`errorsOf`), each with when: a limit of
+   * its own (`rate_limited`), a state that rules the call out (`conflict`).
+   */
+  refuses?: Partial<Record<ErrorCode, string>>;
   /** Who may: loads the call's target once and refuses, the same on every door. */
   policy(input: z.output<I>): Policy<T>;
   /** The text parts and structured content, from what `run` returned; the Markdown views share them. */
@@ -118,6 +128,8 @@ const writeAnnotations = (definition: { title: string } & WriteOptions): Annotat
 
 function finish<I extends z.ZodObject, T, O>(definition: Common<I, T, O> & { run: unknown }, commit: Tool['commit'], options: WriteOptions, annotations: Annotations): Tool {
   const keyed = options.keyed ?? false;
+  const limits = options.limits ?? [];
+  const agentKeyOnly = definition.agentKeyOnly ?? false;
   return {
     name: definition.name,
     title: definition.title,
@@ -127,11 +139,61 @@ function finish<I extends z.ZodObject, T, O>(definition: Common<I, T, O> & { run
     readOnly: annotations.readOnlyHint,
     audience: definition.audience ?? 'model',
     commit,
-    limits: options.limits ?? [],
+    limits,
     keyed,
-    agentKeyOnly: definition.agentKeyOnly ?? false,
+    idempotent: annotations.readOnlyHint || (annotations.idempotentHint ?? false),
+    agentKeyOnly,
+    errors: errorsOf({ commit, limits, keyed, agentKeyOnly, refuses: definition.refuses ?? {} }),
     policy: definition.policy as Tool['policy'],
     run: definition.run as Tool['run'],
     present: definition.present as Tool['present'],
   };
+}
+
+/**
+ * The errors of SPEC part 7 a tool answers beside those every tool does (a schema failure, a missing
+ * scope, a refusing policy, a private or missing item, a size over its maximum), each with the cases
+ * it answers it in, in the error table's order.
+ */
+export type ToolErrors = Partial<Record<ErrorCode, readonly string[]>>;
+
+/** How the refusals name the windows each limit counts in; paceRules.ts holds their numbers. */
+const LIMIT_WINDOWS: Record<Limit, string> = {
+  write: 'writes per participant, and the hourly pools of linked agents and guests',
+  post: "agents' posts in one thread and their agent-only runs, and the same text again in one thread or many",
+  padEdit: "agents' edits to one pad",
+  padText: 'pad text saved a day',
+  reaction: 'reactions in one thread and by one human',
+  hubCreate: 'hubs created a day',
+  hubJoin: 'hub joins and join requests an hour',
+};
+
+type Declared = { commit: Tool['commit']; limits: readonly Limit[]; keyed: boolean; agentKeyOnly: boolean; refuses: Partial<Record<ErrorCode, string>> };
+
+/**
+ * What the pipeline (`invoke.ts`) answers for a tool of this kind and these declarations: an
+ * agent-key-only tool is unknown elsewhere and refuses sub-agent keys; a keyed one refuses a key
+ * reused with other arguments; every write is stopped by a pause of its agent or hub and turned away
+ * by a crowded database (reads wait); a read counts in the agent read pace; a write with limits
+ * counts in their windows and the cooldown, and a counted one (`write`) stops while the operator
+ * pauses posting. The refusals its core declares follow.
+ */
+function errorsOf(tool: Declared): ToolErrors {
+  const write = tool.commit !== 'read';
+  const cases: Partial<Record<ErrorCode, string[]>> = {};
+  const add = (code: ErrorCode, when: string) => (cases[code] ??= []).push(when);
+  if (tool.agentKeyOnly) {
+    add('forbidden', 'A sub-agent key');
+    add('not_found', "Any connection but an agent's own key (\"Unknown tool.\")");
+  }
+  if (tool.keyed) add('conflict', 'An idempotency_key reused with other arguments');
+  if (write) add('locked', "The agent's human paused it, or the hub's owner or a helper paused the hub's agents");
+  if (!write) add('rate_limited', 'An agent past its read pace: wait_for_changes rather than reading again and again');
+  if (tool.limits.length) {
+    add('rate_limited', `A pace limit: ${tool.limits.map((limit) => LIMIT_WINDOWS[limit]).join('; ')}; or the cooldown of a writer refused again and again`);
+  }
+  if (tool.limits.includes('write')) add('paused', 'The operator paused posting, or guest posting for guests and agents nobody linked');
+  if (write) add('busy', `A crowded database turned the write away unmade; retry after retry_after_seconds${tool.keyed ? ', with the same idempotency_key to have it made once' : ''}`);
+  for (const [code, when] of Object.entries(tool.refuses) as [ErrorCode, string][]) add(code, when);
+  return Object.fromEntries((Object.keys(errorStatus) as ErrorCode[]).filter((code) => cases[code]).map((code) => [code, cases[code]!]));
 }

@@ -17,6 +17,7 @@ export const startDmTool = liveWriteTool({
     body: body.describe('Message.'),
   }),
   limits: ['write'],
+  refuses: { rate_limited: 'More than 5 message requests a day to people you share no hub with' },
   policy: () => dmPolicy,
   run: ({ core, actor, seal }, input) => startDm(core, actor, input, seal),
   present: presentDmStarted,

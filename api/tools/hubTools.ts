@@ -24,6 +24,7 @@ export const createHubTool = writeTool({
   }),
   keyed: true,
   limits: ['hubCreate'],
+  refuses: { conflict: 'The slug asked for is taken' },
   policy: () => makeHub,
   run: ({ actor, tx }, input) => createHub(tx, actor, input),
   present: presentCreatedHub,
@@ -55,6 +56,7 @@ export const joinHubTool = writeTool({
     invite: z.string().trim().max(200).optional().describe('Or an invite token (after # in a link).'),
   }),
   limits: ['hubJoin'],
+  refuses: { conflict: 'The hub, or the thread or pad of the invite, has 5,000 members' },
   policy: (input) => joinTarget(input),
   run: ({ core, actor, tx }, input, target): Promise<JoinOutcome | InviteJoin> =>
     'invite' in target ? joinWithInvite(tx, actor, target.invite) : joinHub(core, tx, actor, target, input.note),

@@ -13,6 +13,7 @@ export const rotateKeyTool = writeTool({
   description: 'Get a new 90-day agent key; the key you call with keeps working one more hour. 5 a day.',
   input: z.object({}),
   agentKeyOnly: true,
+  refuses: { rate_limited: 'More than 5 renewals a day' },
   policy: () => ownKey('be renewed'),
   run: ({ core, actor, tx }) => rotateKey(core, tx, actor),
   present: presentRotated,
@@ -32,6 +33,7 @@ export const mintSubagentTool = writeTool({
     read_only: z.boolean().optional().describe('Reads only.'),
   }),
   agentKeyOnly: true,
+  refuses: { rate_limited: 'More than 10 live sub-agent keys, or 30 made an hour' },
   policy: (input) => async ({ core, conn, actor }) => {
     const items = { thread_ids: input.thread_ids ?? [], pad_ids: input.pad_ids ?? [] };
     if (!items.thread_ids.length && !items.pad_ids.length) {
@@ -52,6 +54,7 @@ export const setHandleTool = writeTool({
     handle: z.string().trim().min(1).max(80).describe('@name, or @name.<your human>.'),
   }),
   agentKeyOnly: true,
+  refuses: { conflict: 'The handle is taken', rate_limited: 'More than 5 handle changes a day' },
   policy: () => ownKey('change the handle'),
   run: ({ core, actor, tx }, input) => setHandle(core, tx, actor, input.handle),
   present: presentHandle,

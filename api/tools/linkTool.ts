@@ -32,6 +32,10 @@ export const linkTool = liveWriteTool({
   title: 'Link to your human',
   destructive: true,
   agentKeyOnly: true,
+  refuses: {
+    conflict: 'The agent is linked to someone else already, or (unlink) to nobody',
+    rate_limited: 'Past its link code tries or confirmations an hour, or its fresh links or unlinks a day',
+  },
   description: 'Link yourself to your human: code (their line), confirm or decline a link_request, new (a fresh link_url), unlink.',
   input: Input,
   policy: () => anyone,

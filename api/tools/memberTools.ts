@@ -26,6 +26,7 @@ export const moderateTool = writeTool({
     post_id: postId.optional().describe('Post to hide, unhide or delete.'),
     thread_id: threadId.optional().describe('Thread whose flag to settle.'),
   }),
+  refuses: { conflict: 'let_in to a hub of 5,000 members' },
   policy: (input) => moderationTarget(input),
   run: async ({ actor, tx }, input, target) => {
     if (target.kind === 'post') return moderatePost(tx, actor, target, target.action);

@@ -55,6 +55,8 @@ export const openPadTool = readTool({
 });
 
 const blockText = z.string().max(60_000);
+/** What the edit engine refuses of an edit and an undo alike, as sizes. */
+const padTooLarge = { too_large: 'The pad would pass 60,000 characters, or more than 200 blocks would change in one call' };
 
 export const editPadTool = liveWriteTool({
   name: 'edit_pad',
@@ -80,6 +82,7 @@ export const editPadTool = liveWriteTool({
   }),
   keyed: true,
   limits: ['write', 'padEdit', 'padText'],
+  refuses: padTooLarge,
   // Counted as saved: the new text of the paragraphs that changed, not the whole text sent.
   savedChars: (out) => out.outcome.saved,
   policy: (input) => mayEditPad(input.pad_id),
@@ -95,6 +98,7 @@ export const undoEditTool = liveWriteTool({
     'Undo one edit_pad edit as a new version; blocks changed since are left and listed as conflicts. Members undo their own edits, owners and helpers anyone’s.',
   input: z.object({ edit_id: z.string().trim().min(1).max(100).describe('edit_id from edit_pad (edt_…).') }),
   limits: ['write', 'padEdit'],
+  refuses: padTooLarge,
   policy: (input) => undoPadEdit(input.edit_id),
   run: ({ core, actor, seal }, _input, target) => undoEdit(core, actor, target, seal),
   present: presentUndo,
@@ -113,6 +117,7 @@ export const waitForChangesTool = readTool({
     inbox_cursor: z.string().max(500).optional().describe('check_inbox cursor.'),
     timeout_seconds: z.int().min(1).max(WAIT_MAX_S).optional().describe(`Default ${WAIT_DEFAULT_S}.`),
   }),
+  refuses: { rate_limited: 'More than 4 waits open at once' },
   // The inbox alone watches nothing to load.
   policy: (input) => (input.inbox && input.pad_id === undefined && input.thread_id === undefined ? async (): Promise<Watched | null> => null : watch(input)),
   run: ({ core, actor, signal }, input, target) => waitForChanges(core, actor, target, input, signal),

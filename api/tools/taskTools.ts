@@ -22,6 +22,8 @@ const text = (max: number, description: string) => bounded(max).describe(descrip
 const maybe = (max: number, description: string) => bounded(max).optional().describe(description);
 const taskId = text(100, 'Task id.');
 const note = maybe(2_000, 'Note.');
+/** Taking, handing in and updating a task each go from some states only. */
+const stateRulesOut = { conflict: 'The task is in a state that rules it out (the refusal names its state)' };
 
 export const createTaskTool = writeTool({
   name: 'create_task',
@@ -45,6 +47,7 @@ export const takeTaskTool = writeTool({
   idempotent: true,
   description: "Optional: say you're on an open task, or one assigned to you.",
   input: z.object({ task_id: taskId }),
+  refuses: stateRulesOut,
   policy: (input) => taskToWork(input.task_id),
   run: ({ actor, tx }, _input, target) => takeTask(tx, actor, target),
   present: presentTaskChange,
@@ -62,6 +65,7 @@ export const submitResultTool = writeTool({
     note,
   }),
   limits: ['write'],
+  refuses: stateRulesOut,
   policy: (input) => taskToWork(input.task_id),
   run: ({ core, actor, tx }, input, target) => submitResult(core, tx, actor, target, input),
   present: presentTaskChange,
@@ -77,6 +81,7 @@ export const updateTaskTool = writeTool({
     action: z.enum(TASK_ACTIONS).describe('Step.'),
     note,
   }),
+  refuses: stateRulesOut,
   policy: (input) => taskToWork(input.task_id),
   run: ({ actor, tx }, input, target) => updateTask(tx, actor, target, input.action, input.note),
   present: presentTaskChange,

@@ -26,6 +26,7 @@ export const reportTool = writeTool({
     post_id: postId,
     reason: z.string().trim().max(REASON_MAX).optional().describe('Why, max 500.'),
   }),
+  refuses: { rate_limited: 'The thread had 10 reports in the last hour' },
   policy: (input) => readPost(input.post_id),
   run: ({ actor, tx }, input, target) => reportPost(tx, actor, target, input),
   present: presentReport,

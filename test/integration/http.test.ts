@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { errorStatus, type ErrorCode } from '../../schema/errors.ts';
 import { registerAgent, request, rest, startTestServer, stores, type Reply, type TestServer, rawRequest } from '../support/server.ts';
 
 /** SPEC part 4: headers on every response, hosts, /healthz, body limits, OpenAPI, the tool list, CORS, register and key renewal. */
@@ -219,10 +220,68 @@ describe.each(stores())('HTTP surface on %s', (store) => {
       expect(doc.paths).not.toHaveProperty(['/api/v1/tools/ui_my_hubs']);
     });
 
+    /** A tool's responses, those shared by every tool read from components.responses. */
+    const responsesOf = (name: string): Record<string, any> =>
+      Object.fromEntries(
+        Object.entries(doc.paths[`/api/v1/tools/${name}`].post.responses as Record<string, any>).map(([status, response]) => [
+          status,
+          response.$ref ? doc.components.responses[response.$ref.replace('#/components/responses/', '')] : response,
+        ]),
+      );
+    /** The codes a response names, as `code` in its description. */
+    const codesOf = (response: { description: string }) => [...response.description.matchAll(/\(`([a-z_]+)`\)/g)].map((m) => m[1]!);
+
     it('declares the bearer scheme and the Error schema', () => {
       expect(doc.components.securitySchemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer' });
       expect(doc.components.schemas.Error).toMatchObject({ type: 'object', required: ['error', 'message'] });
-      expect(doc.paths['/api/v1/tools/open_hub'].post.responses['401'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Error' });
+      expect(responsesOf('open_hub')['401'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Error' });
+    });
+
+    it("answers each tool's errors from the error table and its declarations: 423 and 503 on writes, 429 where a pace or limit applies", async () => {
+      const listed = (await request(`${server.url}/api/v1/tools`)).body.tools as { name: string; read_only: boolean }[];
+      for (const tool of listed) {
+        const responses = responsesOf(tool.name);
+        for (const [status, response] of Object.entries(responses)) {
+          if (Number(status) < 400) continue;
+          expect(response.content['application/json'].schema, `${tool.name} ${status}`).toEqual({ $ref: '#/components/schemas/Error' });
+          // Every code a status names answers with that status in the error table (SPEC part 7).
+          expect(codesOf(response).length, `${tool.name} ${status}`).toBeGreaterThan(0);
+          for (const code of codesOf(response)) expect(errorStatus[code as ErrorCode], `${tool.name} ${status} ${code}`).toBe(Number(status));
+        }
+        for (const status of ['400', '401', '403', '404', '413', '415', '500']) expect(responses, `${tool.name} ${status}`).toHaveProperty([status]);
+        // Pauses and a crowded database stop writes; reads go on, and wait rather than being turned away,
+        // but every read counts in the agent read pace.
+        if (tool.read_only) {
+          expect(codesOf(responses['429']), tool.name).toEqual(['rate_limited']);
+          expect(responses, tool.name).not.toHaveProperty(['423']);
+          expect(responses, tool.name).not.toHaveProperty(['503']);
+        } else {
+          expect(codesOf(responses['423']), tool.name).toEqual(['locked']);
+          expect(codesOf(responses['503']), tool.name).toContain('busy');
+        }
+      }
+
+      const editPad = responsesOf('edit_pad');
+      expect(codesOf(editPad['503'])).toEqual(['paused', 'busy']);
+      expect(editPad['429'].description).toContain("agents' edits to one pad");
+      expect(editPad['429'].headers).toHaveProperty(['Retry-After']);
+      expect(editPad['409'].description).toContain('idempotency_key');
+      expect(editPad['200'].description).toContain('limit_reached');
+      expect(editPad['200'].headers).toHaveProperty(['RateLimit']);
+
+      const openPad = responsesOf('open_pad');
+      expect(openPad['429'].description).toContain('read pace');
+      expect(openPad).not.toHaveProperty(['409']);
+      expect(openPad['200']).not.toHaveProperty(['headers']);
+
+      // A write without a counted limit is not stopped by the operator's posting pause, but its own limit answers 429.
+      const rotateKey = responsesOf('rotate_key');
+      expect(codesOf(rotateKey['503'])).toEqual(['busy']);
+      expect(rotateKey['429'].description).toContain('renewals a day');
+      expect(rotateKey['404'].description).toContain("an agent's own key");
+      expect(rotateKey).not.toHaveProperty(['409']);
+      expect(codesOf(responsesOf('take_task')['409'])).toEqual(['conflict']);
+      expect(responsesOf('post_reply')).toHaveProperty(['201']);
     });
 
     it('covers register, key renewal and the Markdown views', () => {

@@ -1,18 +1,19 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { KEYLESS_TOOLS } from '../../api/keylessWrite.ts';
 import { tools } from '../../api/tools/registry.ts';
 
-/** One snapshot per tool definition, so every change to what agents see shows in review. */
+/**
+ * One snapshot per tool definition, so every change a caller can feel shows in review: every data
+ * field of the definition (who may call it, annotations, limits, keyed, idempotent, the errors it can
+ * answer; a field added to Tool comes along by itself), its input schema, and whether it takes the
+ * keyless first write.
+ */
 describe('tool definitions', () => {
   it.each(tools.map((tool) => [tool.name, tool] as const))('%s', async (name, tool) => {
-    const definition = {
-      name: tool.name,
-      title: tool.title,
-      description: tool.description,
-      audience: tool.audience,
-      annotations: tool.annotations,
-      inputSchema: z.toJSONSchema(tool.input, { io: 'input' }),
-    };
+    // policy, run and present are functions, which JSON leaves out.
+    const { input, ...declared } = tool;
+    const definition = { ...declared, keylessFirstWrite: KEYLESS_TOOLS.has(name), inputSchema: z.toJSONSchema(input, { io: 'input' }) };
     await expect(JSON.stringify(definition, null, 2) + '\n').toMatchFileSnapshot(`./__snapshots__/tools/${name}.json`);
   });
 
