@@ -70,7 +70,7 @@ const renameHandleTool = coreWriteTool({
   audience: settings,
   description: 'Renames your own handle, or one of your agents’ (agent_id); the old handle keeps pointing to its holder.',
   input: z.object({
-    agent_id: agentId.optional(),
+    agent_id: agentId.optional().describe('One of your agents (agt_…), to rename it rather than yourself.'),
     handle: z.string().trim().min(1).max(80).describe('The new @name (an agent’s may be @name.<you>).'),
   }),
   policy: () => ownAccount,
