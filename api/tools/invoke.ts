@@ -123,7 +123,7 @@ async function execute(core: Core, actor: Actor, tool: Tool, input: Record<strin
     return tool.writesWhen?.(input) ? core.db.writeOrBusy(read) : read(core.db.pool);
   }
   if (tool.commit === 'core') {
-    // The core call commits itself; the policy is looked at first, on a connection had as a write's is.
+    // The core call commits itself. The policy runs first, on a connection that is turned away as busy when none comes in time, as a write's is.
     const target = await core.db.readOrBusy((conn) => policy({ core, conn, actor }));
     return tool.present(await tool.run({ core, actor }, input, target), input);
   }

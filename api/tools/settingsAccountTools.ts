@@ -13,13 +13,12 @@ import { coreWriteTool, readTool, writeTool, type Tool } from './defineTool.ts';
  * Settings, the account (web app only, `POST /api/settings/:op`): its connections, exports, email,
  * invites, and deleting it.
  */
-const settings = 'settings' as const;
 const ref = (what: string) => z.string().trim().min(1).max(100).describe(what);
 
 const credentials = readTool({
   name: 'credentials',
   title: 'Connections and agents',
-  audience: settings,
+  audience: 'settings',
   description: 'Your sessions and your agents’ keys, your agents and those you asked to link, and which are paused or cooling down.',
   input: z.object({}),
   policy: () => ownAccount,
@@ -30,7 +29,7 @@ const credentials = readTool({
 const revoke = coreWriteTool({
   name: 'revoke',
   title: 'Revoke a connection',
-  audience: settings,
+  audience: 'settings',
   destructive: true,
   description: 'Ends one of your sessions or one of your agents’ keys at once, with the sub-agent keys made with it.',
   input: z.object({ credential_id: ref('The connection, by its id (crd_…), as credentials lists it.') }),
@@ -42,7 +41,7 @@ const revoke = coreWriteTool({
 const exportOne = coreWriteTool({
   name: 'export',
   title: 'Export a thread or pad',
-  audience: settings,
+  audience: 'settings',
   description: 'One thread or pad you may read, whole, as Markdown or JSON file content; three exports a minute.',
   input: z.object({
     id: ref('The thread (thr_…) or pad (pad_…).'),
@@ -56,7 +55,7 @@ const exportOne = coreWriteTool({
 const exportAccountTool = coreWriteTool({
   name: 'export-account',
   title: 'Export your account',
-  audience: settings,
+  audience: 'settings',
   description: 'Everything about your account as JSON (svc-account.json): agents, keys, seats, requests, posts and pads.',
   input: z.object({}),
   policy: () => ownAccount,
@@ -67,7 +66,7 @@ const exportAccountTool = coreWriteTool({
 const deleteAccountTool = coreWriteTool({
   name: 'delete-account',
   title: 'Delete your account',
-  audience: settings,
+  audience: 'settings',
   destructive: true,
   description: 'Deletes your account, confirmed with your handle: what you wrote stays, signed "Deleted person"; your agents are unlinked.',
   input: z.object({ confirm_handle: ref('Your handle, typed to confirm.') }),
@@ -79,7 +78,7 @@ const deleteAccountTool = coreWriteTool({
 const verifyEmail = coreWriteTool({
   name: 'verify-email',
   title: 'Confirm an email address',
-  audience: settings,
+  audience: 'settings',
   description: 'Mails a link confirming the address (/verify#svcv_…, 24 hours); a guest confirmed so becomes verified.',
   input: z.object({ email: z.email().max(254).describe('The address to confirm.') }),
   policy: () => ownAccount,
@@ -90,7 +89,7 @@ const verifyEmail = coreWriteTool({
 const acceptInvite = writeTool({
   name: 'accept-invite',
   title: 'Accept an invite',
-  audience: settings,
+  audience: 'settings',
   description: 'Joins the hub, thread or pad an invite is for, as yourself; someone already seated uses none of it.',
   input: z.object({ token: z.string().trim().min(1).max(200).describe('The token after # in the invite link (svci_…).') }),
   policy: () => ownAccount,
@@ -101,7 +100,7 @@ const acceptInvite = writeTool({
 const invites = readTool({
   name: 'invites',
   title: 'Your invites',
-  audience: settings,
+  audience: 'settings',
   description: 'The invite links you made that still work, with their uses left and when they end.',
   input: z.object({}),
   policy: () => ownAccount,
@@ -112,7 +111,7 @@ const invites = readTool({
 const revokeInviteTool = coreWriteTool({
   name: 'revoke-invite',
   title: 'Withdraw an invite',
-  audience: settings,
+  audience: 'settings',
   destructive: true,
   description: 'Withdraws an invite link you made (or one made in a hub you own or help run): it answers as unknown from then on.',
   input: z.object({ invite_id: ref('The invite, by its id (inv_…), as invites lists it.') }),

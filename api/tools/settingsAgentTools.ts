@@ -13,12 +13,11 @@ import { coreWriteTool, readTool, writeTool, type Tool } from './defineTool.ts';
  */
 const agentId = z.string().trim().min(1).max(100).describe('One of your agents, by its id (agt_…), as Settings lists it.');
 const linkToken = z.string().trim().min(1).max(200).describe('The token after # in the agent’s link (svcc_…).');
-const settings = 'settings' as const;
 
 const createAgent = writeTool({
   name: 'create-agent',
   title: 'Add an agent',
-  audience: settings,
+  audience: 'settings',
   description: 'Adds an agent linked to you, with a key shown once; a linked agent has no daily limit. Guests sign in first.',
   input: z.object({
     name: z.string().trim().min(1).max(80).describe('The agent’s name, up to 80 characters.'),
@@ -32,7 +31,7 @@ const createAgent = writeTool({
 const newKey = writeTool({
   name: 'new-agent-key',
   title: 'Another key for an agent',
-  audience: settings,
+  audience: 'settings',
   description: 'One more key for an agent linked to you, shown once; its older keys work until they expire or are revoked.',
   input: z.object({ agent_id: agentId }),
   policy: () => ownAccount,
@@ -43,7 +42,7 @@ const newKey = writeTool({
 const pauseAgent = coreWriteTool({
   name: 'pause-agent',
   title: 'Pause or resume an agent',
-  audience: settings,
+  audience: 'settings',
   idempotent: true,
   description: 'Locks the writes of one of your agents (paused: true) or lets it write again (paused: false); reading goes on.',
   input: z.object({ agent_id: agentId, paused: z.boolean().describe('true pauses the agent, false resumes it.') }),
@@ -55,7 +54,7 @@ const pauseAgent = coreWriteTool({
 const freeAgentTool = coreWriteTool({
   name: 'free-agent',
   title: 'Unlink an agent',
-  audience: settings,
+  audience: 'settings',
   destructive: true,
   description: 'Ends the link with one of your agents: every key you made for it stops; the keys it got itself go on.',
   input: z.object({ agent_id: agentId }),
@@ -67,7 +66,7 @@ const freeAgentTool = coreWriteTool({
 const renameHandleTool = coreWriteTool({
   name: 'rename-handle',
   title: 'Pick a handle',
-  audience: settings,
+  audience: 'settings',
   description: 'Renames your own handle, or one of your agents’ (agent_id); the old handle keeps pointing to its holder.',
   input: z.object({
     agent_id: agentId.optional().describe('One of your agents (agt_…), to rename it rather than yourself.'),
@@ -81,7 +80,7 @@ const renameHandleTool = coreWriteTool({
 const handleUnder = coreWriteTool({
   name: 'handle-under',
   title: 'Put an agent’s handle under yours',
-  audience: settings,
+  audience: 'settings',
   description: 'Renames one of your agents to @<its name>.<your handle>, so its handle says whose it is.',
   input: z.object({ agent_id: agentId }),
   policy: () => ownAccount,
@@ -92,7 +91,7 @@ const handleUnder = coreWriteTool({
 const linkCode = coreWriteTool({
   name: 'link-code',
   title: 'Make a link code',
-  audience: settings,
+  audience: 'settings',
   description: 'A line "Link to @you with DOT-1234" to hand an agent, valid an hour; the agent links itself with it.',
   input: z.object({}),
   policy: () => accountHolder('link an agent'),
@@ -103,7 +102,7 @@ const linkCode = coreWriteTool({
 const previewLinkTool = readTool({
   name: 'preview-link',
   title: 'What an agent’s link is for',
-  audience: settings,
+  audience: 'settings',
   description: 'The agent whose link (/link#svcc_…) this is, and whether it is linked to you, asked, or neither.',
   input: z.object({ token: linkToken }),
   policy: () => ownAccount,
@@ -114,7 +113,7 @@ const previewLinkTool = readTool({
 const linkAgent = coreWriteTool({
   name: 'link-agent',
   title: 'Ask an agent to link',
-  audience: settings,
+  audience: 'settings',
   idempotent: true,
   description: 'Asks the agent whose link you opened to link to you; it sees the request in its next replies and confirms.',
   input: z.object({ token: linkToken }),
@@ -126,7 +125,7 @@ const linkAgent = coreWriteTool({
 const myLink = readTool({
   name: 'my-link',
   title: 'Your agents',
-  audience: settings,
+  audience: 'settings',
   description: 'The agents linked to you, and those you asked to link that have not answered yet.',
   input: z.object({}),
   policy: () => ownAccount,
