@@ -24,7 +24,7 @@ async function exporter(core: Core, ctx: Context): Promise<Actor> {
   throw new AppError('unauthenticated', `Exports need "Authorization: Bearer <agent key>" or a signed-in browser (${core.config.baseUrl}/signin).`);
 }
 
-export function formatOf(value: unknown): 'md' | 'json' {
+function formatOf(value: unknown): 'md' | 'json' {
   if (value === undefined || value === 'md') return 'md';
   if (value === 'json') return 'json';
   throw invalid('format is md (the default) or json.');

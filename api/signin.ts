@@ -8,11 +8,10 @@ import { authenticateSession, developmentOpen, signInDev, signOut, SESSION_TTL }
 import { newestOutbox, type OutboxMessage } from '../server/core/identity/mail.ts';
 import { finishOidc, startOidc, type OidcPending } from '../server/core/identity/oidc.ts';
 import { checkSignInCode, CODE_TTL, foldBrowserGuest, sendSignInCode } from '../server/core/identity/signin.ts';
-import { confirmEmail, requestVerification } from '../server/core/identity/verification.ts';
+import { confirmEmail } from '../server/core/identity/verification.ts';
 import { SESSION_COOKIE, sessionToken } from './http/auth.ts';
 import { BODY_LIMITS, readJson } from './http/body.ts';
 import { ipLimited, takeIpLimit, type IpLimits } from './http/ipLimits.ts';
-import { requireCleanText } from './tools/hygiene.ts';
 import { checkOrigin, sameOrigin } from './web.ts';
 
 const email = z.email().max(254);
@@ -156,18 +155,6 @@ export function signinRoutes(core: Core, hosts: () => Set<string>, limits: IpLim
       if (previous) await signOut(core, previous);
     }
     ctx.body = confirmed;
-  });
-
-  // Settings: ask for a verification link to an address (a person, or a guest once guests exist).
-  router.post('/api/settings/verify-email', guard, async (ctx) => {
-    const actor = await authenticateSession(core, sessionToken(ctx));
-    if (!actor) throw new AppError('unauthenticated', `Sign in first at ${core.config.baseUrl}/signin.`);
-    const raw = await readJson(ctx, BODY_LIMITS.settings);
-    requireCleanText(raw);
-    const parsed = CodeRequest.safeParse(raw);
-    if (!parsed.success) throw invalidInput(parsed.error, 'Give the email address to confirm.');
-    const sent = await requestVerification(core, actor, parsed.data.email);
-    ctx.body = { sent: true, delivery: sent.delivery, message: `A link to confirm the address is on its way; it works for 24 hours. ${sent.note}` };
   });
 
   // Mail kept instead of sent, for signing in on a development machine with no mail server.

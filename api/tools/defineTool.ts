@@ -29,6 +29,21 @@ export type WriteContext = { core: Core; actor: Actor; tx: DatabaseTransactionCo
  * layer can commit its version in one statement, without a transaction's round trips.
  */
 export type LiveContext<O> = { core: Core; actor: Actor; seal: ((tx: DatabaseTransactionConnection, out: O) => Promise<void>) | undefined };
+/**
+ * A write whose core call opens and commits its own transaction, because what it does goes on past
+ * the commit (revoked credentials' live connections closing, mail going out). The pipeline opens none
+ * for it, so such a tool passes no limits and takes no idempotency key.
+ */
+export type CoreContext = { core: Core; actor: Actor };
+
+/**
+ * Where a tool is served. `model`: MCP, REST and the web app; `app`: the web app's `/api/tools/:name`
+ * only; `settings`: the web app's `/api/settings/:op` only, for a signed-in browser's own account
+ * (its agents and their keys, linking, exports, deleting it). A settings operation is never listed or
+ * served on `/mcp` or `/api/v1`, whatever the credential: the pipeline refuses it to any caller but a
+ * web session.
+ */
+export type Audience = 'model' | 'app' | 'settings';
 
 /**
  * A tool is data: the pipeline (`invoke.ts`) parses its input, checks the scope, runs its policy,
@@ -42,10 +57,14 @@ export type Tool = {
   input: z.ZodObject;
   annotations: Annotations;
   readOnly: boolean;
-  /** `model`: MCP, REST and the web app; `app`: the web app only. */
-  audience: 'model' | 'app';
-  /** `read`: no transaction; `write`: one transaction opened by the pipeline; `live`: sealed by the pad layer. */
-  commit: 'read' | 'write' | 'live';
+  audience: Audience;
+  /**
+   * `read`: no transaction (but see `writesWhen`); `write`: one transaction opened by the pipeline;
+   * `live`: sealed by the pad layer; `core`: committed by the core call itself.
+   */
+  commit: 'read' | 'write' | 'live' | 'core';
+  /** A read that writes first when its input asks (check_inbox's acks): then it runs in one write transaction. */
+  writesWhen?: ((input: Record<string, unknown>) => boolean) | undefined;
   /** The limits a write passes (server/core/limits/paceRules.ts names them); reads have none. */
   limits: readonly Limit[];
   /** Takes `idempotency_key`: a repeat with the same key and arguments replays the first result. */
@@ -71,7 +90,7 @@ type Common<I extends z.ZodObject, T, O> = {
   title: string;
   description: string;
   input: I;
-  audience?: 'model' | 'app';
+  audience?: Audience;
   /** Only for an agent on its own key; unknown to every other connection. */
   agentKeyOnly?: boolean;
   /**
@@ -100,9 +119,16 @@ type WriteOptions = {
  * a read is never destructive, and open world only when it says so (search); every write is open world.
  */
 export function readTool<I extends z.ZodObject, T, O>(
-  definition: Common<I, T, O> & { /** Reaches beyond one item (search, SPEC part 4 "Annotations"). */ openWorld?: boolean; run(context: ReadContext, input: z.output<I>, target: T): Promise<O> },
+  definition: Common<I, T, O> & {
+    /** Reaches beyond one item (search, SPEC part 4 "Annotations"). */
+    openWorld?: boolean;
+    /** When the input asks the read to record something first, `conn` is the pipeline's write transaction. */
+    writesWhen?: (input: z.output<I>) => boolean;
+    run(context: ReadContext, input: z.output<I>, target: T): Promise<O>;
+  },
 ): Tool {
-  return finish(definition, 'read', {}, { title: definition.title, readOnlyHint: true, destructiveHint: false, openWorldHint: definition.openWorld ?? false });
+  const tool = finish(definition, 'read', {}, { title: definition.title, readOnlyHint: true, destructiveHint: false, openWorldHint: definition.openWorld ?? false });
+  return definition.writesWhen ? { ...tool, writesWhen: definition.writesWhen as Tool['writesWhen'] } : tool;
 }
 
 export function writeTool<I extends z.ZodObject, T, O>(
@@ -116,6 +142,13 @@ export function liveWriteTool<I extends z.ZodObject, T, O>(
     WriteOptions & { run(context: LiveContext<O>, input: z.output<I>, target: T): Promise<O>; savedChars?: (out: O) => number },
 ): Tool {
   return { ...finish(definition, 'live', definition, writeAnnotations(definition)), savedChars: definition.savedChars as Tool['savedChars'] };
+}
+
+/** A write committed by its core call (`CoreContext`): no limits, no idempotency key. */
+export function coreWriteTool<I extends z.ZodObject, T, O>(
+  definition: Common<I, T, O> & Pick<WriteOptions, 'destructive' | 'idempotent'> & { run(context: CoreContext, input: z.output<I>, target: T): Promise<O> },
+): Tool {
+  return finish(definition, 'core', {}, writeAnnotations(definition));
 }
 
 const writeAnnotations = (definition: { title: string } & WriteOptions): Annotations => ({

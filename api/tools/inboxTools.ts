@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ackItems, claimItem, inboxPage, INBOX_PAGE_MAX, LEASE_SECONDS_MAX } from '../../server/core/inbox/inbox.ts';
+import { asksToAck, checkInbox, claimItem, INBOX_PAGE_MAX, LEASE_SECONDS_MAX } from '../../server/core/inbox/inbox.ts';
 import type { Policy } from '../../server/core/kernel/policy.ts';
 import { presentClaim, presentInbox } from '../present/inbox.ts';
 import { readTool, writeTool } from './defineTool.ts';
@@ -17,8 +17,8 @@ const ownInbox: Policy<null> = async () => null;
 
 /**
  * A read (SPEC part 8: "read, idempotent") that records acks first: acking only marks the caller's
- * own items done, in one UPDATE statement before the page is read, so a repeat acks nothing more
- * and answers the same page.
+ * own items done, in one UPDATE statement before the page is read, in the pipeline's write
+ * transaction, so a repeat acks nothing more and answers the same page.
  */
 export const checkInboxTool = readTool({
   name: 'check_inbox',
@@ -35,10 +35,8 @@ export const checkInboxTool = readTool({
       .describe('Item ids to ack.'),
   }),
   policy: () => ownInbox,
-  run: async ({ core, conn, actor }, input) => {
-    const acked = input.ack_up_to !== undefined || input.ack_items?.length ? await core.db.writeStatement((db) => ackItems(db, actor, input)) : 0;
-    return inboxPage(conn, actor, input, acked);
-  },
+  writesWhen: asksToAck,
+  run: ({ conn, actor }, input) => checkInbox(conn, actor, input),
   present: presentInbox,
 });
 

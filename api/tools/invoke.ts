@@ -1,3 +1,4 @@
+import type { CommonQueryMethods } from 'slonik';
 import type { z } from 'zod';
 import type { Actor } from '../../server/core/kernel/actor.ts';
 import type { Core } from '../../server/core/kernel/context.ts';
@@ -12,7 +13,7 @@ import type { Tool } from './defineTool.ts';
 import { linkNotes } from '../../server/core/identity/linking.ts';
 import { requireCleanText } from './hygiene.ts';
 import { limitReply } from './limitReply.ts';
-import { findTool } from './registry.ts';
+import { findTool, type Surface } from './registry.ts';
 import { validationError } from './validationError.ts';
 
 /** Older argument names still accepted (SPEC part 4 "Common inputs"). */
@@ -23,21 +24,25 @@ const KEY_WARNING_MS = 14 * 24 * 3_600_000;
 export type Invocation = { tool: Tool; result: Result };
 
 /**
- * The one pipeline every door runs (MCP, REST, the web app), in this order: parse (aliases, input
- * hygiene, zod) -> scope -> policy -> idempotency replay -> limits -> run -> present -> store. A write
- * does all of it in one transaction, so a refused call changes nothing; a tool only declares each step.
+ * The one pipeline every door runs (MCP, REST, the web app's tools and its settings), in this order:
+ * parse (aliases, input hygiene, zod) -> scope -> policy -> idempotency replay -> limits -> run ->
+ * present -> store. A write does all of it in one transaction, so a refused call changes nothing; a
+ * tool only declares each step.
  */
 export async function invoke(
   core: Core,
   actor: Actor,
   name: string,
   raw: unknown,
-  surface: 'model' | 'app',
+  surface: Surface,
   /** Aborts when the caller's connection closed before the answer (requestGone). */
   signal?: AbortSignal,
 ): Promise<Invocation> {
   const tool = findTool(name, surface);
-  if (!tool || (tool.agentKeyOnly && actor.via !== 'agent_key')) throw new AppError('not_found', 'Unknown tool.');
+  // A tool for an agent's own key, or a settings operation for a web session, is unknown to any other caller.
+  if (!tool || (tool.agentKeyOnly && actor.via !== 'agent_key') || (tool.audience === 'settings' && actor.via !== 'session')) {
+    throw new AppError('not_found', 'Unknown tool.');
+  }
   if (tool.agentKeyOnly && actor.grant) throw new AppError('forbidden', `A sub-agent key cannot call ${tool.name}; the agent that made it can.`);
   const { input, ignored } = parse(tool, raw);
 
@@ -110,9 +115,17 @@ async function execute(core: Core, actor: Actor, tool: Tool, input: Record<strin
   const policy = unlessPaused(tool, tool.policy(input));
   if (tool.commit === 'read') {
     if (actor.kind === 'agent') core.pace.read(actor.id);
-    const conn = core.db.pool;
-    const target = await policy({ core, conn, actor });
-    return tool.present(await tool.run({ core, actor, conn, signal }, input, target), input);
+    const read = async (conn: CommonQueryMethods) => {
+      const target = await policy({ core, conn, actor });
+      return tool.present(await tool.run({ core, actor, conn, signal }, input, target), input);
+    };
+    // A read that records something first (acks) does it all in one write transaction.
+    return tool.writesWhen?.(input) ? core.db.writeOrBusy(read) : read(core.db.pool);
+  }
+  if (tool.commit === 'core') {
+    // The core call commits itself. The policy runs first, on a connection that is turned away as busy when none comes in time, as a write's is.
+    const target = await core.db.readOrBusy((conn) => policy({ core, conn, actor }));
+    return tool.present(await tool.run({ core, actor }, input, target), input);
   }
   const key = tool.keyed && typeof input.idempotency_key === 'string' ? idempotencyKey(core, actor, tool.name, input.idempotency_key, input) : null;
   const finished = (out: unknown, allowance: Allowance | null) => withAllowance(tool.present(out, input), allowance);

@@ -1,12 +1,11 @@
 import { z } from 'zod';
-import { createPad, padReading } from '../../server/core/pads/pads.ts';
+import { createPad } from '../../server/core/pads/pads.ts';
 import { undoEdit } from '../../server/core/pads/padEdits.ts';
 import { DECISION_MAX, editPadDeciding } from '../../server/core/threads/decisions.ts';
-import { padStatus } from '../../server/core/pads/sections.ts';
 import { editPad as mayEditPad, placePad, readPad, undoPadEdit, watch } from '../../server/core/policies/policies.ts';
 import { type Watched } from '../../server/core/kernel/policy.ts';
 import { waitForChanges, WAIT_DEFAULT_S, WAIT_MAX_S } from '../../server/core/inbox/waits.ts';
-import { blockWriters, sectionWriters } from '../../server/core/pads/padHistory.ts';
+import { openPad } from '../../server/core/pads/padHistory.ts';
 import { presentCreatedPad, presentPad, presentUndo } from '../present/pads.ts';
 import { presentDecidedEdit } from '../present/decisions.ts';
 import { presentWait } from '../present/waits.ts';
@@ -45,12 +44,7 @@ export const openPadTool = readTool({
     since: version.optional().describe('Mode changes: the version you have.'),
   }),
   policy: (input) => readPad(input.pad_id),
-  run: async ({ core, conn }, input, target) => {
-    const [reading, status] = await Promise.all([padReading(core, conn, target, input), padStatus(conn, target.pad.id)]);
-    if (reading.mode === 'changes') return { ...reading, status };
-    // Whose text each section is (its last writer), so an agent knows whose words it is about to change.
-    return { ...reading, status, writers: sectionWriters(reading.sections, await blockWriters(conn, reading.pad.id, reading.blocks)) };
-  },
+  run: ({ core, conn }, input, target) => openPad(core, conn, target, input),
   present: presentPad,
 });
 

@@ -1,4 +1,4 @@
-import type { Tool } from './defineTool.ts';
+import type { Audience, Tool } from './defineTool.ts';
 import { listDmsTool, respondToDmTool, startDmTool } from './dmTools.ts';
 import { checkInboxTool, claimInboxItemTool } from './inboxTools.ts';
 import { createHubTool, joinHubTool, myHubsTool, openHubTool } from './hubTools.ts';
@@ -13,8 +13,13 @@ import { showDotpadTool } from './homeTool.ts';
 import { markAnswerTool, openThreadTool, postReplyTool, reactTool, startThreadTool } from './threadTools.ts';
 import { catchUpTool, reportTool } from './threadExtraTools.ts';
 import { createTaskTool, listTasksTool, submitResultTool, takeTaskTool, updateTaskTool } from './taskTools.ts';
+import { settingsAccountTools } from './settingsAccountTools.ts';
+import { settingsAgentTools } from './settingsAgentTools.ts';
 
-/** The one tool registry: MCP tools/list, GET /api/v1/tools and /openapi.json are all made from it. */
+/**
+ * The one tool registry: MCP tools/list, GET /api/v1/tools and /openapi.json are all made from it, and
+ * every door (MCP, REST, the web app's tools and its settings operations) calls through `invoke`.
+ */
 export const tools: readonly Tool[] = [
   createHubTool,
   openHubTool,
@@ -54,14 +59,21 @@ export const tools: readonly Tool[] = [
   threadGuestsTool,
   showDotpadTool,
   searchTool,
+  ...settingsAgentTools,
+  ...settingsAccountTools,
 ];
 
 export const modelTools = tools.filter((tool) => tool.audience === 'model');
 
+/** The doors: `model` is MCP and `/api/v1`, `app` the web app's `/api/tools/:name`, `settings` its `/api/settings/:op`. */
+export type Surface = 'model' | 'app' | 'settings';
+
+/** The audiences each door serves: a settings operation is served on the settings door alone, and that door serves nothing else. */
+const SERVED: Record<Surface, readonly Audience[]> = { model: ['model'], app: ['model', 'app'], settings: ['settings'] };
+
 const byName = new Map(tools.map((tool) => [tool.name, tool]));
 
-export function findTool(name: string, surface: 'model' | 'app'): Tool | undefined {
+export function findTool(name: string, surface: Surface): Tool | undefined {
   const tool = byName.get(name);
-  if (!tool) return undefined;
-  return surface === 'app' || tool.audience === 'model' ? tool : undefined;
+  return tool && SERVED[surface].includes(tool.audience) ? tool : undefined;
 }

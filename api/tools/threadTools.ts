@@ -4,8 +4,7 @@ import { markAnswerOf, postInThread, reactToPost, readThread, writeInHub } from 
 import { type Policy, type ThreadTarget } from '../../server/core/kernel/policy.ts';
 import { REACTIONS, type Reaction } from '../../server/core/threads/posts.ts';
 import { markAnswer, openNewThread, postReply, react, type PostedReply } from '../../server/core/threads/threads.ts';
-import { threadReading } from '../../server/core/threads/threadReading.ts';
-import { markRead } from '../../server/core/threads/readMarks.ts';
+import { openThread } from '../../server/core/threads/threadReading.ts';
 import { presentAnswerMark, presentReaction, presentReply, presentStartedThread, presentThread } from '../present/threads.ts';
 import { presentDmPost } from '../present/dms.ts';
 import { liveWriteTool, readTool, writeTool } from './defineTool.ts';
@@ -64,11 +63,7 @@ export const openThreadTool = readTool({
     post_id: postId.optional().describe('One post, whole.'),
   }),
   policy: (input) => readThread(input.thread_id),
-  run: async ({ core, actor }, input, target) => {
-    const reading = await threadReading(core, actor, target, input);
-    await markRead(core, actor, reading.thread, reading.posts.at(-1)?.seq ?? 0);
-    return reading;
-  },
+  run: ({ core, actor }, input, target) => openThread(core, actor, target, input),
   present: presentThread,
 });
 

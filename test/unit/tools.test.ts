@@ -17,10 +17,10 @@ describe('tool definitions', () => {
     await expect(JSON.stringify(definition, null, 2) + '\n').toMatchFileSnapshot(`./__snapshots__/tools/${name}.json`);
   });
 
-  it('names are unique and snake_case, and every field is described', () => {
+  it('names are unique, snake_case (settings operations: kebab-case, as in their path), and every field is described', () => {
     expect(new Set(tools.map((t) => t.name)).size).toBe(tools.length);
     for (const tool of tools) {
-      expect(tool.name).toMatch(/^[a-z]+(_[a-z]+)*$/);
+      expect(tool.name).toMatch(tool.audience === 'settings' ? /^[a-z]+(-[a-z]+)*$/ : /^[a-z]+(_[a-z]+)*$/);
       expect(tool.description.length).toBeGreaterThan(40);
       for (const [field, schema] of Object.entries(tool.input.shape)) {
         expect((schema as z.ZodType).description, `${tool.name}.${field}`).toBeTruthy();

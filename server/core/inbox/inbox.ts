@@ -222,7 +222,7 @@ export type InboxPage = {
 export type CheckInput = { cursor?: string | undefined; limit?: number | undefined; ack_up_to?: string | undefined; ack_items?: readonly string[] | undefined };
 
 /** Marks the caller's items done: up to a cursor's seq, and these ids. Idempotent; one statement. */
-export async function ackItems(conn: CommonQueryMethods, actor: Actor, input: Pick<CheckInput, 'ack_up_to' | 'ack_items'>): Promise<number> {
+async function ackItems(conn: CommonQueryMethods, actor: Actor, input: Pick<CheckInput, 'ack_up_to' | 'ack_items'>): Promise<number> {
   const upTo = input.ack_up_to === undefined ? 0 : seqOf(input.ack_up_to);
   const ids = [...(input.ack_items ?? [])];
   if (upTo === 0 && !ids.length) return 0;
@@ -236,7 +236,7 @@ export async function ackItems(conn: CommonQueryMethods, actor: Actor, input: Pi
  * check_inbox's page: the caller's unacked items they may read, after the cursor, oldest first, and
  * the count still unread. `next_cursor` is the last item's (or the cursor given, while none came).
  */
-export async function inboxPage(conn: CommonQueryMethods, actor: Actor, input: CheckInput, acked: number): Promise<InboxPage> {
+async function inboxPage(conn: CommonQueryMethods, actor: Actor, input: CheckInput, acked: number): Promise<InboxPage> {
   const after = seqOf(input.cursor);
   const limit = Math.min(input.limit ?? INBOX_PAGE, INBOX_PAGE_MAX);
   const [rows, state] = await Promise.all([
@@ -293,4 +293,16 @@ export async function claimItem(tx: CommonQueryMethods, actor: Actor, input: { i
   if (!found) throw notFound('No such inbox item of yours: check_inbox lists your items with their ids.');
   if (found.acked) return { item_id: input.item_id, claimed: false, state: 'acked', holder: '', until: null };
   return { item_id: input.item_id, claimed: false, state: 'held', holder: found.lease_holder ?? '', until: found.lease_until };
+}
+
+/** Whether a check_inbox call acks items first: then the pipeline gives it a write transaction. */
+export const asksToAck = (input: Pick<CheckInput, 'ack_up_to' | 'ack_items'>) => input.ack_up_to !== undefined || (input.ack_items?.length ?? 0) > 0;
+
+/**
+ * check_inbox: the acks first (one UPDATE of the caller's own items, so a repeat acks nothing more),
+ * then the page, on the same connection: with acks, the pipeline's write transaction.
+ */
+export async function checkInbox(conn: CommonQueryMethods, actor: Actor, input: CheckInput): Promise<InboxPage> {
+  const acked = asksToAck(input) ? await ackItems(conn, actor, input) : 0;
+  return inboxPage(conn, actor, input, acked);
 }

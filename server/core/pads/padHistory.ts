@@ -4,9 +4,9 @@ import type { Block } from '../../../sync/blocks.ts';
 import { editIdOf } from '../../../sync/versions.ts';
 import type { Actor } from '../kernel/actor.ts';
 import type { Core } from '../kernel/context.ts';
-import { mayEditPad, padContent } from './pads.ts';
+import { mayEditPad, padContent, padReading, type OpenPadInput, type PadReading } from './pads.ts';
 import { allows, type Seat } from '../kernel/rights.ts';
-import type { Section } from './sections.ts';
+import { padStatus, type PadStatus, type Section } from './sections.ts';
 import type { HubRow, PadRow } from '../../../schema/rows.ts';
 
 /**
@@ -39,7 +39,7 @@ const FreshRow = z.object({
 });
 
 /** The last writer of each of `blocks` that someone wrote (a block last touched by the service has none). */
-export async function blockWriters(conn: CommonQueryMethods, padId: string, blocks: readonly Pick<Block, 'id'>[]): Promise<Map<string, BlockWriter>> {
+async function blockWriters(conn: CommonQueryMethods, padId: string, blocks: readonly Pick<Block, 'id'>[]): Promise<Map<string, BlockWriter>> {
   const cached = known.get(padId);
   const since = cached?.version ?? 0;
   const actors = [...new Set([...(cached?.writers.values() ?? [])].flatMap((w) => (w ? [w.id] : [])))];
@@ -72,7 +72,7 @@ export async function blockWriters(conn: CommonQueryMethods, padId: string, bloc
 }
 
 /** Each section's last writer: whoever wrote the most recently changed of its blocks (its heading included). */
-export function sectionWriters(all: readonly Section[], writers: ReadonlyMap<string, BlockWriter>): Map<string, BlockWriter> {
+function sectionWriters(all: readonly Section[], writers: ReadonlyMap<string, BlockWriter>): Map<string, BlockWriter> {
   const out = new Map<string, BlockWriter>();
   for (const section of all) {
     let latest: BlockWriter | undefined;
@@ -170,4 +170,16 @@ export async function padHistory(core: Core, conn: CommonQueryMethods, actor: Ac
     writers: await blockWriters(conn, pad.id, blocks),
     blocks,
   };
+}
+
+export type OpenedPad = PadReading & { status: PadStatus; writers?: Map<string, BlockWriter> };
+
+/**
+ * open_pad: the reading and the status of the pad's sections, and, but for `changes`, whose text each
+ * section is (its last writer), so an agent knows whose words it is about to change.
+ */
+export async function openPad(core: Core, conn: CommonQueryMethods, target: { pad: PadRow; hub: HubRow; seat: Seat }, input: OpenPadInput): Promise<OpenedPad> {
+  const [reading, status] = await Promise.all([padReading(core, conn, target, input), padStatus(conn, target.pad.id)]);
+  if (reading.mode === 'changes') return { ...reading, status };
+  return { ...reading, status, writers: sectionWriters(reading.sections, await blockWriters(conn, reading.pad.id, reading.blocks)) };
 }

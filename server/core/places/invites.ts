@@ -160,17 +160,13 @@ export async function joinAsGuest(core: Core, input: { token: string; name: stri
   });
 }
 
-/**
- * A signed-in person accepting an invite (settings `accept-invite`). Someone who already has the seat
- * takes no use of it; the token must still be good, so a used-up link answers as every bad one does.
- */
-export async function acceptInvite(core: Core, actor: Actor, token: string): Promise<InviteJoin> {
-  return core.db.write((tx) => joinWithInvite(tx, actor, token));
-}
-
 export type InviteJoin = Joined & { status: 'joined' | 'member' };
 
-/** acceptInvite inside a caller's transaction: `join_hub` with `invite`, for an agent on its key. */
+/**
+ * Joins by invite in the caller's transaction: a signed-in person accepting one (settings
+ * `accept-invite`), or `join_hub` with `invite` for an agent on its key. Someone who already has the
+ * seat takes no use of it; the token must still be good, so a used-up link answers as every bad one does.
+ */
 export async function joinWithInvite(tx: DatabaseTransactionConnection, actor: Actor, token: string): Promise<InviteJoin> {
   const found = await tx.maybeOne(sql.type(InviteRow.extend({ seated: z.boolean() }))`
     SELECT i.id, i.hub_id, h.slug AS hub_slug, i.kind, i.scope_id,

@@ -10,7 +10,7 @@ import type { UndoTarget } from '../pads/padEdits.ts';
 import { editablePad, readablePad, type PadPlace } from '../pads/pads.ts';
 import { readableThread } from '../threads/threadAccess.ts';
 import { grantsHubs } from '../kernel/grants.ts';
-import { mayPostAsGuest } from '../identity/guests.ts';
+import { mayPostAsGuest, refuseGuest } from '../identity/guests.ts';
 import { badInvite, type InviteTarget } from '../places/invites.ts';
 import { type Policy, type HubTarget, type ThreadTarget, type PostTarget } from '../kernel/policy.ts';
 import { type Watched } from '../kernel/policy.ts';
@@ -195,3 +195,16 @@ export const watch = (input: { pad_id?: string | undefined; thread_id?: string |
   if (input.pad_id !== undefined) return { kind: 'pad', id: (await readPad(input.pad_id)(scope)).pad.id };
   return { kind: 'thread', id: (await readThread(input.thread_id!)(scope)).thread.id };
 };
+
+// The settings operations: the pipeline serves them to a web session alone, on the person's own account
+
+/** What the person does to their own account, agents and links: the session is all it needs. */
+export const ownAccount: Policy<null> = async () => null;
+
+/** Bringing or linking an agent needs an account: a guest signs in first (SPEC part 2 "Guest people"). */
+export const accountHolder =
+  (what: string): Policy<null> =>
+  async ({ actor }) => {
+    refuseGuest(actor, what);
+    return null;
+  };

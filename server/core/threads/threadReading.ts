@@ -10,6 +10,7 @@ import { postPages, PostsJson, postsJson, reactionsBy, selectorShape, toPostView
 import { allows } from '../kernel/rights.ts';
 import { activeTasksOf, listTasks, type Task } from '../tasks/tasks.ts';
 import { withinBudget } from './threads.ts';
+import { markRead } from './readMarks.ts';
 
 export const THREAD_TEXT_BUDGET = 40_000;
 export const NEWEST_POSTS = 60;
@@ -108,7 +109,7 @@ export function threadCan(actor: Actor, { thread, seat }: ThreadTarget): ThreadC
  * What open_thread shows: the newest posts, or a page around a cursor, or one whole post; one round
  * trip. A page of posts read before at this version (`postPages`) is not loaded again.
  */
-export async function threadReading(core: Core, actor: Actor, target: ThreadTarget, input: OpenThreadInput): Promise<ThreadReading> {
+async function threadReading(core: Core, actor: Actor, target: ThreadTarget, input: OpenThreadInput): Promise<ThreadReading> {
   const conn = core.db.pool;
   const { thread, hub } = target;
   let selector: PostSelector;
@@ -153,4 +154,11 @@ export async function threadReading(core: Core, actor: Actor, target: ThreadTarg
     older: !whole && first && first.seq > 1 ? first.seq : undefined,
     newer: !whole && last && last.seq < thread.post_count ? last.seq : undefined,
   };
+}
+
+/** open_thread: the reading, and the caller's read mark moved up to its last post (catch_up counts from there). */
+export async function openThread(core: Core, actor: Actor, target: ThreadTarget, input: OpenThreadInput): Promise<ThreadReading> {
+  const reading = await threadReading(core, actor, target, input);
+  await markRead(core, actor, reading.thread, reading.posts.at(-1)?.seq ?? 0);
+  return reading;
 }

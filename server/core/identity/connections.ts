@@ -1,0 +1,56 @@
+import { sql, type CommonQueryMethods } from 'slonik';
+import { z } from 'zod';
+import type { Actor } from '../kernel/actor.ts';
+import type { Core } from '../kernel/context.ts';
+import { notFound } from '../../../schema/errors.ts';
+import { coolingAgentsOf } from '../limits/paceCooldown.ts';
+import { pausedAgentsOf } from '../limits/pauses.ts';
+import { revokeCredentials } from './keys.ts';
+import { myAgents } from './linking.ts';
+
+const ConnectionRow = z.object({
+  id: z.string(),
+  participant_id: z.string(),
+  kind: z.string(),
+  origin: z.string(),
+  created_at: z.number(),
+  expires_at: z.number(),
+  current: z.boolean(),
+});
+export type Connection = z.infer<typeof ConnectionRow>;
+
+/**
+ * A person's own connections (web sessions) and the keys of the agents linked to them, live ones
+ * only, newest first: what Settings lists and may revoke. `current` is the session asking.
+ */
+export async function connectionsOf(conn: CommonQueryMethods, person: Actor): Promise<readonly Connection[]> {
+  return conn.any(sql.type(ConnectionRow)`
+    SELECT c.id, c.participant_id, c.kind, c.origin, c.created_at, c.expires_at, c.id = ${person.credentialId} AS current
+    FROM credentials c JOIN participants p ON p.id = c.participant_id
+    WHERE (p.id = ${person.id} OR p.linked_human = ${person.id})
+      AND c.kind IN ('session', 'agent_key') AND c.revoked_at IS NULL AND c.expires_at > now()
+    ORDER BY c.created_at DESC`);
+}
+
+/** Settings `credentials`: the person's connections, their agents (and those they asked to link), and which agents are paused or cooling down. */
+export async function accountOverview(core: Core, conn: CommonQueryMethods, person: Actor) {
+  const [connections, agents, paused, cooling] = await Promise.all([
+    connectionsOf(conn, person),
+    myAgents(core, person),
+    pausedAgentsOf(conn, person),
+    coolingAgentsOf(conn, person.id, core.pace.now()),
+  ]);
+  return { connections, ...agents, paused_agents: paused, cooling_agents: cooling };
+}
+
+/**
+ * Settings `revoke`: one of the person's connections or their agents' keys, at once here (lookups,
+ * live connections, the sub-agent keys made with it); other instances hear it. Anything else is
+ * missing to them.
+ */
+export async function revokeConnection(core: Core, person: Actor, credentialId: string) {
+  const mine = (await connectionsOf(core.db.pool, person)).some((c) => c.id === credentialId);
+  if (!mine) throw notFound('No connection of yours or your agents has this id; Settings lists them.');
+  await revokeCredentials(core, [credentialId]);
+  return { credential_id: credentialId, status: 'revoked' as const };
+}
