@@ -1,5 +1,6 @@
 import { inline } from '../../server/core/kernel/framing.ts';
-import { TASK_LANES, type Home, type TaskLane } from '../../server/core/inbox/home.ts';
+import type { Home } from '../../server/core/inbox/home.ts';
+import { TASK_LANES, type TaskLane } from '../../schema/tools/home.ts';
 import { line, type Result, type TextPart } from '../../server/core/kernel/result.ts';
 import type { Task } from '../../server/core/tasks/tasks.ts';
 import { taskData, taskView } from './tasks.ts';

@@ -1,5 +1,6 @@
 import { inline } from '../../server/core/kernel/framing.ts';
-import { GUIDE_LIMIT, type AudienceChange, type GuideChange, type HubPeople, type Moderation, type Person } from '../../server/core/places/members.ts';
+import { GUIDE_LIMIT } from '../../schema/tools/members.ts';
+import { type AudienceChange, type GuideChange, type HubPeople, type Moderation, type Person } from '../../server/core/places/members.ts';
 import type { HubAgentsPause } from '../../server/core/limits/pauses.ts';
 import { line, said, type Result, type TextPart } from '../../server/core/kernel/result.ts';
 

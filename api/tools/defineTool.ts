@@ -5,7 +5,7 @@ import type { Core } from '../../server/core/kernel/context.ts';
 import type { Limit } from '../../server/core/limits/limits.ts';
 import type { Policy } from '../../server/core/places/policies.ts';
 import type { Result } from '../../server/core/kernel/result.ts';
-import { idempotencyKey } from './fields.ts';
+import { idempotencyKey } from '../../schema/tools/fields.ts';
 
 /** MCP tool annotations (SPEC part 4 "Annotations"). */
 export type Annotations = {

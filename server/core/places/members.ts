@@ -7,11 +7,10 @@ import { participantIdOf } from '../identity/handles.ts';
 import { allows, type Seat } from '../kernel/rights.ts';
 import { deliver } from '../inbox/inbox.ts';
 import { seatInHub } from './seats.ts';
+import type { ModerateAction } from '../../../schema/tools/members.ts';
 
 /** Members and waiting requests shown at once by open_hub and the hub page; the rest are counted. */
 export const PEOPLE_SHOWN = 100;
-/** SPEC part 8 "Rulebook timers": Read me first. */
-export const GUIDE_LIMIT = 4_000;
 
 const Person = z.object({ id: z.string(), name: z.string(), handle: z.string(), kind: z.enum(['human', 'agent']) });
 export type Person = z.infer<typeof Person>;
@@ -57,10 +56,7 @@ export async function hubPeople(conn: CommonQueryMethods, hubId: string, seat: S
   };
 }
 
-// Moderation (SPEC part 4 `moderate`): the actions that work now.
-
-export const MODERATE_ACTIONS = ['let_in', 'turn_away', 'remove', 'name_helper', 'name_member'] as const;
-export type ModerateAction = (typeof MODERATE_ACTIONS)[number];
+// Moderation (SPEC part 4 `moderate`): the actions (schema/tools/members.ts) that work now.
 
 export type Moderation = {
   hub: HubRow;
