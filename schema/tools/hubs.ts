@@ -89,4 +89,5 @@ export const MyHubsInput = z.object({});
 export const MyHubView = z.object({ id: z.string(), slug: z.string(), name: z.string(), role: Role });
 export type MyHubView = z.infer<typeof MyHubView>;
 export const MyHubsView = z.object({ hubs: z.array(MyHubView) });
+export type MyHubsView = z.infer<typeof MyHubsView>;
 

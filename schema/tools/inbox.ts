@@ -45,6 +45,8 @@ export const InboxItemData = z.object({
   held_until: z.string().optional(),
 });
 
+export type InboxItemData = z.infer<typeof InboxItemData>;
+
 export const InboxData = z.object({
   items: z.array(InboxItemData),
   next_cursor: z.string(),
@@ -67,6 +69,7 @@ export const InboxItemView = InboxItemData.extend({
 export type InboxItemView = z.infer<typeof InboxItemView>;
 
 export const InboxView = InboxData.omit({ items: true, acked: true }).extend({ items: z.array(InboxItemView) });
+export type InboxView = z.infer<typeof InboxView>;
 
 export const ClaimInboxItemInput = z.object({
   item_id: itemId.describe('Item id (inb_…).'),
@@ -97,3 +100,4 @@ export const WaitData = z.object({
   inbox: z.boolean().optional(),
   changed: z.boolean(),
 });
+export type WaitData = z.infer<typeof WaitData>;
