@@ -1,10 +1,11 @@
 import type { CatchUp } from '../../server/core/threads/catchUp.ts';
 import { inline } from '../../server/core/kernel/framing.ts';
 import type { Reported } from '../../server/core/threads/reports.ts';
-import { line, type Result, type TextPart } from '../../server/core/kernel/result.ts';
+import { line, type TextPart } from '../../server/core/kernel/result.ts';
 import { postParts } from './posts.ts';
 import { taskData } from './tasks.ts';
 import { aboutParts, decisionData, decisionParts, postData, taskLines, threadData, threadLine } from './threads.ts';
+import type { Answer } from './answer.ts';
 
 /** The answer and the newest posts are clipped shorter than in open_thread: this is a summary. */
 const CATCH_UP_CLIP = 1_000;
@@ -12,7 +13,7 @@ const CATCH_UP_CLIP = 1_000;
 const iso = (t: number) => new Date(t).toISOString();
 
 /** catch_up: what changed since the caller last read, then where the thread stands. */
-export function presentCatchUp(out: CatchUp): Result {
+export function presentCatchUp(out: CatchUp): Answer<'catch_up'> {
   const { thread, about, answer, openTasks, pads, decisions, lastRead, since } = out;
   const whole = (id: string) => `open_thread with thread_id "${thread.id}" and post_id "${id}"`;
   const parts: TextPart[] = [
@@ -60,7 +61,7 @@ export function presentCatchUp(out: CatchUp): Result {
 }
 
 /** report: sent, or the earlier report of the same post. */
-export function presentReport(out: Reported): Result {
+export function presentReport(out: Reported): Answer<'report'> {
   const text = out.first
     ? `Reported ${out.post_id} to the owner and helpers of its hub (${out.told} told, in their inbox).`
     : `You reported ${out.post_id} already, at ${iso(out.created_at)}; that report stands and nobody is told again.`;

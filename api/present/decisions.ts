@@ -1,9 +1,10 @@
 import type { DecidedEdit } from '../../server/core/threads/decisions.ts';
-import { line, type Result } from '../../server/core/kernel/result.ts';
+import { line } from '../../server/core/kernel/result.ts';
 import { presentEdit } from './pads.ts';
+import type { Answer } from './answer.ts';
 
 /** edit_pad: the edit as presentEdit tells it, and the decision recorded with it, or why none was. */
-export function presentDecidedEdit(out: DecidedEdit, input: { decision?: string | undefined }): Result {
+export function presentDecidedEdit(out: DecidedEdit, input: { decision?: string | undefined }): Answer<'edit_pad'> {
   const result = presentEdit(out);
   const { decision } = out;
   if (decision) {

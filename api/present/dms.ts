@@ -1,6 +1,8 @@
 import { inline } from '../../server/core/kernel/framing.ts';
 import type { DmList, DmPerson, DmPosted, DmReading, DmResponse, DmStarted, DmState, DmSummary } from '../../server/core/dms/dms.ts';
-import { line, said, type Result, type TextPart } from '../../server/core/kernel/result.ts';
+import { line, said, type TextPart } from '../../server/core/kernel/result.ts';
+import type { DmListView, DmReadingView } from '../../schema/tools/dms.ts';
+import type { Answer } from './answer.ts';
 
 const who = (p: DmPerson) => `${inline(p.name)}${p.kind === 'agent' ? ' (agent)' : ''} ${p.handle}`;
 const person = (p: DmPerson) => ({ id: p.id, handle: p.handle, kind: p.kind });
@@ -14,7 +16,7 @@ const STATE_TEXT: Record<DmState, string> = {
   blocked: 'you blocked them (respond_to_dm unblock)',
 };
 
-export const presentDmStarted = (out: DmStarted): Result => ({
+export const presentDmStarted = (out: DmStarted): Answer<'start_dm'> => ({
   parts: [
     line(
       out.opened === 'request'
@@ -28,13 +30,13 @@ export const presentDmStarted = (out: DmStarted): Result => ({
   view: () => ({ dm_id: out.dm_id, state: out.state }),
 });
 
-export const presentDmPost = (out: DmPosted): Result => ({
+export const presentDmPost = (out: DmPosted): Answer<'post_reply'> => ({
   parts: [line(`Posted ${out.post_id} as seq ${out.seq} in your DM with ${who(out.with)} (${out.dm_id}).`)],
   data: { post_id: out.post_id, dm_id: out.dm_id, seq: out.seq },
   view: () => ({ dm_id: out.dm_id, post_id: out.post_id, seq: out.seq }),
 });
 
-export const presentDmResponse = (out: DmResponse): Result => ({
+export const presentDmResponse = (out: DmResponse): Answer<'respond_to_dm'> => ({
   parts: [
     line(
       `${out.changed ? 'Done' : 'Nothing to change'}: ${out.action} on the DM with ${who(out.with)} (${out.dm_id}), now ${STATE_TEXT[out.state]}.` +
@@ -52,7 +54,7 @@ const summaryData = (dm: DmSummary) => ({
   updated: new Date(dm.updated_at).toISOString(),
 });
 
-function presentList(out: DmList): Result {
+function presentList(out: DmList): Answer<'list_dms'> {
   const parts: TextPart[] = [line('# Your DMs')];
   if (!out.dms.length) parts.push(line('None yet. start_dm opens one with someone you share a hub with, or sends a message request.'));
   for (const dm of out.dms) {
@@ -63,14 +65,14 @@ function presentList(out: DmList): Result {
   return {
     parts,
     data: { dms: out.dms.map(summaryData), ...(out.next_cursor ? { next_cursor: out.next_cursor } : {}) },
-    view: () => ({
+    view: (): DmListView => ({
       dms: out.dms.map((dm) => ({ ...summaryData(dm), with: dm.with, posts: dm.post_count, last: dm.last?.body ?? null })),
       next_cursor: out.next_cursor,
     }),
   };
 }
 
-function presentReading(out: DmReading): Result {
+function presentReading(out: DmReading): Answer<'list_dms'> {
   const { dm, messages, older } = out;
   const parts: TextPart[] = [line(`# DM with ${who(dm.with)}`), line(`id ${dm.id} · ${STATE_TEXT[dm.state]} · ${dm.post_count} messages`)];
   if (older) parts.push(line(`Older messages: list_dms with dm_id "${dm.id}" and before_seq ${older}.`));
@@ -87,7 +89,7 @@ function presentReading(out: DmReading): Result {
       messages: messages.map((m) => ({ id: m.id, seq: m.seq, author_id: m.author.id, created: new Date(m.created_at).toISOString() })),
       ...(older ? { older: older } : {}),
     },
-    view: () => ({
+    view: (): DmReadingView => ({
       dm: { ...summaryData(dm), with: dm.with, posts: dm.post_count },
       // `author.reach`, as on thread posts: whether the author reads verified, which keeps their links live.
       messages: messages.map((m) => ({
@@ -102,4 +104,4 @@ function presentReading(out: DmReading): Result {
   };
 }
 
-export const presentDms = (out: DmList | DmReading): Result => ('messages' in out ? presentReading(out) : presentList(out));
+export const presentDms = (out: DmList | DmReading): Answer<'list_dms'> => ('messages' in out ? presentReading(out) : presentList(out));

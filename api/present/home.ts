@@ -1,8 +1,11 @@
 import { inline } from '../../server/core/kernel/framing.ts';
-import { TASK_LANES, type Home, type TaskLane } from '../../server/core/home/home.ts';
-import { line, type Result, type TextPart } from '../../server/core/kernel/result.ts';
+import type { Home } from '../../server/core/home/home.ts';
+import { TASK_LANES, type TaskLane } from '../../schema/tools/home.ts';
+import { line, type TextPart } from '../../server/core/kernel/result.ts';
 import type { Task } from '../../server/core/tasks/tasks.ts';
 import { taskData, taskView } from './tasks.ts';
+import type { HomeView } from '../../schema/tools/home.ts';
+import type { Answer } from './answer.ts';
 
 const iso = (t: number) => new Date(t).toISOString();
 
@@ -37,7 +40,7 @@ const taskLine = (task: Task) =>
  * app's view with the titles and names to show. Suggestions are said to be none in the text and are
  * not in `data` or the view: Checked-hub suggestions do not exist yet, so there is no lane to fill.
  */
-export function presentHome(out: Home): Result {
+export function presentHome(out: Home): Answer<'show_dotpad'> {
   const parts: TextPart[] = [line(`# Home for ${inline(out.who.name)} (${inline(out.who.handle)})${out.hub ? `, in hub ${out.hub.slug}` : ''}`)];
   if (out.unread !== null) parts.push(line(out.unread ? `Inbox: ${out.unread} unread. check_inbox reads them.` : 'Inbox: nothing unread.'));
 
@@ -67,7 +70,12 @@ export function presentHome(out: Home): Result {
   }
   parts.push(line('Read one: open_thread, open_hub; list_tasks for every task you can see; search_dotpad to find anything.'));
 
-  const tasks = (map: (task: Task) => unknown) => Object.fromEntries(TASK_LANES.map((lane) => [lane, out.tasks[lane].map(map)]));
+  const tasks = <T>(map: (task: Task) => T): Record<TaskLane, T[]> => ({
+    assigned: out.tasks.assigned.map(map),
+    held: out.tasks.held.map(map),
+    review: out.tasks.review.map(map),
+    open: out.tasks.open.map(map),
+  });
   const more = Object.fromEntries(TASK_LANES.filter((lane) => out.moreTasks[lane]).map((lane) => [lane, true]));
   return {
     parts,
@@ -79,10 +87,20 @@ export function presentHome(out: Home): Result {
       ...(Object.keys(more).length ? { more_tasks: more } : {}),
       hubs: (out.hubs ?? []).map((h) => ({ id: h.id, slug: h.slug, role: h.role })),
     },
-    view: () => ({
+    view: (): HomeView => ({
       who: out.who,
       unread_inbox: out.unread,
-      threads: out.threads.map((t) => ({ ...t, updated: iso(t.updated_at) })),
+      threads: out.threads.map((t) => ({
+        id: t.id,
+        title: t.title,
+        hub_slug: t.hub_slug,
+        hub_name: t.hub_name,
+        status: t.status,
+        posts: t.posts,
+        started: t.started,
+        unread: t.unread,
+        updated: iso(t.updated_at),
+      })),
       more_threads: out.moreThreads,
       tasks: tasks(taskView),
       more_tasks: more,

@@ -1,11 +1,13 @@
 import { inline } from '../../server/core/kernel/framing.ts';
 import type { CreatedHub, HubReading, JoinOutcome, MyHub } from '../../server/core/places/hubs.ts';
-import { line, said, type Result } from '../../server/core/kernel/result.ts';
+import { line, said } from '../../server/core/kernel/result.ts';
+import type { HubView, MyHubsView } from '../../schema/tools/hubs.ts';
+import type { Answer } from './answer.ts';
 import { peopleData, peopleParts, peopleView } from './members.ts';
 
 const iso = (t: number) => new Date(t).toISOString();
 
-export const presentCreatedHub = (out: CreatedHub): Result => ({
+export const presentCreatedHub = (out: CreatedHub): Answer<'create_hub'> => ({
   parts: [
     line(`Created the private hub ${inline(out.name)} (id ${out.hub_id}, slug ${out.slug}). You own it.`),
     line(`Next: start_thread with hub "${out.slug}" to begin a conversation; open_hub to see it.`),
@@ -14,7 +16,7 @@ export const presentCreatedHub = (out: CreatedHub): Result => ({
 });
 
 /** open_hub: Read me first, mode, the reader's seat, then threads and pads, newest first, 30 a page. */
-export function presentHub({ hub, seat, threads, pads, nextCursor, people }: HubReading): Result {
+export function presentHub({ hub, seat, can, threads, pads, nextCursor, people }: HubReading): Answer<'open_hub'> {
   const parts = [
     line(`# Hub ${inline(hub.name)}`),
     line(`id ${hub.id} · slug ${hub.slug} · ${hub.audience} · mode ${hub.mode === 'open' ? 'Open' : 'Checked'} · your seat: ${seat ?? 'none (not a member)'}`),
@@ -43,9 +45,10 @@ export function presentHub({ hub, seat, threads, pads, nextCursor, people }: Hub
       ...(nextCursor ? { next_cursor: nextCursor } : {}),
       ...(people ? peopleData(people) : {}),
     },
-    view: () => ({
+    view: (): HubView => ({
       hub: { id: hub.id, slug: hub.slug, name: hub.name, readme: hub.readme, mode: hub.mode, audience: hub.audience },
       seat: seat ? { role: seat } : null,
+      can,
       threads: threads.map((t) => ({ id: t.id, title: t.title, status: t.status, posts: t.count, updated: iso(t.updated_at) })),
       pads: pads.map((p) => ({ id: p.id, title: p.title, version: p.count, updated: iso(p.updated_at) })),
       ...(nextCursor ? { next_cursor: nextCursor } : {}),
@@ -55,7 +58,7 @@ export function presentHub({ hub, seat, threads, pads, nextCursor, people }: Hub
 }
 
 /** A request names nothing: a stranger cannot tell a private hub from a missing one. */
-export function presentJoin(out: JoinOutcome): Result {
+export function presentJoin(out: JoinOutcome): Answer<'join_hub'> {
   if (out.status === 'requested') {
     return {
       parts: [line('If this hub exists, your request to join is with its owners. Once they let you in, join_hub answers "member" and open_hub shows the hub.')],
@@ -70,8 +73,8 @@ export function presentJoin(out: JoinOutcome): Result {
   return { parts: [line(text)], data: { hub_id: hub.id, slug: hub.slug, status, role } };
 }
 
-export const presentMyHubs = (rows: readonly MyHub[]): Result => ({
+export const presentMyHubs = (rows: readonly MyHub[]): Answer<'ui_my_hubs'> => ({
   parts: rows.length ? rows.map((h) => line(`- ${inline(h.name)} · ${h.slug} · ${h.role}`)) : [line('You are in no hubs yet: create_hub makes one.')],
   data: { hubs: rows.map((h) => ({ id: h.id, slug: h.slug, role: h.role })) },
-  view: () => ({ hubs: rows.map((h) => ({ id: h.id, slug: h.slug, name: h.name, role: h.role })) }),
+  view: (): MyHubsView => ({ hubs: rows.map((h) => ({ id: h.id, slug: h.slug, name: h.name, role: h.role })) }),
 });

@@ -1,7 +1,9 @@
 import { inline } from '../../server/core/kernel/framing.ts';
 import type { Claim, InboxItem, InboxPage } from '../../server/core/inbox/inbox.ts';
 import type { MentionNote } from '../../server/core/inbox/mentions.ts';
-import { line, said, type Result, type TextPart } from '../../server/core/kernel/result.ts';
+import { line, said, type TextPart } from '../../server/core/kernel/result.ts';
+import type { InboxItemData, InboxView } from '../../schema/tools/inbox.ts';
+import type { Answer } from './answer.ts';
 
 const iso = (t: number) => new Date(t).toISOString();
 
@@ -27,7 +29,7 @@ function whereToRead(item: InboxItem): string {
 }
 
 /** An item's ids and stamps: no participant text (names, titles and summaries go in the text, framed). */
-export function itemData(item: InboxItem) {
+export function itemData(item: InboxItem): InboxItemData {
   return {
     id: item.id,
     kind: item.kind,
@@ -58,7 +60,7 @@ function itemParts(item: InboxItem): TextPart[] {
   return parts;
 }
 
-export function presentInbox(page: InboxPage, input: { limit?: number | undefined }): Result {
+export function presentInbox(page: InboxPage, input: { limit?: number | undefined }): Answer<'check_inbox'> {
   const { items } = page;
   const parts: TextPart[] = [line(`# Inbox: ${page.unread} unread${page.acked ? `; acked ${page.acked}` : ''}`)];
   if (input.limit === 0) {
@@ -83,7 +85,7 @@ export function presentInbox(page: InboxPage, input: { limit?: number | undefine
       newest_cursor: page.newest_cursor,
       ...(page.acked ? { acked: page.acked } : {}),
     },
-    view: () => ({
+    view: (): InboxView => ({
       items: items.map((item) => ({
         ...itemData(item),
         from: item.from,
@@ -100,7 +102,7 @@ export function presentInbox(page: InboxPage, input: { limit?: number | undefine
   };
 }
 
-export function presentClaim(claim: Claim): Result {
+export function presentClaim(claim: Claim): Answer<'claim_inbox_item'> {
   const until = claim.until === null ? null : iso(claim.until);
   const text = claim.claimed
     ? `${claim.item_id} is yours${claim.holder ? ` (${claim.holder})` : ''} until ${until}: work on it, then check_inbox ack_items ["${claim.item_id}"].`

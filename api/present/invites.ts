@@ -1,11 +1,12 @@
 import { inline } from '../../server/core/kernel/framing.ts';
 import { invitePath, type InviteJoin, type MadeInvite, type MyInvite } from '../../server/core/places/invites.ts';
-import { line, type Result } from '../../server/core/kernel/result.ts';
+import { line } from '../../server/core/kernel/result.ts';
+import type { Answer } from './answer.ts';
 
 const noun = { hub: 'hub', thread: 'thread', pad: 'pad' } as const;
 
 /** The link is answered once: only its hash is kept, so it cannot be shown again. */
-export const presentInvite = (out: MadeInvite): Result => ({
+export const presentInvite = (out: MadeInvite): Answer<'invite'> => ({
   parts: [
     line(`Invite link to the ${noun[out.kind]} ${inline(out.title)}: ${out.url}`),
     line(
@@ -23,7 +24,7 @@ export const presentInvite = (out: MadeInvite): Result => ({
   },
 });
 
-export const presentThreadGuests = (out: { thread_id: string; title: string; accepts_guests: boolean; open_to_guests: boolean }): Result => ({
+export const presentThreadGuests = (out: { thread_id: string; title: string; accepts_guests: boolean; open_to_guests: boolean }): Answer<'ui_thread_guests'> => ({
   parts: [
     line(
       out.accepts_guests
@@ -52,7 +53,7 @@ export const presentMyInvites = (rows: readonly MyInvite[]) =>
   }));
 
 /** `join_hub` with `invite`: the seat, and the first call to make there. */
-export function presentInviteJoin(out: InviteJoin): Result {
+export function presentInviteJoin(out: InviteJoin): Answer<'join_hub'> {
   const next =
     out.kind === 'thread'
       ? `open_thread with thread_id "${out.scope_id}"`

@@ -1,11 +1,12 @@
 import type { HandleChange } from '../../server/core/identity/handles.ts';
 import type { Minted, Rotated } from '../../server/core/identity/keys.ts';
-import { line, type Result } from '../../server/core/kernel/result.ts';
+import { line } from '../../server/core/kernel/result.ts';
+import type { Answer } from './answer.ts';
 
 const iso = (t: number) => new Date(t).toISOString();
 
 /** rotate_key and POST /api/v1/agents/key answer alike (SPEC part 4). */
-export function presentRotated(out: Rotated): Result {
+export function presentRotated(out: Rotated): Answer<'rotate_key'> {
   const data = {
     agent_key: out.agentKey,
     key_expires_at: iso(out.keyExpiresAt),
@@ -21,7 +22,7 @@ export function presentRotated(out: Rotated): Result {
   };
 }
 
-export function presentMinted(out: Minted): Result {
+export function presentMinted(out: Minted): Answer<'mint_subagent'> {
   const scope = [
     out.threads.length ? `thread${out.threads.length > 1 ? 's' : ''} ${out.threads.join(', ')} (with the pads beside them)` : '',
     out.pads.length ? `pad${out.pads.length > 1 ? 's' : ''} ${out.pads.join(', ')}` : '',
@@ -42,7 +43,7 @@ export function presentMinted(out: Minted): Result {
   };
 }
 
-export function presentHandle(out: HandleChange): Result {
+export function presentHandle(out: HandleChange): Answer<'set_handle'> {
   return {
     parts: [
       line(

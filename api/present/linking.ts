@@ -1,9 +1,10 @@
 import { inline } from '../../server/core/kernel/framing.ts';
 import type { LinkOutcome } from '../../server/core/identity/linking.ts';
-import { line, type Result } from '../../server/core/kernel/result.ts';
+import { line } from '../../server/core/kernel/result.ts';
+import type { Answer } from './answer.ts';
 
 /** The `link` tool's answer, per action. */
-export function presentLink(out: LinkOutcome): Result {
+export function presentLink(out: LinkOutcome): Answer<'link'> {
   switch (out.action) {
     case 'code':
     case 'confirm':

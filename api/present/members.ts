@@ -1,7 +1,9 @@
 import { inline } from '../../server/core/kernel/framing.ts';
-import { GUIDE_LIMIT, type AudienceChange, type GuideChange, type HubPeople, type Moderation, type Person } from '../../server/core/places/members.ts';
+import { GUIDE_LIMIT } from '../../schema/tools/members.ts';
+import { type AudienceChange, type GuideChange, type HubPeople, type Moderation, type Person } from '../../server/core/places/members.ts';
 import type { HubAgentsPause } from '../../server/core/limits/pauses.ts';
-import { line, said, type Result, type TextPart } from '../../server/core/kernel/result.ts';
+import { line, said, type TextPart } from '../../server/core/kernel/result.ts';
+import type { Answer } from './answer.ts';
 
 const iso = (t: number) => new Date(t).toISOString();
 const who = (p: Person) => `${inline(p.name)}${p.kind === 'agent' ? ' (agent)' : ''} · ${inline(p.handle)} · ${p.id}`;
@@ -33,13 +35,13 @@ export const peopleData = ({ members, memberCount, requests }: HubPeople) => ({
 });
 
 export const peopleView = ({ members, memberCount, requests }: HubPeople) => ({
-  members: members.map((m) => ({ id: m.id, name: m.name, handle: m.handle, kind: m.kind, role: m.role })),
+  members: members.map((m) => ({ id: m.id, name: m.name, handle: m.handle, kind: m.kind, role: m.role, can: m.can })),
   member_count: memberCount,
   requests: requests?.waiting.map((r) => ({ id: r.id, name: r.name, handle: r.handle, kind: r.kind, note: r.note, asked: iso(r.created_at) })) ?? null,
   request_count: requests?.count ?? 0,
 });
 
-export function presentModeration({ hub, action, person, role, changed }: Moderation): Result {
+export function presentModeration({ hub, action, person, role, changed }: Moderation): Answer<'moderate'> {
   const name = inline(person.name);
   const where = inline(hub.name);
   const text = {
@@ -55,7 +57,7 @@ export function presentModeration({ hub, action, person, role, changed }: Modera
   };
 }
 
-export function presentGuide({ hub, characters, changed }: GuideChange): Result {
+export function presentGuide({ hub, characters, changed }: GuideChange): Answer<'set_hub_guide'> {
   const text = !changed
     ? `The Read me first of ${inline(hub.name)} already says that; nothing changed.`
     : characters
@@ -64,7 +66,7 @@ export function presentGuide({ hub, characters, changed }: GuideChange): Result 
   return { parts: [line(text)], data: { hub_id: hub.id, slug: hub.slug, characters, changed } };
 }
 
-export function presentVisibility({ hub, audience, status, reach }: AudienceChange): Result {
+export function presentVisibility({ hub, audience, status, reach }: AudienceChange): Answer<'set_hub_visibility'> {
   const where = inline(hub.name);
   const what = `${count(reach.threads, 'thread')} (${count(reach.posts, 'post')}), ${count(reach.pads, 'pad')}, its Read me first and the names of its ${count(reach.members, 'member')}`;
   const text = {
@@ -83,7 +85,7 @@ export function presentVisibility({ hub, audience, status, reach }: AudienceChan
 }
 
 /** moderate pause_agents, unpause_agents. */
-export function presentAgentsPause(out: HubAgentsPause): Result {
+export function presentAgentsPause(out: HubAgentsPause): Answer<'moderate'> {
   const slug = out.hub.slug;
   const text = out.paused
     ? `${out.changed ? 'Paused' : 'Already paused:'} the agents of ${slug}: their writes there are refused as locked, but for the agents of the owner and helpers. Reading still works. unpause_agents lets them write again.`

@@ -3,8 +3,10 @@ import { NO_THREADS, outlineRows, outlineTable, wholeText, type PadStatus } from
 import type { PadEdit, PadUndo } from '../../server/core/pads/padEdits.ts';
 import type { CreatedPad, PadReading } from '../../server/core/pads/pads.ts';
 import type { BlockWriter, PadHistory, Writer } from '../../server/core/pads/padHistory.ts';
-import { line, said, type Result, type TextPart } from '../../server/core/kernel/result.ts';
+import { line, said, type TextPart } from '../../server/core/kernel/result.ts';
 import type { EditOutcome } from '../../sync/padSync.ts';
+import type { OutlineSection, PadHistoryView, PadView } from '../../schema/tools/pads.ts';
+import type { Answer } from './answer.ts';
 
 const REASONS = {
   changed_since_base: 'someone else changed it since your base_version',
@@ -32,7 +34,7 @@ const editData = ({ pad_id, outcome }: PadEdit) => ({
 });
 
 /** edit_pad: the new version and edit id, or that nothing changed, and the conflicts. */
-export function presentEdit(out: PadEdit): Result {
+export function presentEdit(out: PadEdit): Answer<'edit_pad'> {
   const { pad_id: padId, outcome } = out;
   return {
     parts: [
@@ -47,7 +49,7 @@ export function presentEdit(out: PadEdit): Result {
   };
 }
 
-export function presentUndo(out: PadUndo): Result {
+export function presentUndo(out: PadUndo): Answer<'undo_edit'> {
   const { pad_id: padId, outcome, undone } = out;
   return {
     parts: [
@@ -58,7 +60,7 @@ export function presentUndo(out: PadUndo): Result {
   };
 }
 
-export const presentCreatedPad = (out: CreatedPad): Result => ({
+export const presentCreatedPad = (out: CreatedPad): Answer<'create_pad'> => ({
   parts: [
     line(`Created the pad ${inline(out.title)} (id ${out.pad_id}) in ${out.hub.slug}${out.thread_id ? `, beside thread ${out.thread_id}` : ''}: version ${out.version}, ${out.blocks} blocks.`),
     line(`Read it with open_pad "${out.pad_id}"; change it with edit_pad, passing base_version ${out.version}.`),
@@ -87,7 +89,7 @@ function outlineWithWriters(rows: ReturnType<typeof outlineRows>, writers: Reado
 export type PadReadingWithWriters = PadReading & { writers?: ReadonlyMap<string, BlockWriter>; status?: PadStatus };
 
 /** open_pad: the header, then what the mode asked for, then how to edit. */
-export function presentPad(reading: PadReadingWithWriters): Result {
+export function presentPad(reading: PadReadingWithWriters): Answer<'open_pad'> {
   const { pad, hub, seat, version, blocks, sections: all, canEdit } = reading;
   const writers = reading.writers ?? new Map<string, BlockWriter>();
   const status = reading.status ?? NO_THREADS;
@@ -98,7 +100,7 @@ export function presentPad(reading: PadReadingWithWriters): Result {
   const data: Record<string, unknown> = { pad_id: pad.id, hub_id: hub.id, version, status: status.status, mode: reading.mode };
   // The outline as the web app lists it: the data's rows with each section's title, participant text
   // that the structured content never carries.
-  let outline: Record<string, unknown>[] | undefined;
+  let outline: OutlineSection[] = [];
   if (reading.mode === 'outline') {
     const rows = outlineRows(all);
     parts.push(line(''), ...outlineWithWriters(rows, writers, status).map(line));
@@ -153,24 +155,26 @@ export function presentPad(reading: PadReadingWithWriters): Result {
     if (text.length > PAD_TEXT_CLIP) data.clipped = true;
   }
   parts.push(line(''), line(canEdit ? `Edit with edit_pad, pad_id "${pad.id}", base_version ${version}.` : 'You may read this pad; editing needs a seat in its hub.'));
-  const changes = reading.mode === 'changes' ? { since: reading.since, changes: reading.changes } : {};
   return {
     parts,
     data,
-    view: () => ({
-      pad: { id: pad.id, title: pad.title, version, status: status.status, hub: { slug: hub.slug, name: hub.name } },
-      seat: seat ? { role: seat } : null,
-      canEdit,
-      ...changes,
-      ...(outline ? { sections: outline } : {}),
-    }),
+    view: (): PadView => {
+      const head = {
+        pad: { id: pad.id, title: pad.title, version, status: status.status, hub: { slug: hub.slug, name: hub.name } },
+        seat: seat ? { role: seat } : null,
+        canEdit,
+      };
+      if (reading.mode === 'changes') return { ...head, mode: 'changes', since: reading.since, changes: reading.changes };
+      if (reading.mode === 'outline') return { ...head, mode: 'outline', sections: outline };
+      return { ...head, mode: reading.mode };
+    },
   };
 }
 
 const KIND_WORDS = { create: 'created', edit: 'edit', undo: 'undo', live: 'typing' } as const;
 
 /** ui_pad_history: the versions, newest first, and who last wrote each block (names only in the view). */
-export function presentPadHistory(history: PadHistory): Result {
+export function presentPadHistory(history: PadHistory): Answer<'ui_pad_history'> {
   const { pad, versions } = history;
   const parts: TextPart[] = [line(`Versions of ${pad.id}, newest first (the pad is at version ${history.version}):`)];
   for (const v of versions) {
@@ -192,7 +196,7 @@ export function presentPadHistory(history: PadHistory): Result {
       })),
       ...(history.nextBefore !== null ? { next_before: history.nextBefore } : {}),
     },
-    view: () => ({
+    view: (): PadHistoryView => ({
       version: history.version,
       versions: versions.map((v) => ({ ...v, at: new Date(v.at).toISOString() })),
       nextBefore: history.nextBefore,

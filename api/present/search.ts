@@ -1,6 +1,8 @@
 import { inline } from '../../server/core/kernel/framing.ts';
-import { line, said, type Result, type TextPart } from '../../server/core/kernel/result.ts';
+import { line, said, type TextPart } from '../../server/core/kernel/result.ts';
 import type { SearchHit, SearchPage } from '../../server/core/search/search.ts';
+import type { SearchHitView, SearchView } from '../../schema/tools/search.ts';
+import type { Answer } from './answer.ts';
 
 const GROUPS = [
   ['hub', 'Hubs'],
@@ -41,8 +43,25 @@ export function emptyNote({ query }: SearchPage): string {
   return 'Nothing you can read matches. Fewer or shorter words match more (each word matches as a prefix); filters: type:, hub:, is:, in:posts.';
 }
 
+/** A hit as the web app lists it: where it sits, its state in words, and where to read it. */
+const hitView = (hit: SearchHit, base: string): SearchHitView => ({
+  type: hit.type,
+  id: hit.id,
+  title: hit.title,
+  hub_slug: hit.hub_slug,
+  hub_name: hit.hub_name,
+  thread_id: hit.thread_id,
+  pad_id: hit.pad_id,
+  parent_title: hit.parent_title,
+  state: hitState(hit),
+  seq: hit.seq,
+  snippet: hit.snippet,
+  link: hitLink(base, hit),
+  updated: iso(hit.updated_at),
+});
+
 /** search_dotpad: hits grouped by kind, best first within each, then the next page's cursor. */
-export function presentSearch(page: SearchPage, base: string): Result {
+export function presentSearch(page: SearchPage, base: string): Answer<'search_dotpad'> {
   const { hits, nextCursor } = page;
   const parts: TextPart[] = [line(`# Search: ${hits.length} result${hits.length === 1 ? '' : 's'}${nextCursor ? ' on this page' : ''}`)];
   if (!hits.length) parts.push(line(emptyNote(page)));
@@ -74,11 +93,11 @@ export function presentSearch(page: SearchPage, base: string): Result {
       })),
       ...(nextCursor ? { next_cursor: nextCursor } : {}),
     },
-    view: () => ({
+    view: (): SearchView => ({
       groups: GROUPS.map(([type, heading]) => ({
         type,
         heading,
-        hits: hits.filter((hit) => hit.type === type).map((hit) => ({ ...hit, state: hitState(hit), link: hitLink(base, hit), updated: iso(hit.updated_at) })),
+        hits: hits.filter((hit) => hit.type === type).map((hit) => hitView(hit, base)),
       })).filter((group) => group.hits.length),
       empty: hits.length ? null : emptyNote(page),
       ...(nextCursor ? { next_cursor: nextCursor } : {}),

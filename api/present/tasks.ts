@@ -1,6 +1,8 @@
 import { inline } from '../../server/core/kernel/framing.ts';
-import { line, said, type Result, type TextPart } from '../../server/core/kernel/result.ts';
+import { line, said, type TextPart } from '../../server/core/kernel/result.ts';
 import type { Person, Task, TaskChange, TaskPage } from '../../server/core/tasks/tasks.ts';
+import type { TaskData, TaskView } from '../../schema/tools/tasks.ts';
+import type { Answer } from './answer.ts';
 
 const iso = (t: number) => new Date(t).toISOString();
 const who = (p: Person) => `${inline(p.name)}${p.kind === 'agent' ? ' (agent)' : ''} (${inline(p.handle)}, ${p.id})`;
@@ -9,7 +11,7 @@ const who = (p: Person) => `${inline(p.name)}${p.kind === 'agent' ? ' (agent)' :
 const resultKind = (task: Task) => (task.result_url !== null ? 'link' : task.result_block !== null ? 'section' : task.result_pad !== null ? 'pad' : null);
 
 /** A task's ids and states: no participant text (titles, notes and links go in the text, framed). */
-export function taskData(task: Task) {
+export function taskData(task: Task): TaskData {
   const kind = resultKind(task);
   return {
     task_id: task.id,
@@ -27,7 +29,7 @@ export function taskData(task: Task) {
 }
 
 /** What the web app shows of a task: its data, and the titles, names and link it needs to render them. */
-export function taskView(task: Task) {
+export function taskView(task: Task): TaskView {
   return {
     ...taskData(task),
     title: task.title,
@@ -98,7 +100,7 @@ const DID: Record<string, string> = {
 };
 
 /** Every task write answers alike: what happened, the task as it stands, and what comes next. */
-export function presentTaskChange(out: TaskChange): Result {
+export function presentTaskChange(out: TaskChange): Answer<'create_task' | 'take_task' | 'submit_result' | 'update_task'> {
   const { task, did } = out;
   return {
     parts: [line(`${DID[did] ?? did} ${task.id} (${task.state}).`), ...taskParts(task, did === 'created'), line(NEXT[task.state])],
@@ -107,7 +109,7 @@ export function presentTaskChange(out: TaskChange): Result {
   };
 }
 
-export function presentTaskPage(page: TaskPage): Result {
+export function presentTaskPage(page: TaskPage): Answer<'list_tasks'> {
   const parts: TextPart[] = [line(`# Tasks (${page.tasks.length}${page.next_cursor ? ', more after' : ''})`)];
   if (!page.tasks.length) parts.push(line('No tasks match. create_task makes one in a thread you post in.'));
   for (const task of page.tasks) parts.push(...taskParts(task, false));

@@ -1,7 +1,7 @@
 import { clip, inline } from '../../server/core/kernel/framing.ts';
 import { REACTIONS } from '../../server/core/threads/posts.ts';
 import type { PostView } from '../../server/core/threads/posts.ts';
-import { group, line, said, type Result, type TextPart } from '../../server/core/kernel/result.ts';
+import { group, line, said, type TextPart } from '../../server/core/kernel/result.ts';
 import type { Decision } from '../../server/core/threads/decisions.ts';
 import type { FlagMove } from '../../server/core/threads/flags.ts';
 import type { PostModeration } from '../../server/core/policies/moderation.ts';
@@ -11,8 +11,10 @@ import type { ThreadAbout, ThreadReading } from '../../server/core/threads/threa
 import { postParts } from './posts.ts';
 import { mentionData, mentionLines } from './inbox.ts';
 import { taskData, taskView } from './tasks.ts';
+import type { Answer } from './answer.ts';
+import type { DecisionData, DecisionView, PostData, ThreadPostView, ThreadView } from '../../schema/tools/threads.ts';
 
-export function presentStartedThread(out: StartedThread): Result {
+export function presentStartedThread(out: StartedThread): Answer<'start_thread'> {
   const { about } = out;
   const parts = [line(`Started the thread ${inline(out.title)} (id ${out.thread_id}) in ${out.hub.slug}, with your post ${out.post_id} as seq 1.`)];
   if (about) {
@@ -37,12 +39,12 @@ export function presentStartedThread(out: StartedThread): Result {
   };
 }
 
-export const presentReply = (out: PostedReply): Result => ({
+export const presentReply = (out: PostedReply): Answer<'post_reply'> => ({
   parts: [line(`Posted ${out.post_id} as seq ${out.seq} in ${inline(out.thread.title)} (${out.thread.id})${out.reply_to ? `, in reply to ${out.reply_to}` : ''}.`), ...mentionLines(out.mentions)],
   data: { post_id: out.post_id, thread_id: out.thread.id, seq: out.seq, ...(out.reply_to ? { reply_to: out.reply_to } : {}), ...mentionData(out.mentions) },
 });
 
-type PagePresented = { clipAt: number; parts: TextPart; data: readonly Record<string, unknown>[] };
+type PagePresented = { clipAt: number; parts: TextPart; data: readonly PostData[] };
 
 /**
  * A page's posts as text and as data, made once per page: a kept page (`postPages`) is the very
@@ -51,7 +53,7 @@ type PagePresented = { clipAt: number; parts: TextPart; data: readonly Record<st
 const presentedPages = new WeakMap<readonly PostView[], PagePresented>();
 
 /** A post's ids and marks as structured content: no participant text. */
-export const postData = (p: PostView, clipAt: number) =>
+export const postData = (p: PostView, clipAt: number): PostData =>
   Object.freeze({
     id: p.id,
     seq: p.seq,
@@ -66,7 +68,7 @@ export const postData = (p: PostView, clipAt: number) =>
   });
 
 /** A post as the web app renders it: the body clipped, empty when hidden or deleted; `mine`, the reader's own reactions. */
-export const postView = (p: PostView, clipAt: number, mine: readonly string[]) => ({
+export const postView = (p: PostView, clipAt: number, mine: readonly string[]): ThreadPostView => ({
   id: p.id,
   seq: p.seq,
   author: p.author,
@@ -124,8 +126,8 @@ export function decisionParts(decisions: readonly Decision[]): TextPart[] {
   ]);
 }
 
-export const decisionData = (d: Decision) => ({ id: d.id, pad_id: d.pad_id, pad_version: d.pad_version, by: d.by.id, at: iso(d.at) });
-export const decisionView = (d: Decision) => ({ id: d.id, pad_id: d.pad_id, pad_title: d.pad_title, text: d.text, by: d.by, at: iso(d.at) });
+export const decisionData = (d: Decision): DecisionData => ({ id: d.id, pad_id: d.pad_id, pad_version: d.pad_version, by: d.by.id, at: iso(d.at) });
+export const decisionView = (d: Decision): DecisionView => ({ id: d.id, pad_id: d.pad_id, pad_title: d.pad_title, text: d.text, by: d.by, at: iso(d.at) });
 
 /** The line under a thread's heading: ids, status, answer, size, version. */
 export const threadLine = ({ thread, hub }: Pick<ThreadReading, 'thread' | 'hub'>) =>
@@ -144,7 +146,7 @@ export const threadData = ({ thread, hub }: Pick<ThreadReading, 'thread' | 'hub'
 });
 
 /** open_thread: status, members, pads, tasks, decisions, then the posts, each clipped unless one whole post was asked for. */
-export function presentThread(reading: ThreadReading): Result {
+export function presentThread(reading: ThreadReading): Answer<'open_thread'> {
   const { thread, hub, seat, posts, whole, members, pads, tasks, decisions, about, can, mine, older, newer } = reading;
   const clipAt = whole ? Infinity : POST_CLIP;
   const page = presentPage(thread.id, posts, clipAt);
@@ -175,7 +177,7 @@ export function presentThread(reading: ThreadReading): Result {
       ...(newer ? { after_seq: newer } : {}),
       ...(seat ? { seat: { role: seat } } : {}),
     },
-    view: () => ({
+    view: (): ThreadView => ({
       thread: {
         id: thread.id,
         title: thread.title,
@@ -188,8 +190,8 @@ export function presentThread(reading: ThreadReading): Result {
         ...(thread.flag ? { flag: thread.flag } : {}),
       },
       posts: posts.map((p) => postView(p, clipAt, mine?.get(p.id) ?? [])),
-      members,
-      pads,
+      members: members.map((m) => ({ id: m.id, name: m.name, kind: m.kind, role: m.role })),
+      pads: pads.map((p) => ({ id: p.id, title: p.title, version: p.version })),
       tasks: tasks.map(taskView),
       decisions: decisions.map(decisionView),
       seat: seat ? { role: seat } : null,
@@ -198,7 +200,7 @@ export function presentThread(reading: ThreadReading): Result {
   };
 }
 
-export function presentAnswerMark(out: AnswerMark): Result {
+export function presentAnswerMark(out: AnswerMark): Answer<'mark_answer'> {
   const text = !out.changed
     ? `${out.post_id} is not the marked answer of ${out.thread_id}; nothing changed.`
     : out.unmark
@@ -226,7 +228,7 @@ const POST_DONE = {
 } as const;
 
 /** moderate hide, unhide, delete. */
-export function presentPostModeration(out: PostModeration): Result {
+export function presentPostModeration(out: PostModeration): Answer<'moderate'> {
   const [done, after, already] = POST_DONE[out.action];
   const text = out.changed
     ? `${done} ${out.post_id} in ${out.thread_id}: ${after}.`
@@ -240,14 +242,14 @@ export function presentPostModeration(out: PostModeration): Result {
 }
 
 /** moderate settle. */
-export function presentFlagMove(out: FlagMove): Result {
+export function presentFlagMove(out: FlagMove): Answer<'moderate'> {
   return {
     parts: [line(out.changed ? `Settled the flag of ${out.thread_id}: the section no longer reads disputed.` : `The flag of ${out.thread_id} is already ${out.flag}; nothing changed.`)],
     data: { thread_id: out.thread_id, flag: out.flag, version: String(out.version), changed: out.changed },
   };
 }
 
-export function presentReaction(out: Reacted, remove: boolean): Result {
+export function presentReaction(out: Reacted, remove: boolean): Answer<'react'> {
   const what = remove ? (out.changed ? 'Removed your' : 'You had no') : out.changed ? 'Added your' : 'You had already given';
   return {
     parts: [line(`${what} ${REACTIONS[out.reaction]} on ${out.post_id}; it has ${out.count} now.`)],

@@ -1,10 +1,12 @@
-import { line, type Result, type TextPart } from '../../server/core/kernel/result.ts';
+import { line, type TextPart } from '../../server/core/kernel/result.ts';
 import type { WaitOutcome } from '../../server/core/inbox/waits.ts';
+import type { WaitData } from '../../schema/tools/inbox.ts';
+import type { Answer } from './answer.ts';
 
 /** `data.changed` says whether anything asked about came; `data.inbox` is there when the inbox was asked about. */
-export function presentWait(out: WaitOutcome): Result {
+export function presentWait(out: WaitOutcome): Answer<'wait_for_changes'> {
   const parts: TextPart[] = [];
-  const data: Record<string, unknown> = {};
+  const data: Omit<WaitData, 'changed'> = {};
   const { watched, inbox } = out;
   if (watched) {
     const isPad = watched.kind === 'pad';
@@ -24,6 +26,5 @@ export function presentWait(out: WaitOutcome): Result {
   }
   const changed = Boolean(watched?.changed || inbox);
   if (!changed) parts.push(line('Wait again when you like.'));
-  data.changed = changed;
-  return { parts, data };
+  return { parts, data: { ...data, changed } };
 }

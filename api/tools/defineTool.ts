@@ -6,7 +6,7 @@ import type { Limit } from '../../server/core/limits/limits.ts';
 import type { Policy } from '../../server/core/kernel/policy.ts';
 import type { Result } from '../../server/core/kernel/result.ts';
 import { errorStatus, type ErrorCode } from '../../schema/errors.ts';
-import { idempotencyKey } from './fields.ts';
+import { idempotencyKey } from '../../schema/tools/fields.ts';
 
 /** MCP tool annotations (SPEC part 4 "Annotations"). */
 export type Annotations = {

@@ -1,27 +1,17 @@
-import { z } from 'zod';
 import { createHub, hubReading, joinHub, myHubs, type JoinOutcome } from '../../server/core/places/hubs.ts';
 import { joinWithInvite, type InviteJoin } from '../../server/core/places/invites.ts';
 import { anyone, joinTarget, makeHub, readHub } from '../../server/core/policies/policies.ts';
 import { presentCreatedHub, presentHub, presentJoin, presentMyHubs } from '../present/hubs.ts';
 import { presentInviteJoin } from '../present/invites.ts';
 import { readTool, writeTool } from './defineTool.ts';
-import { hubRef, title } from './fields.ts';
+import { CreateHubInput, JoinHubInput, MyHubsInput, OpenHubInput } from '../../schema/tools/hubs.ts';
 
 export const createHubTool = writeTool({
   name: 'create_hub',
   title: 'Create a hub',
   description:
     'Make a private hub that you own; its threads and pads are read by its members. Then start_thread.',
-  input: z.object({
-    name: title.describe('Name.'),
-    slug: z
-      .string()
-      .trim()
-      .min(3)
-      .max(40)
-      .optional()
-      .describe('Address in /h/<slug> (a-z, 0-9, -); from the name if left out.'),
-  }),
+  input: CreateHubInput,
   keyed: true,
   limits: ['hubCreate'],
   refuses: { conflict: 'The slug asked for is taken' },
@@ -35,10 +25,7 @@ export const openHubTool = readTool({
   title: 'Open a hub',
   description:
     'Read a hub: Read me first, mode, your seat, its threads and pads, newest first, 30 a page. Call it first in a new hub.',
-  input: z.object({
-    hub: hubRef,
-    cursor: z.string().max(500).optional().describe('next_cursor of the last page.'),
-  }),
+  input: OpenHubInput,
   policy: (input) => readHub(input.hub),
   run: ({ conn }, input, target) => hubReading(conn, target, input),
   present: presentHub,
@@ -50,11 +37,7 @@ export const joinHubTool = writeTool({
   idempotent: true,
   description:
     'Join a public hub, ask to join a private one, or use an invite; answers member, joined or requested.',
-  input: z.object({
-    hub: hubRef.optional().describe('Hub slug or id (hub_…).'),
-    note: z.string().trim().max(500).optional().describe('For the owners if the hub asks first.'),
-    invite: z.string().trim().max(200).optional().describe('Or an invite token (after # in a link).'),
-  }),
+  input: JoinHubInput,
   limits: ['hubJoin'],
   refuses: { conflict: 'The hub, or the thread or pad of the invite, has 5,000 members' },
   policy: (input) => joinTarget(input),
@@ -69,7 +52,7 @@ export const myHubsTool = readTool({
   title: 'Your hubs',
   audience: 'app',
   description: 'The hubs you have a seat in, with your role.',
-  input: z.object({}),
+  input: MyHubsInput,
   policy: () => anyone,
   run: ({ actor, conn }) => myHubs(conn, actor),
   present: presentMyHubs,

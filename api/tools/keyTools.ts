@@ -1,17 +1,17 @@
-import { z } from 'zod';
 import { invalid } from '../../schema/errors.ts';
 import { setHandle } from '../../server/core/identity/handles.ts';
-import { grantable, mintSubagent, rotateKey, SUBAGENT_HOURS } from '../../server/core/identity/keys.ts';
+import { grantable, mintSubagent, rotateKey } from '../../server/core/identity/keys.ts';
 import { ownKey } from '../../server/core/identity/ownKey.ts';
 import { presentHandle, presentMinted, presentRotated } from '../present/keys.ts';
 import { writeTool } from './defineTool.ts';
+import { MintSubagentInput, RotateKeyInput, SetHandleInput, SUBAGENT_HOURS } from '../../schema/tools/keys.ts';
 
 /** The agent-key-only tools of SPEC part 4 "Linking and keys" (besides `link`); not keyed: a replay would show a secret twice. */
 export const rotateKeyTool = writeTool({
   name: 'rotate_key',
   title: 'Renew your key',
   description: 'Get a new 90-day agent key; the key you call with keeps working one more hour. 5 a day.',
-  input: z.object({}),
+  input: RotateKeyInput,
   agentKeyOnly: true,
   refuses: { rate_limited: 'More than 5 renewals a day' },
   policy: () => ownKey('be renewed'),
@@ -19,19 +19,11 @@ export const rotateKeyTool = writeTool({
   present: presentRotated,
 });
 
-// At most 50 each, checked without a `maxItems` in the listing (every character of it is paid for by agents).
-const ids = (what: string) => z.array(z.string().trim()).refine((list) => list.length <= 50, 'At most 50.').optional().describe(what);
-
 export const mintSubagentTool = writeTool({
   name: 'mint_subagent',
   title: 'Sub-agent key',
   description: 'A key acting as you only in the named threads and pads. 10 live, 30 an hour.',
-  input: z.object({
-    thread_ids: ids('Threads, with their pads.'),
-    pad_ids: ids('Pads.'),
-    hours: z.number().int().min(SUBAGENT_HOURS.min).max(SUBAGENT_HOURS.max).optional().describe('Lifetime, default 24.'),
-    read_only: z.boolean().optional().describe('Reads only.'),
-  }),
+  input: MintSubagentInput,
   agentKeyOnly: true,
   refuses: { rate_limited: 'More than 10 live sub-agent keys, or 30 made an hour' },
   policy: (input) => async ({ core, conn, actor }) => {
@@ -50,9 +42,7 @@ export const setHandleTool = writeTool({
   title: 'Set your handle',
   description: 'Change your @handle, or place it under your human’s once linked. Old handles keep pointing to you. 5 a day.',
   idempotent: true,
-  input: z.object({
-    handle: z.string().trim().min(1).max(80).describe('@name, or @name.<your human>.'),
-  }),
+  input: SetHandleInput,
   agentKeyOnly: true,
   refuses: { conflict: 'The handle is taken', rate_limited: 'More than 5 handle changes a day' },
   policy: () => ownKey('change the handle'),

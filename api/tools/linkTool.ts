@@ -1,17 +1,12 @@
-import { z } from 'zod';
+import type { z } from 'zod';
 import { invalid } from '../../schema/errors.ts';
 import { link, type LinkAction } from '../../server/core/identity/linking.ts';
 import { anyone } from '../../server/core/policies/policies.ts';
 import { presentLink } from '../present/linking.ts';
+import { LinkInput } from '../../schema/tools/keys.ts';
 import { liveWriteTool } from './defineTool.ts';
 
-const Input = z.object({
-  action: z.enum(['code', 'confirm', 'decline', 'new', 'unlink']).describe('What to do.'),
-  line: z.string().trim().max(200).optional().describe('For code.'),
-  handle: z.string().trim().max(100).optional().describe('For confirm, decline.'),
-});
-
-function action(input: z.output<typeof Input>): LinkAction {
+function action(input: z.output<typeof LinkInput>): LinkAction {
   if (input.action === 'code') {
     if (!input.line) throw invalid('Action "code" needs line: the line your human gave you, like "Link to @dana with DOT-1234".');
     return { action: 'code', line: input.line };
@@ -37,7 +32,7 @@ export const linkTool = liveWriteTool({
     rate_limited: 'Past its link code tries or confirmations an hour, or its fresh links or unlinks a day',
   },
   description: 'Link yourself to your human: code (their line), confirm or decline a link_request, new (a fresh link_url), unlink.',
-  input: Input,
+  input: LinkInput,
   policy: () => anyone,
   run: ({ core, actor }, input) => link(core, actor, action(input)),
   present: presentLink,

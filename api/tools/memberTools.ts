@@ -1,13 +1,12 @@
-import { z } from 'zod';
-import { GUIDE_LIMIT, moderate, setHubGuide, setHubVisibility } from '../../server/core/places/members.ts';
+import { moderate, setHubGuide, setHubVisibility } from '../../server/core/places/members.ts';
 import { hubWith } from '../../server/core/policies/policies.ts';
-import { ALL_MODERATE_ACTIONS, moderatePost, moderationTarget } from '../../server/core/policies/moderation.ts';
+import { moderatePost, moderationTarget } from '../../server/core/policies/moderation.ts';
 import { pauseHubAgents } from '../../server/core/limits/pauses.ts';
 import { settleFlag } from '../../server/core/threads/flags.ts';
 import { presentAgentsPause, presentGuide, presentModeration, presentVisibility } from '../present/members.ts';
 import { presentFlagMove, presentPostModeration } from '../present/threads.ts';
 import { writeTool } from './defineTool.ts';
-import { hubRef, postId, threadId } from './fields.ts';
+import { ModerateInput, SetHubGuideInput, SetHubVisibilityInput } from '../../schema/tools/members.ts';
 
 export const moderateTool = writeTool({
   name: 'moderate',
@@ -15,17 +14,7 @@ export const moderateTool = writeTool({
   destructive: true,
   description:
     'Owner, helpers: let_in or turn_away a join request, remove (hub, who); pause_agents, unpause_agents (hub); hide, unhide, delete a post (post_id); settle a flag (thread_id). Owner: name_helper, name_member.',
-  input: z.object({
-    hub: hubRef.optional().describe('Hub slug or id; for people, agents.'),
-    action: z
-      .enum(ALL_MODERATE_ACTIONS, {
-        error: `The actions that work now are ${ALL_MODERATE_ACTIONS.join(', ')}; locking comes later.`,
-      })
-      .describe('What to do.'),
-    who: z.string().trim().max(100).optional().describe('Their id or @handle.'),
-    post_id: postId.optional().describe('Post to hide, unhide or delete.'),
-    thread_id: threadId.optional().describe('Thread whose flag to settle.'),
-  }),
+  input: ModerateInput,
   refuses: { conflict: 'let_in to a hub of 5,000 members' },
   policy: (input) => moderationTarget(input),
   run: async ({ actor, tx }, input, target) => {
@@ -43,10 +32,7 @@ export const setHubGuideTool = writeTool({
   title: 'Write the Read me first',
   idempotent: true,
   description: "Owner and helpers: replace the hub's Read me first, which open_hub shows first. Empty clears it.",
-  input: z.object({
-    hub: hubRef,
-    text: z.string().trim().max(GUIDE_LIMIT).describe('Markdown, at most 4,000 characters.'),
-  }),
+  input: SetHubGuideInput,
   policy: (input) => hubWith(input.hub, 'guide', 'Only the owner and helpers of this hub write its Read me first.'),
   run: ({ tx }, input, { hub }) => setHubGuide(tx, hub, input.text),
   present: presentGuide,
@@ -57,11 +43,7 @@ export const setHubVisibilityTool = writeTool({
   title: 'Publish or make private',
   destructive: true,
   description: 'Owner: make the hub public or private. Without confirm, only previews what would change.',
-  input: z.object({
-    hub: hubRef,
-    audience: z.enum(['public', 'private']).describe('Who may read it.'),
-    confirm: z.boolean().optional().describe('true: do it.'),
-  }),
+  input: SetHubVisibilityInput,
   policy: (input) => hubWith(input.hub, 'audience', 'Only the owner of this hub publishes it or makes it private.'),
   run: ({ core, tx }, input, { hub }) => setHubVisibility(core, tx, hub, input),
   present: presentVisibility,

@@ -1,9 +1,8 @@
-import { z } from 'zod';
 import { padHistory } from '../../server/core/pads/padHistory.ts';
 import { readPad } from '../../server/core/policies/policies.ts';
 import { presentPadHistory } from '../present/pads.ts';
 import { readTool } from './defineTool.ts';
-import { seqNumber } from './fields.ts';
+import { PadHistoryInput } from '../../schema/tools/pads.ts';
 
 /**
  * The pad page's history panel: what no model tool gives. Changes since a version are open_pad mode
@@ -14,10 +13,7 @@ export const padHistoryTool = readTool({
   title: 'Pad history',
   audience: 'app',
   description: 'The versions of a pad, newest first, with writer, kind, time and a summary; and who last wrote each block.',
-  input: z.object({
-    pad_id: z.string().trim().min(1).max(100).describe('Pad id (pad_…).'),
-    before: seqNumber.optional().describe('Only versions before this one (the next page).'),
-  }),
+  input: PadHistoryInput,
   policy: (input) => readPad(input.pad_id),
   run: ({ core, conn, actor }, input, target) => padHistory(core, conn, actor, target, input.before),
   present: presentPadHistory,

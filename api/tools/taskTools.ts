@@ -1,27 +1,9 @@
-import { z } from 'zod';
 import { postInThread } from '../../server/core/policies/policies.ts';
-import { createTask, listTasks, submitResult, takeTask, TASK_ACTIONS, TASK_PAGE_MAX, TASK_STATES, taskToWork, updateTask, type TaskState } from '../../server/core/tasks/tasks.ts';
+import { createTask, listTasks, submitResult, takeTask, taskToWork, updateTask, type TaskState } from '../../server/core/tasks/tasks.ts';
 import { presentTaskChange, presentTaskPage } from '../present/tasks.ts';
 import { readTool, writeTool } from './defineTool.ts';
+import { CreateTaskInput, ListTasksInput, SubmitResultInput, TakeTaskInput, UpdateTaskInput } from '../../schema/tools/tasks.ts';
 
-/**
- * Strings bounded by a check rather than by the schema's keywords: five task tools must each list in
- * at most 550 characters, and the bounds are told in the refusal instead.
- */
-const bounded = (max: number) =>
-  z
-    .string()
-    .trim()
-    .superRefine((value, ctx) => {
-      // Over the maximum is a size (413 too_large), as a schema's own maxLength would say.
-      const message = `Between 1 and ${max} characters.`;
-      if (value.length > max) ctx.addIssue({ code: 'too_big', origin: 'string', maximum: max, input: value, message });
-      else if (value.length < 1) ctx.addIssue({ code: 'too_small', origin: 'string', minimum: 1, input: value, message });
-    });
-const text = (max: number, description: string) => bounded(max).describe(description);
-const maybe = (max: number, description: string) => bounded(max).optional().describe(description);
-const taskId = text(100, 'Task id.');
-const note = maybe(2_000, 'Note.');
 /** Taking, handing in and updating a task each go from some states only. */
 const stateRulesOut = { conflict: 'The task is in a state that rules it out (the refusal names its state)' };
 
@@ -29,12 +11,7 @@ export const createTaskTool = writeTool({
   name: 'create_task',
   title: 'Create a task',
   description: 'Give work in a thread to one assignee, or to anyone; optional reviewer.',
-  input: z.object({
-    thread_id: text(100, 'Thread id.'),
-    title: text(200, 'What to do.'),
-    assignee: maybe(100, 'Id or @handle; omit: open.'),
-    reviewer: maybe(100, 'Id or @handle.'),
-  }),
+  input: CreateTaskInput,
   limits: ['write'],
   policy: (input) => postInThread(input.thread_id),
   run: ({ actor, tx }, input, target) => createTask(tx, actor, target, input),
@@ -46,7 +23,7 @@ export const takeTaskTool = writeTool({
   title: 'Take a task',
   idempotent: true,
   description: "Optional: say you're on an open task, or one assigned to you.",
-  input: z.object({ task_id: taskId }),
+  input: TakeTaskInput,
   refuses: stateRulesOut,
   policy: (input) => taskToWork(input.task_id),
   run: ({ actor, tx }, _input, target) => takeTask(tx, actor, target),
@@ -57,13 +34,7 @@ export const submitResultTool = writeTool({
   name: 'submit_result',
   title: 'Hand in a result',
   description: 'Finish a task with a pad, a section (pad_id + block_id) or an http(s) url.',
-  input: z.object({
-    task_id: taskId,
-    pad_id: maybe(100, 'Pad id.'),
-    block_id: maybe(100, 'Section id.'),
-    url: maybe(2_000, 'Link.'),
-    note,
-  }),
+  input: SubmitResultInput,
   limits: ['write'],
   refuses: stateRulesOut,
   policy: (input) => taskToWork(input.task_id),
@@ -76,11 +47,7 @@ export const updateTaskTool = writeTool({
   title: 'Update a task',
   destructive: true,
   description: 'Holder: start, block, unblock, decline. Creator, owner, helpers: cancel. Reviewer: approve, send_back.',
-  input: z.object({
-    task_id: taskId,
-    action: z.enum(TASK_ACTIONS).describe('Step.'),
-    note,
-  }),
+  input: UpdateTaskInput,
   refuses: stateRulesOut,
   policy: (input) => taskToWork(input.task_id),
   run: ({ actor, tx }, input, target) => updateTask(tx, actor, target, input.action, input.note),
@@ -91,18 +58,7 @@ export const listTasksTool = readTool({
   name: 'list_tasks',
   title: 'Tasks',
   description: 'Tasks you may see, newest first; 20 a page.',
-  input: z.object({
-    in: maybe(100, 'Hub/thread'),
-    state: z
-      .string()
-      .refine((state): state is TaskState => (TASK_STATES as readonly string[]).includes(state), `One of ${TASK_STATES.join(', ')}.`)
-      .optional()
-      .describe('State'),
-    assignee: maybe(100, 'Id/@handle'),
-    mine: z.boolean().optional().describe('Yours'),
-    limit: z.number().int().min(1).max(TASK_PAGE_MAX).optional().describe('1-50'),
-    cursor: maybe(200, 'Next'),
-  }),
+  input: ListTasksInput,
   // Everyone may list; what each sees is limited by seats and a sub-agent key's threads in the query.
   policy: () => async () => null,
   run: ({ core, conn, actor }, { in: where, ...input }) =>

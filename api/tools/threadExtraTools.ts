@@ -1,17 +1,16 @@
-import { z } from 'zod';
 import { catchUp } from '../../server/core/threads/catchUp.ts';
 import { readPost, readThread } from '../../server/core/policies/policies.ts';
-import { REASON_MAX, reportPost } from '../../server/core/threads/reports.ts';
+import { reportPost } from '../../server/core/threads/reports.ts';
 import { presentCatchUp, presentReport } from '../present/catchUp.ts';
 import { readTool, writeTool } from './defineTool.ts';
-import { postId, threadId } from './fields.ts';
+import { CatchUpInput, ReportInput } from '../../schema/tools/threads.ts';
 
 export const catchUpTool = readTool({
   name: 'catch_up',
   title: 'Catch up',
   description:
     'Status, answer, open tasks, pads, decisions and what changed since you last read: use it on coming back to a thread, not open_thread.',
-  input: z.object({ thread_id: threadId }),
+  input: CatchUpInput,
   policy: (input) => readThread(input.thread_id),
   run: ({ core, actor }, _input, target) => catchUp(core, actor, target),
   present: presentCatchUp,
@@ -22,10 +21,7 @@ export const reportTool = writeTool({
   title: 'Report a post',
   idempotent: true,
   description: "Report a post to its hub's owner and helpers, once. 10 an hour per thread.",
-  input: z.object({
-    post_id: postId,
-    reason: z.string().trim().max(REASON_MAX).optional().describe('Why, max 500.'),
-  }),
+  input: ReportInput,
   refuses: { rate_limited: 'The thread had 10 reports in the last hour' },
   policy: (input) => readPost(input.post_id),
   run: ({ actor, tx }, input, target) => reportPost(tx, actor, target, input),

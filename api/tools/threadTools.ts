@@ -1,14 +1,12 @@
-import { z } from 'zod';
 import { isDmId, postDmMessage, postInDm, type DmPosted, type DmTarget } from '../../server/core/dms/dms.ts';
 import { markAnswerOf, postInThread, reactToPost, readThread, writeInHub } from '../../server/core/policies/policies.ts';
-import { type Policy, type ThreadTarget } from '../../server/core/kernel/policy.ts';
-import { REACTIONS, type Reaction } from '../../server/core/threads/posts.ts';
+import type { Policy, ThreadTarget } from '../../server/core/kernel/policy.ts';
 import { markAnswer, openNewThread, postReply, react, type PostedReply } from '../../server/core/threads/threads.ts';
 import { openThread } from '../../server/core/threads/threadReading.ts';
 import { presentAnswerMark, presentReaction, presentReply, presentStartedThread, presentThread } from '../present/threads.ts';
 import { presentDmPost } from '../present/dms.ts';
 import { liveWriteTool, readTool, writeTool } from './defineTool.ts';
-import { blockId, body, hubRef, padId, postId, seqNumber, threadId, title } from './fields.ts';
+import { MarkAnswerInput, OpenThreadInput, PostReplyInput, ReactInput, StartThreadInput } from '../../schema/tools/threads.ts';
 
 // A live write: the pad a thread is about and the caller's standing are read before its transaction.
 export const startThreadTool = liveWriteTool({
@@ -16,15 +14,7 @@ export const startThreadTool = liveWriteTool({
   title: 'Start a thread',
   description:
     'Start a conversation in a hub you are a member of: a title and the first post; optionally about a pad section, or flagging it as wrong.',
-  input: z.object({
-    hub: hubRef,
-    title: title.describe('Title.'),
-    body: body.describe('First post, Markdown.'),
-    pad_id: padId.optional().describe('Pad it is about.'),
-    anchor_block: blockId.optional().describe('Section id in that pad.'),
-    flag: z.boolean().optional().describe('Section is wrong (verified only).'),
-    kind: z.string().max(50).optional().describe('Ignored: threads have no kinds.'),
-  }),
+  input: StartThreadInput,
   keyed: true,
   limits: ['write', 'post'],
   policy: (input) => writeInHub(input.hub),
@@ -37,11 +27,7 @@ export const postReplyTool = writeTool({
   title: 'Post a reply',
   description:
     'Post to a thread or an open DM; reply_to answers one post (one level deep). Pass an idempotency_key when you may retry.',
-  input: z.object({
-    thread_id: threadId.describe('Thread id (thr_…) or DM id (dm_…).'),
-    body: body.describe('Your post, Markdown.'),
-    reply_to: postId.optional().describe('Post you answer (msg_…).'),
-  }),
+  input: PostReplyInput,
   keyed: true,
   limits: ['write', 'post'],
   // A DM (dm_…) has its own tables and its own check: only its two, and only while open.
@@ -56,12 +42,7 @@ export const openThreadTool = readTool({
   title: 'Open a thread',
   description:
     'Read a thread: status, members, pads, tasks, decisions and the 60 newest posts, clipped at 3,000 characters. before_seq or after_seq pages (100 at a time); post_id reads one post whole.',
-  input: z.object({
-    thread_id: threadId,
-    before_seq: seqNumber.optional().describe('Older posts: before this seq.'),
-    after_seq: seqNumber.optional().describe('Newer posts: after this seq.'),
-    post_id: postId.optional().describe('One post, whole.'),
-  }),
+  input: OpenThreadInput,
   policy: (input) => readThread(input.thread_id),
   run: ({ core, actor }, input, target) => openThread(core, actor, target, input),
   present: presentThread,
@@ -72,27 +53,18 @@ export const markAnswerTool = writeTool({
   title: 'Mark the answer',
   description:
     "Mark the post that answers the thread, or unmark it. For the hub's owner and helpers and whoever started the thread.",
-  input: z.object({
-    post_id: postId.describe('The answering post (msg_…).'),
-    unmark: z.boolean().optional().describe('True to remove the mark.'),
-  }),
+  input: MarkAnswerInput,
   policy: (input) => markAnswerOf(input.post_id),
   run: ({ actor, tx }, input, target) => markAnswer(tx, actor, target, input.unmark === true),
   present: presentAnswerMark,
 });
-
-const reactionNames = Object.keys(REACTIONS) as [Reaction, ...Reaction[]];
 
 export const reactTool = writeTool({
   name: 'react',
   title: 'React to a post',
   idempotent: true,
   description: 'React to a post with one of five reactions, or take yours back with remove: true. Reactions notify nobody.',
-  input: z.object({
-    post_id: postId,
-    reaction: z.enum(reactionNames).describe('Which reaction.'),
-    remove: z.boolean().optional().describe('True to take it back.'),
-  }),
+  input: ReactInput,
   limits: ['reaction'],
   policy: (input) => reactToPost(input.post_id),
   run: ({ actor, tx }, input, target) => react(tx, actor, target, input),

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import { AppError, overMaximum } from '../../schema/errors.ts';
 import type { Tool } from './defineTool.ts';
-import { sizes } from './fields.ts';
+import { sizes } from '../../schema/tools/fields.ts';
 
 const squash = (key: string) => key.toLowerCase().replace(/[^a-z0-9]/g, '');
 

@@ -4,6 +4,7 @@
 import { Extension, type Editor } from '@tiptap/core'
 import { Plugin, PluginKey } from '@tiptap/pm/state'
 import { Decoration, DecorationSet, type DecorationAttrs } from '@tiptap/pm/view'
+import type { PadHistoryView } from './api'
 
 /** Caret colours; editor.css defines `.caret-color-<index>` for each, in this order. */
 export const PALETTE = ['#d1453b', '#2f7d32', '#2f5bd3', '#9c3fb5', '#c26a00', '#00838f', '#c2185b', '#5d6b00'] as const
@@ -81,14 +82,10 @@ export function presentPeople(states: Map<number, Record<string, unknown>>, self
 }
 
 /** A writer's name and whether a person or an agent, as the pad page shows them. */
-export const writerLabel = (writer: { name?: string; kind: string }) => `${displayName(writer)} (${writer.kind === 'agent' ? 'agent' : 'person'})`
+export const writerLabel = (writer: Pick<CaretUser, 'name' | 'kind'>) => `${displayName(writer)} (${writer.kind === 'agent' ? 'agent' : 'person'})`
 
 /** A block's last writer, as the history tool names them. */
-export interface BlockAuthor {
-  id: string
-  name: string
-  kind: 'human' | 'agent'
-}
+export type BlockAuthor = PadHistoryView['authors'][string]
 
 const authorsKey = new PluginKey<Record<string, BlockAuthor> | null>('authorColours')
 

@@ -8,18 +8,11 @@ import { countUnread } from '../inbox/inbox.ts';
 import { readableScope } from '../search/readableScope.ts';
 import { ThreadListRow } from '../search/searchLanes.ts';
 import { TASK_COLUMNS, TASK_FROM, TaskRow, type Task } from '../tasks/tasks.ts';
+import { TASK_LANES, type TaskLane } from '../../../schema/tools/home.ts';
 
 /** How many of each the home shows; list_tasks and open_hub page through the rest. */
 export const HOME_THREADS = 20;
 export const HOME_TASKS = 10;
-
-/**
- * The tasks that need the caller: assigned to them and not taken yet, held by them (taken, in
- * progress, blocked), waiting for their review, and open to anyone in a thread they posted in (not
- * one they review, which someone else must do).
- */
-export const TASK_LANES = ['assigned', 'held', 'review', 'open'] as const;
-export type TaskLane = (typeof TASK_LANES)[number];
 
 const HomeThreadRow = ThreadListRow.extend({
   started: z.boolean(),

@@ -13,7 +13,6 @@ const HOUR = 3_600_000;
 /** After a renewal the old key keeps working this long, so copies of an agent can catch up. */
 export const ROTATION_GRACE = HOUR;
 export const RENEWALS_PER_DAY = 5;
-export const SUBAGENT_HOURS = { min: 1, max: 168, default: 24 } as const;
 export const SUBAGENTS_LIVE = 10;
 export const SUBAGENTS_PER_HOUR = 30;
 

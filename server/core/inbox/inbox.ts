@@ -5,6 +5,7 @@ import type { Actor } from '../kernel/actor.ts';
 import { decodeCursor, encodeCursor } from '../kernel/cursor.ts';
 import { notFound } from '../../../schema/errors.ts';
 import { clip } from '../kernel/framing.ts';
+import { INBOX_KINDS, INBOX_PAGE_MAX, LEASE_SECONDS_MAX, type InboxKind } from '../../../schema/tools/inbox.ts';
 
 /**
  * The inbox (docs/features.md, "Inbox and mentions"): what was sent to a participant, read with
@@ -12,8 +13,6 @@ import { clip } from '../kernel/framing.ts';
  * copies of an agent with claim_inbox_item. Whether the recipient may still read what an item is about is asked in every
  * query that shows or counts items, so a lost seat takes its items with it.
  */
-export const INBOX_KINDS = ['mention', 'reply', 'assigned', 'review', 'added', 'report', 'dm', 'cooldown'] as const;
-export type InboxKind = (typeof INBOX_KINDS)[number];
 
 export type Delivery = {
   to: string;
@@ -32,12 +31,10 @@ export type Delivery = {
 };
 
 export const INBOX_PAGE = 50;
-export const INBOX_PAGE_MAX = 200;
 /** SPEC part 6: notices an hour from one sender into one inbox before the rest fold into one item. */
 export const FOLD_AFTER = 20;
 export const SUMMARY_CHARS = 200;
 export const LEASE_SECONDS = 300;
-export const LEASE_SECONDS_MAX = 3_600;
 
 /** Deliveries to one recipient are serialized by this advisory lock space (with the recipient's hash). */
 const LOCK_SPACE = 15;

@@ -3,9 +3,8 @@ import type { Core } from '../kernel/context.ts';
 import { invalid, notFound } from '../../../schema/errors.ts';
 import { hasInboxAfter } from './inbox.ts';
 import type { Watched } from '../kernel/policy.ts';
+import { WAIT_DEFAULT_S, WAIT_MAX_S } from '../../../schema/tools/inbox.ts';
 
-export const WAIT_DEFAULT_S = 20;
-export const WAIT_MAX_S = 25;
 export { WAITS_PER_PARTICIPANT } from '../kernel/waitRegistry.ts';
 
 export type WaitOutcome = {

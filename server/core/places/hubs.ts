@@ -4,7 +4,8 @@ import { HubRow, IdRow, Role } from '../../../schema/rows.ts';
 import type { Actor } from '../kernel/actor.ts';
 import type { Core } from '../kernel/context.ts';
 import { AppError, invalid } from '../../../schema/errors.ts';
-import type { Seat } from '../kernel/rights.ts';
+import { allows, type Seat } from '../kernel/rights.ts';
+import type { HubCan } from '../../../schema/tools/hubs.ts';
 import { newId } from '../kernel/secrets.ts';
 import { decodeCursor, encodeCursor } from '../kernel/cursor.ts';
 import { hubPeople, type HubPeople } from './members.ts';
@@ -81,7 +82,10 @@ const ItemRow = z.object({
 const CursorShape = z.object({ t: z.number(), id: z.string() });
 
 export type HubItem = z.infer<typeof ItemRow>;
-export type HubReading = { hub: HubRow; seat: Seat; threads: HubItem[]; pads: HubItem[]; nextCursor: string | undefined; people: HubPeople | null };
+export type HubReading = { hub: HubRow; seat: Seat; can: HubCan; threads: HubItem[]; pads: HubItem[]; nextCursor: string | undefined; people: HubPeople | null };
+
+/** What a reader may do in a hub beyond taking part; the web app shows its controls by it. */
+export const hubCan = (seat: Seat): HubCan => ({ moderate: allows(seat, 'moderate'), guide: allows(seat, 'guide'), audience: allows(seat, 'audience') });
 
 /**
  * A page of a hub's threads and pads, newest first, for a reader the policy let in; with `people`
@@ -116,6 +120,7 @@ export async function hubReading(
   return {
     hub,
     seat,
+    can: hubCan(seat),
     threads: page.filter((item) => item.type === 'thread'),
     pads: page.filter((item) => item.type === 'pad'),
     nextCursor,

@@ -9,6 +9,7 @@ import { insertAgent, issueCredential, SESSION_TTL } from '../identity/credentia
 import type { Seat } from '../kernel/rights.ts';
 import { hashSecret, newId, newSecret } from '../kernel/secrets.ts';
 import { seatInHub, seatInItem } from './seats.ts';
+import { INVITE_DEFAULT_DAYS } from '../../../schema/tools/invites.ts';
 
 /**
  * Invite links (SPEC parts 2 and 4): `<base>/invite#svci_…`, for a hub, a thread or a pad, made by the
@@ -16,9 +17,6 @@ import { seatInHub, seatInItem } from './seats.ts';
  * SHA-256 is kept. A hub invite gives a member's seat in the hub; a thread or pad invite gives a
  * member's seat in that item alone (`item_members`; a thread's seat covers the pads beside it).
  */
-export const INVITE_MAX_DAYS = 14;
-export const INVITE_DEFAULT_DAYS = 7;
-export const INVITE_MAX_USES = 1_000;
 const DAY = 24 * 3_600_000;
 
 export type InviteKind = 'hub' | 'thread' | 'pad';

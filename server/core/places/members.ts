@@ -7,18 +7,19 @@ import { participantIdOf } from '../identity/handles.ts';
 import { allows, type Seat } from '../kernel/rights.ts';
 import { deliver } from '../inbox/inbox.ts';
 import { seatInHub } from './seats.ts';
+import type { MemberCan } from '../../../schema/tools/hubs.ts';
+import type { ModerateAction } from '../../../schema/tools/members.ts';
 
 /** Members and waiting requests shown at once by open_hub and the hub page; the rest are counted. */
 export const PEOPLE_SHOWN = 100;
-/** SPEC part 8 "Rulebook timers": Read me first. */
-export const GUIDE_LIMIT = 4_000;
 
 const Person = z.object({ id: z.string(), name: z.string(), handle: z.string(), kind: z.enum(['human', 'agent']) });
 export type Person = z.infer<typeof Person>;
 
 const MemberRow = Person.extend({ role: Role, joined_at: z.number(), total: z.number() });
 const RequestRow = Person.extend({ note: z.string(), created_at: z.number(), total: z.number() });
-export type Member = Omit<z.infer<typeof MemberRow>, 'total'>;
+/** A member, with what the reader may do to them. */
+export type Member = Omit<z.infer<typeof MemberRow>, 'total'> & { can: MemberCan };
 export type JoinRequest = Omit<z.infer<typeof RequestRow>, 'total'>;
 
 /**
@@ -51,16 +52,27 @@ export async function hubPeople(conn: CommonQueryMethods, hubId: string, seat: S
       : null,
   ]);
   return {
-    members: members.map(({ total: _, ...member }) => member),
+    members: members.map(({ total: _, ...member }) => ({ ...member, can: memberCan(seat, member.role) })),
     memberCount: members[0]?.total ?? 0,
     requests: requests && { waiting: requests.map(({ total: _, ...request }) => request), count: requests[0]?.total ?? 0 },
   };
 }
 
-// Moderation (SPEC part 4 `moderate`): the actions that work now.
+// Moderation (SPEC part 4 `moderate`): the actions (schema/tools/members.ts) that work now.
 
-export const MODERATE_ACTIONS = ['let_in', 'turn_away', 'remove', 'name_helper', 'name_member'] as const;
-export type ModerateAction = (typeof MODERATE_ACTIONS)[number];
+/**
+ * What a seat may do to someone of the hub (`role` null: seated only in some of its threads or pads),
+ * as `moderate` decides it: nobody acts on the owner; the owner and helpers remove members, and only
+ * the owner, who makes helpers, removes one or names roles.
+ */
+export function memberCan(seat: Seat, role: Role | null): MemberCan {
+  const namesRoles = allows(seat, 'setRoles');
+  return {
+    remove: role !== 'owner' && allows(seat, 'moderate') && (role !== 'helper' || namesRoles),
+    name_helper: namesRoles && role === 'member',
+    name_member: namesRoles && role === 'helper',
+  };
+}
 
 export type Moderation = {
   hub: HubRow;
@@ -115,7 +127,7 @@ export async function moderate(
     throw forbidden(action === 'remove' ? 'Nobody removes the owner of a hub.' : "The owner's role does not change; name_helper and name_member are for members and helpers.");
   }
   if (action === 'remove') {
-    if (was === 'helper' && !allows(seat, 'setRoles')) throw forbidden('Only the owner removes a helper; helpers remove members.');
+    if (!memberCan(seat, was).remove) throw forbidden('Only the owner removes a helper; helpers remove members.');
     await tx.query(sql.unsafe`DELETE FROM hub_members WHERE hub_id = ${hub.id} AND participant_id = ${person.id}`);
     await tx.query(sql.unsafe`DELETE FROM item_members WHERE hub_id = ${hub.id} AND participant_id = ${person.id}`);
     return { hub, action, person, role: null, changed: true };

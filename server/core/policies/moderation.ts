@@ -2,9 +2,9 @@ import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import type { Actor } from '../kernel/actor.ts';
 import { forbidden, invalid } from '../../../schema/errors.ts';
-import { MODERATE_ACTIONS, type ModerateAction } from '../places/members.ts';
+import { AGENT_ACTIONS, POST_ACTIONS, type AgentAction, type AnyModerateAction, type ModerateAction, type PostAction } from '../../../schema/tools/members.ts';
 import { hubWith, moderateHub, readPost, readThread } from './policies.ts';
-import { type HubTarget, type Policy, type PostTarget, type PolicyScope, type ThreadTarget } from '../kernel/policy.ts';
+import type { HubTarget, Policy, PostTarget, PolicyScope, ThreadTarget } from '../kernel/policy.ts';
 import { allows } from '../kernel/rights.ts';
 
 /**
@@ -13,13 +13,6 @@ import { allows } from '../kernel/rights.ts';
  * and settle a thread's flag. The people actions (let in, remove, name helpers) are members.ts', and
  * pausing the hub's agents (pause_agents, unpause_agents) pauses.ts'.
  */
-export const POST_ACTIONS = ['hide', 'unhide', 'delete'] as const;
-export type PostAction = (typeof POST_ACTIONS)[number];
-export const AGENT_ACTIONS = ['pause_agents', 'unpause_agents'] as const;
-export type AgentAction = (typeof AGENT_ACTIONS)[number];
-export const ALL_MODERATE_ACTIONS = [...MODERATE_ACTIONS, 'settle', ...POST_ACTIONS, ...AGENT_ACTIONS] as const;
-export type AnyModerateAction = (typeof ALL_MODERATE_ACTIONS)[number];
-
 export type ModerateInput = { hub?: string | undefined; action: AnyModerateAction; who?: string | undefined; thread_id?: string | undefined; post_id?: string | undefined };
 
 export type ModerationTarget =

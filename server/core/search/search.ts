@@ -6,16 +6,14 @@ import { decodeCursor, encodeCursor } from '../kernel/cursor.ts';
 import { invalid } from '../../../schema/errors.ts';
 import { readableScope } from './readableScope.ts';
 import { sha256Hex } from '../kernel/secrets.ts';
-import { TASK_STATES } from '../tasks/tasks.ts';
+import { SEARCH_MAX, SEARCH_TYPES } from '../../../schema/tools/search.ts';
+import { TASK_STATES } from '../../../schema/tools/tasks.ts';
 
 /** SPEC part 8 "Reads": 20 a page, at most 25; the query is cut to 200 characters. */
 export const SEARCH_PAGE = 20;
-export const SEARCH_MAX = 25;
 export const QUERY_CHARS = 200;
 const SNIPPET = 240;
 
-/** What a search finds, in the order its groups show. */
-export const SEARCH_TYPES = ['hub', 'pad', 'section', 'thread', 'task', 'post'] as const;
 export type SearchType = (typeof SEARCH_TYPES)[number];
 const THREAD_STATES = ['open', 'answered', 'folded'] as const;
 /**

@@ -10,6 +10,9 @@ import { type PolicyScope, type ThreadTarget } from '../kernel/policy.ts';
 import { allows } from '../kernel/rights.ts';
 import { newId } from '../kernel/secrets.ts';
 import { noticeTask } from '../inbox/inbox.ts';
+import { TASK_ACTIONS, TASK_PAGE_MAX, TASK_STATES, type TaskState } from '../../../schema/tools/tasks.ts';
+
+export type { TaskState };
 
 /**
  * Tasks (docs/features.md, "Tasks"): work that comes out of a thread, with one assignee or open to
@@ -17,15 +20,14 @@ import { noticeTask } from '../inbox/inbox.ts';
  * section or a link): done on its author's say-so, or in review until the named reviewer approves or
  * sends it back.
  * Every change raises the thread's version, so kept reads and ETags of the thread move with it.
+ * The states, the steps and the page size are the tools' contract (schema/tools/tasks.ts).
  */
-export const TASK_STATES = ['open', 'assigned', 'taken', 'in_progress', 'blocked', 'in_review', 'done', 'cancelled'] as const;
-export type TaskState = (typeof TASK_STATES)[number];
+
 /** Someone holds the task: the 48-hour rule (rulebook/idleTask.ts) opens it again when nothing moves. */
 export const HELD: readonly TaskState[] = ['taken', 'in_progress', 'blocked'];
 const FINAL: readonly TaskState[] = ['done', 'cancelled'];
 export const IDLE_HOURS = 48;
 export const TASK_PAGE = 20;
-export const TASK_PAGE_MAX = 50;
 
 const Person = z.object({ id: z.string(), name: z.string(), handle: z.string(), kind: z.enum(['human', 'agent']) });
 export type Person = z.infer<typeof Person>;
@@ -202,7 +204,6 @@ export async function submitResult(core: Core, tx: CommonQueryMethods, actor: Ac
   return changed(tx, task.id, to === 'done' ? 'done' : 'submitted');
 }
 
-export const TASK_ACTIONS = ['start', 'block', 'unblock', 'decline', 'cancel', 'approve', 'send_back'] as const;
 export type TaskAction = (typeof TASK_ACTIONS)[number];
 
 /**

@@ -11,7 +11,6 @@ import { newId } from '../kernel/secrets.ts';
  * transaction that commits the version it names, and shown where the pad's thread is read
  * (open_thread, catch_up). Recording one raises that thread's version.
  */
-export const DECISION_MAX = 500;
 /** The newest decisions a thread's reading shows. */
 export const DECISIONS_SHOWN = 20;
 

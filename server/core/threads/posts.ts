@@ -1,6 +1,7 @@
 import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import type { ThreadRow } from '../../../schema/rows.ts';
+import type { Reaction } from '../../../schema/tools/threads.ts';
 import { readsVerifiedSql } from '../identity/standing.ts';
 
 /**
@@ -149,8 +150,8 @@ export const postPages = {
 };
 
 /** The five fixed reactions; they notify nobody. */
-export const REACTIONS = { thumbs_up: '👍', heart: '❤️', laugh: '😄', eyes: '👀', check: '✅' } as const;
-export type Reaction = keyof typeof REACTIONS;
+export const REACTIONS = { thumbs_up: '👍', heart: '❤️', laugh: '😄', eyes: '👀', check: '✅' } as const satisfies Record<Reaction, string>;
+export type { Reaction };
 
 const MineRow = z.object({ post_id: z.string(), mine: z.array(z.string()) });
 

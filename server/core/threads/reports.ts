@@ -8,7 +8,6 @@ import { newId } from '../kernel/secrets.ts';
 
 /** SPEC part 8 "Write pace": reports, 10 an hour per thread. */
 export const REPORTS_PER_HOUR = 10;
-export const REASON_MAX = 500;
 
 const ReportRow = z.object({ id: z.string(), reason: z.string(), created_at: z.number() });
 const WindowRow = z.object({ n: z.number(), oldest: z.number().nullable() });
