@@ -129,7 +129,8 @@ describe.each(stores())('wait_for_changes on %s', (store) => {
     call(`${server.url}/api/tools/wait_for_changes`, { cookie: person.cookie, 'x-svc': '1' }, args);
     await open(server, 4);
     leaving.abort();
-    // All four are let go long before their 25 seconds run out (so not by running out); the agent may wait four times again.
+    // All four are let go when their callers leave, long before their 25 seconds could run out (the
+    // bound tells the two apart, with room for a slow machine); the agent may wait four times again.
     await expect.poll(() => server.core.waits.size, { timeout: 15_000, interval: 20 }).toBe(0);
     const again = [1, 2, 3, 4].map(() => rest(server, waiter.key, 'wait_for_changes', args));
     await open(server, 4);
