@@ -1,3 +1,4 @@
+// @module-tag heavy
 import type { Browser } from 'playwright-core';
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -49,7 +50,7 @@ describe.skipIf(!haveChromium).each(stores())('direct messages in the browser on
     expect(read.body.text).toContain('Thanks, I will bring them back.');
     // The agent's answer shows on the open page without a reload.
     await mcp.callTool({ name: 'post_reply', arguments: { thread_id: dmId, body: 'Noted.' } });
-    await expect.poll(() => ada.page.locator('.message .body').allInnerTexts(), { timeout: 12_000 }).toContain('Noted.');
+    await expect.poll(() => ada.page.locator('.message .body').allInnerTexts()).toContain('Noted.');
     expect(ada.errors).toEqual([]);
   });
 

@@ -1,3 +1,4 @@
+// @module-tag heavy
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -10,8 +11,6 @@ import { connection, hubWithAgentPad, paragraphs, typeAtEndOf } from './browserP
  * an agent's paragraph and a person's, the version history with what changed since a version, and
  * undo of one edit from the panel, with its conflicts shown.
  */
-
-const WAIT = { timeout: 10_000 };
 
 describe.skipIf(!haveChromium).each(stores())('pad history in the browser on %s', (store) => {
   let server: TestServer;
@@ -51,34 +50,34 @@ describe.skipIf(!haveChromium).each(stores())('pad history in the browser on %s'
 
   it("colours each paragraph by its last writer when asked: the agent's, then the person's", async () => {
     await ada.page.goto(`/p/${encodeURIComponent(padId)}`);
-    await expect.poll(() => connection(ada.page), WAIT).toBe('Live: synced');
+    await expect.poll(() => connection(ada.page)).toBe('Live: synced');
     expect(await paragraph('Tickets cost 40 euros').getAttribute('data-author')).toBeNull();
     await ada.page.getByRole('button', { name: 'Author colours' }).click();
-    await expect.poll(() => paragraph('Tickets cost 40 euros').getAttribute('data-author'), WAIT).toBe('Scribe (agent)');
+    await expect.poll(() => paragraph('Tickets cost 40 euros').getAttribute('data-author')).toBe('Scribe (agent)');
     expect(await paragraph('Tickets cost 40 euros').getAttribute('class')).toMatch(/\bauthor-mark caret-color-\d\b/);
     // The agent wrote the whole pad so far; Ada's typing makes her paragraph hers.
     expect(await paragraph('Leave at nine').getAttribute('data-author')).toBe('Scribe (agent)');
     await typeAtEndOf(ada.page, 'Leave at nine', ' sharp');
-    await expect.poll(() => paragraph('Leave at nine sharp').getAttribute('data-author'), { timeout: 15_000 }).toBe('Ada (person)');
+    await expect.poll(() => paragraph('Leave at nine sharp').getAttribute('data-author')).toBe('Ada (person)');
     expect(await paragraph('Tickets cost 40 euros').getAttribute('data-author')).toBe('Scribe (agent)');
     expect(await ada.page.getByRole('list', { name: 'Authors' }).locator('li').allInnerTexts()).toEqual(expect.arrayContaining(['Scribe (agent)', 'Ada (person)']));
     // Off again: no colours.
     await ada.page.getByRole('button', { name: 'Author colours' }).click();
-    await expect.poll(() => ada.page.locator('.pad-body .author-mark').count(), WAIT).toBe(0);
+    await expect.poll(() => ada.page.locator('.pad-body .author-mark').count()).toBe(0);
   });
 
   it('lists the versions with writer, kind and summary, and shows what changed since one', async () => {
     await ada.page.getByRole('button', { name: 'History' }).click();
-    await expect.poll(() => version(budgetEdit.version).innerText(), WAIT).toContain('Scribe (agent)');
+    await expect.poll(() => version(budgetEdit.version).innerText()).toContain('Scribe (agent)');
     const edit = await version(budgetEdit.version).innerText();
     expect(edit).toContain('edit');
     expect(edit).toContain('Tickets cost 40 euros');
     expect(await version(1).innerText()).toContain('created');
-    await expect.poll(() => ada.page.locator('.versions li').filter({ hasText: /typing/ }).first().innerText(), WAIT).toContain('Ada (person)');
+    await expect.poll(() => ada.page.locator('.versions li').filter({ hasText: /typing/ }).first().innerText()).toContain('Ada (person)');
 
     await version(1).getByRole('button', { name: 'Changes since' }).click();
     const diff = ada.page.locator('.diff');
-    await expect.poll(() => diff.locator('h3').innerText(), WAIT).toBe('Changes since version 1');
+    await expect.poll(() => diff.locator('h3').innerText()).toBe('Changes since version 1');
     const changes = await diff.locator('li').evaluateAll((items) =>
       items.map((li) => [li.querySelector('.what')?.textContent, li.querySelector('del')?.textContent, li.querySelector('ins')?.textContent]),
     );
@@ -90,21 +89,21 @@ describe.skipIf(!haveChromium).each(stores())('pad history in the browser on %s'
 
   it("undoes the agent's edit from the panel, as undo_edit does", async () => {
     await version(budgetEdit.version).getByRole('button', { name: 'Undo' }).click();
-    await expect.poll(() => ada.page.locator('.undone').innerText(), WAIT).toMatch(new RegExp(`^Undid ${budgetEdit.editId}: the pad is at version \\d+\\.`));
-    await expect.poll(() => paragraphs(ada.page), WAIT).toEqual(['Plan', 'Leave at nine sharp', 'Money', 'Tickets are cheap']);
+    await expect.poll(() => ada.page.locator('.undone').innerText()).toMatch(new RegExp(`^Undid ${budgetEdit.editId}: the pad is at version \\d+\\.`));
+    await expect.poll(() => paragraphs(ada.page)).toEqual(['Plan', 'Leave at nine sharp', 'Money', 'Tickets are cheap']);
     expect(await onServer()).toEqual(['# Plan', 'Leave at nine sharp', '# Money', 'Tickets are cheap']);
-    await expect.poll(() => ada.page.locator('.versions li').first().innerText(), WAIT).toMatch(/\bundo\b[\s\S]*Ada \(person\)/);
+    await expect.poll(() => ada.page.locator('.versions li').first().innerText()).toMatch(/\bundo\b[\s\S]*Ada \(person\)/);
   });
 
   it('shows the conflicts of an undo: a paragraph changed since the edit is left as it is', async () => {
     const planEdit = await agentEdits(1, 'Leave at ten');
-    await expect.poll(() => paragraphs(ada.page), WAIT).toContain('Leave at ten');
+    await expect.poll(() => paragraphs(ada.page)).toContain('Leave at ten');
     await typeAtEndOf(ada.page, 'Leave at ten', ', please');
     // Ada's typing is a version of its own (every 2 s) before the undo is asked for.
-    await expect.poll(() => ada.page.locator('.versions li').first().innerText(), { timeout: 15_000 }).toMatch(/typing[\s\S]*Ada \(person\)/);
+    await expect.poll(() => ada.page.locator('.versions li').first().innerText()).toMatch(/typing[\s\S]*Ada \(person\)/);
     await version(planEdit.version).getByRole('button', { name: 'Undo' }).click();
     const undone = ada.page.locator('.undone');
-    await expect.poll(() => undone.innerText(), WAIT).toContain(`Nothing of ${planEdit.editId} could be undone.`);
+    await expect.poll(() => undone.innerText()).toContain(`Nothing of ${planEdit.editId} could be undone.`);
     expect(await undone.innerText()).toContain('someone changed it after this edit');
     expect(await onServer()).toContain('Leave at ten, please');
   });

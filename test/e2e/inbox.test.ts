@@ -1,3 +1,4 @@
+// @module-tag heavy
 import type { Browser } from 'playwright-core';
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,6 +1,7 @@
+// @module-tag heavy
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureClientBuilt, guestReplies, haveChromium, launchBrowser, personInBrowser } from '../support/browser.ts';
+import { browserContext, ensureClientBuilt, guestReplies, haveChromium, launchBrowser, personInBrowser } from '../support/browser.ts';
 import { sql } from 'slonik';
 import { appTool, poke, signIn, startTestServer, stores, type TestServer } from '../support/server.ts';
 
@@ -28,8 +29,7 @@ describe.skipIf(!haveChromium).each(stores())('the invite page on %s', (store) =
 
   it('joins a private thread as a guest and lands in it, able to post', async () => {
     const link = await inviteLink();
-    const context = await browser.newContext({ baseURL: server.url });
-    context.setDefaultTimeout(15_000);
+    const context = await browserContext(browser, server.url);
     const page = await context.newPage();
     const errors: string[] = [];
     page.on('pageerror', (error) => errors.push(error.message));

@@ -1,3 +1,4 @@
+// @module-tag heavy
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
@@ -12,7 +13,6 @@ import { addMember, connection, hubWithAgentPad, paragraphs, typeAtEndOf } from 
  * meanwhile once the network is back; a pad lost meanwhile is not brought back.
  */
 
-const WAIT = { timeout: 10_000 };
 const KEPT = /^Offline: \d+ changes? kept on this device/;
 
 describe.skipIf(!haveChromium).each(stores())('offline pad editing in the browser on %s', (store) => {
@@ -28,15 +28,15 @@ describe.skipIf(!haveChromium).each(stores())('offline pad editing in the browse
   const onServer = async (id: string) => (await server.core.sync.read(id)).map((b) => b.text);
   const openPad = async (who: Person, id: string) => {
     await who.page.goto(`/p/${encodeURIComponent(id)}`);
-    await expect.poll(() => connection(who.page), WAIT).toContain('Live: synced');
+    await expect.poll(() => connection(who.page)).toContain('Live: synced');
     // The app's files and the pad's copy are kept on the device: a reload with no network finds them.
-    await expect.poll(() => who.page.locator('section.pad').getAttribute('data-offline-ready'), WAIT).toBe('true');
+    await expect.poll(() => who.page.locator('section.pad').getAttribute('data-offline-ready')).toBe('true');
   };
 
   /** Waits until every change typed so far is written to the device (the count shown is of those). */
   const everyChangeKept = async (who: Person) => {
     const pad = who.page.locator('section.pad');
-    await expect.poll(async () => [await pad.getAttribute('data-kept-changes'), await pad.getAttribute('data-changes')], WAIT).toSatisfy(([kept, all]) => Number(kept) > 0 && kept === all);
+    await expect.poll(async () => [await pad.getAttribute('data-kept-changes'), await pad.getAttribute('data-changes')]).toSatisfy(([kept, all]) => Number(kept) > 0 && kept === all);
     expect(await connection(who.page)).toBe(`Offline: ${await pad.getAttribute('data-changes')} changes kept on this device`);
   };
 
@@ -56,13 +56,13 @@ describe.skipIf(!haveChromium).each(stores())('offline pad editing in the browse
     await server?.close();
   });
 
-  it('keeps offline typing across a reload, and merges it with an agent’s edit once online', { timeout: 90_000 }, async () => {
+  it('keeps offline typing across a reload, and merges it with an agent’s edit once online', async () => {
     await openPad(ada, padId);
     await ada.context.setOffline(true);
-    await expect.poll(() => connection(ada.page), WAIT).toMatch(/^Offline/);
+    await expect.poll(() => connection(ada.page)).toMatch(/^Offline/);
 
     await typeAtEndOf(ada.page, 'Leave at nine', ' from the north station');
-    await expect.poll(() => connection(ada.page), WAIT).toMatch(KEPT);
+    await expect.poll(() => connection(ada.page)).toMatch(KEPT);
     await everyChangeKept(ada);
     expect(await onServer(padId)).toEqual(['# Plan', 'Leave at nine', '# Budget', 'Tickets are cheap']);
 
@@ -72,8 +72,8 @@ describe.skipIf(!haveChromium).each(stores())('offline pad editing in the browse
     expect(await warned).toBe('beforeunload');
 
     // Reopened with no network: the kept text, the count of kept changes, and it still takes typing.
-    await expect.poll(() => paragraphs(ada.page), WAIT).toEqual(['Plan', 'Leave at nine from the north station', 'Budget', 'Tickets are cheap']);
-    await expect.poll(() => connection(ada.page), WAIT).toMatch(KEPT);
+    await expect.poll(() => paragraphs(ada.page)).toEqual(['Plan', 'Leave at nine from the north station', 'Budget', 'Tickets are cheap']);
+    await expect.poll(() => connection(ada.page)).toMatch(KEPT);
     expect(await ada.page.locator('.pad-body').getAttribute('contenteditable')).toBe('true');
     await typeAtEndOf(ada.page, 'from the north station', ', sharp');
 
@@ -88,14 +88,14 @@ describe.skipIf(!haveChromium).each(stores())('offline pad editing in the browse
 
     // Bob is on the pad, online: he has the agent's edit, and nothing of Ada's yet.
     await openPad(bob, padId);
-    await expect.poll(() => paragraphs(bob.page), WAIT).toEqual(['Plan', 'Leave at nine', 'Budget', 'Tickets cost 40 euros']);
+    await expect.poll(() => paragraphs(bob.page)).toEqual(['Plan', 'Leave at nine', 'Budget', 'Tickets cost 40 euros']);
 
     await ada.context.setOffline(false);
-    await expect.poll(() => connection(ada.page), { timeout: 20_000 }).toBe('Live: synced');
+    await expect.poll(() => connection(ada.page)).toBe('Live: synced');
     const both = ['Plan', 'Leave at nine from the north station, sharp', 'Budget', 'Tickets cost 40 euros'];
-    await expect.poll(() => paragraphs(ada.page), { timeout: 10_000 }).toEqual(both);
-    await expect.poll(() => paragraphs(bob.page), { timeout: 10_000 }).toEqual(both);
-    await expect.poll(() => onServer(padId), { timeout: 10_000 }).toEqual(['# Plan', both[1], '# Budget', both[3]]);
+    await expect.poll(() => paragraphs(ada.page)).toEqual(both);
+    await expect.poll(() => paragraphs(bob.page)).toEqual(both);
+    await expect.poll(() => onServer(padId)).toEqual(['# Plan', both[1], '# Budget', both[3]]);
 
     const markdown = await request(`${server.url}/p/${padId}.md`, { headers: { authorization: `Bearer ${agent.key}` } });
     expect(markdown.status).toBe(200);
@@ -107,7 +107,7 @@ describe.skipIf(!haveChromium).each(stores())('offline pad editing in the browse
       .poll(async () => {
         const outline = await mcp.callTool({ name: 'open_pad', arguments: { pad_id: padId } });
         return (outline.structuredContent as { sections: { last_writer?: unknown }[] }).sections.map((s) => s.last_writer);
-      }, { timeout: 10_000 })
+      })
       .toEqual([
         { participant_id: ada.id, kind: 'human' },
         { participant_id: agent.id, kind: 'agent' },
@@ -120,7 +120,7 @@ describe.skipIf(!haveChromium).each(stores())('offline pad editing in the browse
   it('does not bring back a pad whose access ended while offline: it says so and offers the kept text as Markdown', async () => {
     await openPad(bob, padId);
     await bob.context.setOffline(true);
-    await expect.poll(() => connection(bob.page), WAIT).toMatch(/^Offline/);
+    await expect.poll(() => connection(bob.page)).toMatch(/^Offline/);
     await typeAtEndOf(bob.page, 'Tickets cost 40 euros', ' (Bob was here)');
     await everyChangeKept(bob);
 
@@ -128,7 +128,7 @@ describe.skipIf(!haveChromium).each(stores())('offline pad editing in the browse
     await bob.context.setOffline(false);
 
     const alert = bob.page.getByRole('alert');
-    await expect.poll(() => alert.innerText(), { timeout: 20_000 }).toContain('This pad is no longer available to you');
+    await expect.poll(() => alert.innerText()).toContain('This pad is no longer available to you');
     expect(await connection(bob.page)).toContain('kept on this device only');
     expect(await bob.page.locator('.pad-body').getAttribute('contenteditable')).toBe('false');
     const [file] = await Promise.all([bob.page.waitForEvent('download'), bob.page.getByRole('button', { name: 'Download as Markdown' }).click()]);
@@ -142,7 +142,7 @@ describe.skipIf(!haveChromium).each(stores())('offline pad editing in the browse
 
     // Reloaded, the page still says so (the server answers not_found) and still offers the copy.
     await bob.page.reload();
-    await expect.poll(() => bob.page.getByRole('alert').innerText(), WAIT).toContain('This pad is no longer available to you');
+    await expect.poll(() => bob.page.getByRole('alert').innerText()).toContain('This pad is no longer available to you');
     expect(await bob.page.getByRole('button', { name: 'Download as Markdown' }).count()).toBe(1);
   });
 

@@ -1,3 +1,4 @@
+// @module-tag heavy
 import { type Browser, type Locator } from 'playwright-core';
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -75,8 +76,8 @@ describe.skipIf(!haveChromium).each(stores())('pads in the browser on %s', (stor
   });
 
   it("shows each person the other's presence, in their caret colour", async () => {
-    await expect.poll(() => present(ada), { timeout: 10_000 }).toEqual(['Ada (you)', 'Bob']);
-    await expect.poll(() => present(bob), { timeout: 10_000 }).toEqual(['Bob (you)', 'Ada']);
+    await expect.poll(() => present(ada)).toEqual(['Ada (you)', 'Bob']);
+    await expect.poll(() => present(bob)).toEqual(['Bob (you)', 'Ada']);
     const adaSwatch = await bob.page.locator('.people li', { hasText: 'Ada' }).getAttribute('class');
     expect(adaSwatch).toMatch(/caret-color-\d/);
   });
@@ -84,7 +85,7 @@ describe.skipIf(!haveChromium).each(stores())('pads in the browser on %s', (stor
   it('shows what one person types to the other without reload, with their named caret', async () => {
     await ada.page.locator('.pad-body').click();
     await ada.page.keyboard.type('Hello from Ada');
-    await expect.poll(() => padText(bob), { timeout: 10_000 }).toContain('Hello from Ada');
+    await expect.poll(() => padText(bob)).toContain('Hello from Ada');
 
     // Into Ada's paragraph at its left edge: its middle may be under Ada's caret label, which is not
     // text and takes no caret. Then to the end of the pad.
@@ -93,11 +94,11 @@ describe.skipIf(!haveChromium).each(stores())('pads in the browser on %s', (stor
     await selectionTaken(bob.page);
     await bob.page.keyboard.press('Enter');
     await bob.page.keyboard.type('And Bob replies');
-    await expect.poll(() => paragraphs(ada.page), { timeout: 10_000 }).toEqual(['Hello from Ada', 'And Bob replies']);
+    await expect.poll(() => paragraphs(ada.page)).toEqual(['Hello from Ada', 'And Bob replies']);
 
     // Bob's caret sits in Ada's page, labelled and coloured by class (no inline style under the CSP).
     const caret = ada.page.locator('.collaboration-carets__caret', { hasText: 'Bob' });
-    await expect.poll(() => caret.count(), { timeout: 10_000 }).toBe(1);
+    await expect.poll(() => caret.count()).toBe(1);
     expect(await caret.getAttribute('class')).toMatch(/caret-color-\d/);
     expect(await caret.getAttribute('style')).toBeNull();
   });
@@ -108,10 +109,10 @@ describe.skipIf(!haveChromium).each(stores())('pads in the browser on %s', (stor
     await selectionTaken(ada.page);
     await ada.page.keyboard.press('Shift+Home');
     await selectionTaken(ada.page);
-    await expect.poll(() => bob.page.locator('.collaboration-carets__selection').count(), { timeout: 10_000 }).toBeGreaterThan(0);
+    await expect.poll(() => bob.page.locator('.collaboration-carets__selection').count()).toBeGreaterThan(0);
     await ada.page.getByRole('button', { name: 'Bold' }).click();
-    await expect.poll(() => bob.page.locator('.pad-body strong').count(), { timeout: 10_000 }).toBe(1);
-    await expect.poll(() => ada.page.getByRole('button', { name: 'Bold' }).getAttribute('aria-pressed'), { timeout: 10_000 }).toBe('true');
+    await expect.poll(() => bob.page.locator('.pad-body strong').count()).toBe(1);
+    await expect.poll(() => ada.page.getByRole('button', { name: 'Bold' }).getAttribute('aria-pressed')).toBe('true');
   });
 
   it("puts an agent's MCP edit_pad into both pages without reload", async () => {
@@ -124,20 +125,20 @@ describe.skipIf(!haveChromium).each(stores())('pads in the browser on %s', (stor
     });
     expect(edited.isError).toBeFalsy();
     for (const who of [ada, bob]) {
-      await expect.poll(() => padText(who), { timeout: 10_000 }).toContain('Agenda from the agent');
+      await expect.poll(() => padText(who)).toContain('Agenda from the agent');
       expect(await padText(who)).toContain('And Bob replies');
     }
     // Opening and typing added no stray blocks: the pad holds exactly what the three wrote, in order.
     // The editors may still be sending their last steps: the server's copy converges on this.
     await expect
-      .poll(async () => (await server.core.sync.read(padId)).map((b) => b.text), { timeout: 10_000 })
+      .poll(async () => (await server.core.sync.read(padId)).map((b) => b.text))
       .toEqual(['Agenda from the agent', '**Hello from Ada**', 'And Bob replies']);
   });
 
   it('drops a person from the others’ presence when they leave the pad page', async () => {
     await bob.page.getByRole('link', { name: 'Pad Lab' }).click();
     await bob.page.waitForURL(`**/h/${hub.slug}`);
-    await expect.poll(() => present(ada), { timeout: 10_000 }).toEqual(['Ada (you)']);
+    await expect.poll(() => present(ada)).toEqual(['Ada (you)']);
   });
 
   it('makes a pad beside a thread from the thread page', async () => {
@@ -183,9 +184,9 @@ describe.skipIf(!haveChromium).each(stores())('pads in the browser on %s', (stor
     await ada.page.locator('.pad-body p').first().dblclick({ position: { x: 5, y: 5 } });
     await ada.page.keyboard.press('Backspace');
     await ada.page.getByRole('button', { name: 'Save again' }).click();
-    await expect.poll(() => ada.page.locator('.connection').innerText(), { timeout: 10_000 }).toContain('Live');
+    await expect.poll(() => ada.page.locator('.connection').innerText()).toContain('Live');
     expect(await notice.count()).toBe(0);
-    await expect.poll(onServer, { timeout: 10_000 }).toEqual([0, 11_900, 11_900, 11_900, 11_900, 606]);
+    await expect.poll(onServer).toEqual([0, 11_900, 11_900, 11_900, 11_900, 606]);
   });
 
   it("stops a person's typing past the day's pad text and says until when", async () => {
@@ -206,10 +207,10 @@ describe.skipIf(!haveChromium).each(stores())('pads in the browser on %s', (stor
       await selectionTaken(cy.page);
       await cy.page.keyboard.insertText(' ' + 'y'.repeat(40));
       const onServer = async () => (await server.core.sync.read(longPad)).map((block) => block.text).join('\n');
-      await expect.poll(onServer, { timeout: 10_000 }).toContain('y'.repeat(40));
+      await expect.poll(onServer).toContain('y'.repeat(40));
       await server.core.sync.flush();
       const notice = cy.page.getByRole('alert');
-      await expect.poll(() => notice.innerText(), { timeout: 10_000 }).toContain('You can type again at');
+      await expect.poll(() => notice.innerText()).toContain('You can type again at');
       expect(Date.parse((await notice.locator('time').getAttribute('datetime'))!)).toBeGreaterThan(Date.now());
       expect(await cy.page.locator('.connection').innerText()).toContain('Not saved: typing paused');
       expect(await cy.page.locator('.pad-body').getAttribute('contenteditable')).toBe('false');

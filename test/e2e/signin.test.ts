@@ -1,6 +1,7 @@
+// @module-tag heavy
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureClientBuilt, haveChromium, launchBrowser } from '../support/browser.ts';
+import { browserContext, ensureClientBuilt, haveChromium, launchBrowser } from '../support/browser.ts';
 import { isVerified } from '../../server/core/identity/standing.ts';
 import { startOidcProvider } from '../support/oidc.ts';
 import { request, signIn, startTestServer, stores, type TestServer } from '../support/server.ts';
@@ -30,8 +31,7 @@ describe.skipIf(!haveChromium).each(stores())('sign-in pages in the browser on %
     ensureClientBuilt();
     server = await startTestServer(store);
     browser = await launchBrowser();
-    context = await browser.newContext({ baseURL: server.url });
-    context.setDefaultTimeout(15_000);
+    context = await browserContext(browser, server.url);
     page = await context.newPage();
     // Refusals are told apart by their address; the console's "Failed to load resource" names none.
     page.on('console', (message) => {
@@ -122,9 +122,7 @@ describe.skipIf(!haveChromium).each(stores())('sign-in through an OpenID provide
 
   /** A fresh browser on the service's own origin (the provider sends it back there). */
   async function freshPage(): Promise<Page> {
-    const context = await browser.newContext({ baseURL: server.core.config.baseUrl });
-    context.setDefaultTimeout(15_000);
-    return context.newPage();
+    return (await browserContext(browser, server.core.config.baseUrl)).newPage();
   }
 
   /** At the provider's development pages: any password, then the consent. */

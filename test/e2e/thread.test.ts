@@ -1,7 +1,8 @@
+// @module-tag heavy
 import type { Browser, Page } from 'playwright-core';
 import { sql } from 'slonik';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ensureClientBuilt, haveChromium, launchBrowser, personInBrowser, type BrowserPerson as Person } from '../support/browser.ts';
+import { browserContext, ensureClientBuilt, haveChromium, launchBrowser, personInBrowser, type BrowserPerson as Person } from '../support/browser.ts';
 import { appTool, poke, request, startTestServer, stores, type TestServer } from '../support/server.ts';
 import { hubWithAgent } from './browserPeople.ts';
 
@@ -107,10 +108,10 @@ describe.skipIf(!haveChromium).each(stores())('the thread page in the browser on
     const first = (await call('open_thread', { thread_id: threadId })).posts[0].id;
     await call('post_reply', { thread_id: threadId, body: 'Ladders are **ready**.', reply_to: first });
     const reply = ada.page.locator('.replies article.post', { hasText: 'Ladders are ready.' });
-    await expect.poll(() => reply.locator('strong', { hasText: 'ready' }).count(), { timeout: 15_000 }).toBe(1);
+    await expect.poll(() => reply.locator('strong', { hasText: 'ready' }).count()).toBe(1);
     await call('create_task', { thread_id: threadId, title: 'Count the crates', assignee: ada.id });
     const task = ada.page.getByRole('region', { name: 'Tasks' }).locator('.task', { hasText: 'Count the crates' });
-    await expect.poll(() => task.count(), { timeout: 15_000 }).toBe(1);
+    await expect.poll(() => task.count()).toBe(1);
     expect(await ada.page.evaluate(() => (window as unknown as { stillOpen?: boolean }).stillOpen)).toBe(true);
     await task.getByRole('button', { name: 'Take' }).click();
     await expect.poll(() => task.innerText()).toContain('Taken');
@@ -213,7 +214,7 @@ describe.skipIf(!haveChromium).each(stores())('the thread page in the browser on
       // The Inbox link may carry the unread count after its name.
       await expect.poll(async () => (await nav.getByRole('link').allInnerTexts()).map((text) => text.match(/^[A-Za-z]+/)?.[0]), { message: path }).toEqual(HEADER_LINKS);
     }
-    const visitor = await browser.newContext({ baseURL: server.url });
+    const visitor = await browserContext(browser, server.url);
     const page = await visitor.newPage();
     for (const path of ['/new', '/h/new', '/inbox']) {
       await page.goto(path);

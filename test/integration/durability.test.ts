@@ -1,16 +1,20 @@
+// @module-tag heavy
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
 import { durableStore, openProvider, registerAgent, rest, startTestServer, stores, typeInto, type Store } from '../support/server.ts';
 
 const serveScript = fileURLToPath(new URL('../support/serve.ts', import.meta.url));
 
-/** The server in its own process, so a test can SIGKILL it. */
+/** The server in its own process, so a test can SIGKILL it; killed when the test ends, should the test fail first. */
 async function startChild(env: Record<string, string>): Promise<{ url: string; child: ChildProcess }> {
   const child = spawn(process.execPath, [serveScript], {
     env: { ...process.env, PORT: '0', LOG_LEVEL: 'silent', SVC_GUEST_AGENTS: '1', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  onTestFinished(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   });
   let output = '';
   const url = await new Promise<string>((resolve, reject) => {

@@ -1,3 +1,4 @@
+// @module-tag heavy
 import { afterAll, describe, expect, it } from 'vitest';
 import { sql } from 'slonik';
 import { durableStore, openProvider, registerAgent, rest, startTestServer, typeInto, type TestServer, poke } from '../support/server.ts';
@@ -121,11 +122,11 @@ describe.skipIf(!redisUrl || !databaseUrl)('several instances with Redis', () =>
     expect((await readOnA()).body.data.post_count).toBe(1);
 
     expect((await rest(b, owner.key, 'post_reply', { thread_id: threadId, body: 'Second, through B.' })).status).toBe(200);
-    await expect.poll(async () => (await readOnA()).body.data.post_count, { timeout: 2_000 }).toBe(2);
+    await expect.poll(async () => (await readOnA()).body.data.post_count).toBe(2);
 
     // The reader loses the seat through B (straight to the database there): A stops showing the private thread.
     await poke(b, sql.unsafe`DELETE FROM hub_members WHERE hub_id = ${hub.body.data.hub_id} AND participant_id = ${reader.id}`);
-    await expect.poll(async () => (await readOnA()).status, { timeout: 2_000 }).toBe(404);
+    await expect.poll(async () => (await readOnA()).status).toBe(404);
   });
 
   it('the change feed comes back after its connection is cut, and changes made past every instance count', async () => {
@@ -144,12 +145,12 @@ describe.skipIf(!redisUrl || !databaseUrl)('several instances with Redis', () =>
     expect(cut).toBeTypeOf('number');
     await a.core.db.pool.query(sql.unsafe`SELECT pg_terminate_backend(${cut as number})`);
     // A new connection listens in its place, and reads are kept again.
-    await expect.poll(async () => (await a.core.db.pool.anyFirst(feedPids)).filter((pid) => pid !== cut).length, { timeout: 5_000 }).toBe(1);
-    await expect.poll(() => a.core.reads.keeping, { timeout: 5_000 }).toBe(true);
+    await expect.poll(async () => (await a.core.db.pool.anyFirst(feedPids)).filter((pid) => pid !== cut).length).toBe(1);
+    await expect.poll(() => a.core.reads.keeping).toBe(true);
     expect(await title()).toBe('Before');
 
     // A change past the server's own writes (straight to the database) is heard through the feed.
     await a.core.db.pool.query(sql.unsafe`UPDATE threads SET title = 'After' WHERE id = ${threadId}`);
-    await expect.poll(title, { timeout: 2_000 }).toBe('After');
+    await expect.poll(title).toBe('After');
   });
 });

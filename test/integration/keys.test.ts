@@ -3,7 +3,7 @@ import { sql } from 'slonik';
 import { z } from 'zod';
 import { authenticateBearer } from '../../server/core/identity/credentials.ts';
 import { revokeCredentials } from '../../server/core/identity/keys.ts';
-import { mcpClient, openProvider, poke, registerAgent, request, rest, signIn, appTool, startTestServer, stores, type TestServer } from '../support/server.ts';
+import { liveCredentials, mcpClient, openProvider, poke, registerAgent, request, rest, signIn, appTool, startTestServer, stores, type TestServer } from '../support/server.ts';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -339,7 +339,11 @@ describe.each(stores())('keys, sub-agents and handles on %s', (store) => {
     await live.synced;
     let closed = 0;
     live.provider.on('close', () => closed++);
+    const subCredential = await credentialOf(sub);
+    expect(liveCredentials(server)).toContain(subCredential);
     expect((await settings(person, 'revoke', { credential_id: await credentialOf(key) })).status).toBe(200);
+    // Closed by the revocation itself, not by the periodic re-check: gone from the server when it answers.
+    expect(liveCredentials(server)).not.toContain(subCredential);
     for (const revoked of [key, sub]) expect((await rest(server, revoked, 'open_pad', { pad_id: padAlone })).status).toBe(401);
     await expect.poll(() => closed).toBeGreaterThan(0);
   });

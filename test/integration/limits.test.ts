@@ -127,7 +127,7 @@ describe.each(stores())('limits on %s', (store) => {
     expect(markdown.text.match(/Edited \d+\./g) ?? []).toHaveLength(6);
   });
 
-  it('limits registration per network: of 2N at once, exactly N get a key, the rest 429 with Retry-After', async () => {
+  it('limits registration per network: of 2N at once, exactly N get a key, the rest 429 with Retry-After', { tags: ['heavy'] }, async () => {
     // Each server counts anew; this one has had a few registrations from 127.0.0.1 already.
     const fresh = await startTestServer(store);
     try {
@@ -161,7 +161,7 @@ describe.each(stores())('limits on %s', (store) => {
 /** Limits hold across instances: the allowance in Postgres, the per-IP counts in Redis. */
 const databaseUrl = process.env.TEST_DATABASE_URL;
 const redisUrl = process.env.TEST_REDIS_URL;
-describe.skipIf(!databaseUrl || !redisUrl)('limits across two instances', () => {
+describe.skipIf(!databaseUrl || !redisUrl)('limits across two instances', { tags: ['heavy'] }, () => {
   const closers: (() => Promise<void>)[] = [];
   afterAll(async () => {
     for (const close of closers.reverse()) await close();

@@ -396,7 +396,7 @@ describe.each(stores())('write pace on %s', (store) => {
 /** Exactly N of 2N: the windows hold across two server processes on one database. */
 const databaseUrl = process.env.TEST_DATABASE_URL;
 const redisUrl = process.env.TEST_REDIS_URL;
-describe.skipIf(!databaseUrl || !redisUrl)('write pace across two instances', () => {
+describe.skipIf(!databaseUrl || !redisUrl)('write pace across two instances', { tags: ['heavy'] }, () => {
   const closers: (() => void | Promise<void>)[] = [];
   afterAll(async () => {
     for (const close of closers.reverse()) await close();

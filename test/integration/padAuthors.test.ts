@@ -76,7 +76,7 @@ describe.each(stores())('pad authorship on %s', (store) => {
     await live.synced;
     typeInto(live.document, live.fragment, ids[1]!, 'end', ' sharp');
     await live.acknowledged();
-    await expect.poll(async () => writers((await openPad({ pad_id: padId })).body.data.sections), { timeout: 10_000 }).toEqual([
+    await expect.poll(async () => writers((await openPad({ pad_id: padId })).body.data.sections)).toEqual([
       { participant_id: ada.id, kind: 'human' },
       { participant_id: agent.id, kind: 'agent' },
     ]);
@@ -139,12 +139,12 @@ describe.each(stores())('pad authorship on %s', (store) => {
       expect(texts[4]!.startsWith('Budget is open')).toBe(true);
       expect(texts).toHaveLength(5);
     };
-    await expect.poll(async () => (await server.core.sync.read(padId)).map((b) => b.text), { timeout: 10_000 }).toSatisfy((texts: string[]) => texts[1]!.endsWith('north station') && texts[4]!.includes('(ask Ada)'));
+    await expect.poll(async () => (await server.core.sync.read(padId)).map((b) => b.text)).toSatisfy((texts: string[]) => texts[1]!.endsWith('north station') && texts[4]!.includes('(ask Ada)'));
     expectBoth((await server.core.sync.read(padId)).map((b) => b.text));
     expectBoth(person.blocks().map((b) => b.text));
 
     // Versioned like live typing, as Ada's, and named as hers to agents.
-    await expect.poll(() => liveVersionsBy(padId), { timeout: 10_000 }).toContain(ada.id);
+    await expect.poll(() => liveVersionsBy(padId)).toContain(ada.id);
     expect(new Set(await liveVersionsBy(padId))).toEqual(new Set([ada.id]));
     const full = await openPad({ pad_id: padId, mode: 'full' });
     expect(full.body.text).toContain('Leave at nine from the north station');

@@ -1,12 +1,15 @@
+// @module-tag heavy
 import { afterAll, describe, expect, it } from 'vitest';
 import { sql } from 'slonik';
 import { authenticateBearer } from '../../server/core/identity/credentials.ts';
 import { revokeCredentials } from '../../server/core/identity/keys.ts';
-import { instancePair, openProvider, poke, registerAgent, rest, startTestServer, stores, type TestServer } from '../support/server.ts';
+import { instancePair, liveCredentials, openProvider, poke, registerAgent, rest, startTestServer, stores, type TestServer } from '../support/server.ts';
 
 /**
  * Revocation (SPEC part 5 "Bearer check"): at once on the instance that revoked, within 5 seconds on
- * every other, open live connections included, which are closed.
+ * every other, open live connections included, which are closed. The 5 seconds are not timed here,
+ * where a loaded machine could miss them: the other instances are shown to hear it on the change feed,
+ * and their fallbacks (cached lookups and the live connections' re-check) run 4 s each.
  */
 const redisUrl = process.env.TEST_REDIS_URL;
 const databaseUrl = process.env.TEST_DATABASE_URL;
@@ -35,18 +38,23 @@ async function keyedPad(maker: TestServer, reader: TestServer) {
     provider.provider.on('close', () => closed++);
     return { closed: () => closed };
   };
-  return { agent, padId, sub, credentialId: (await authenticateBearer(maker.core, agent.key)).credentialId, live };
+  const credentialOf = async (key: string) => (await authenticateBearer(maker.core, key)).credentialId;
+  return { agent, padId, sub, credentialId: await credentialOf(agent.key), subCredentialId: await credentialOf(sub), live };
 }
 
 describe.each(stores())('revocation on one instance on %s', (store) => {
   it('a revoked key is refused at once, though just used, and its live connections and its sub-agents’ are closed', async () => {
     const server = await startTestServer(store);
     closers.push(() => server.close());
-    const { agent, padId, sub, credentialId, live } = await keyedPad(server, server);
+    const { agent, padId, sub, credentialId, subCredentialId, live } = await keyedPad(server, server);
     const own = await live(agent.key);
     const child = await live(sub);
+    expect(liveCredentials(server)).toEqual(expect.arrayContaining([credentialId, subCredentialId]));
 
     expect(await revokeCredentials(server.core, [credentialId])).toEqual([credentialId]);
+    // Closed by the revocation itself, not by the periodic re-check: gone from the server when it returns.
+    expect(liveCredentials(server)).not.toContain(credentialId);
+    expect(liveCredentials(server)).not.toContain(subCredentialId);
     for (const key of [agent.key, sub]) {
       const reply = await rest(server, key, 'open_pad', { pad_id: padId });
       expect([reply.status, reply.body.error]).toEqual([401, 'unauthenticated']);
@@ -58,7 +66,7 @@ describe.each(stores())('revocation on one instance on %s', (store) => {
 describe.skipIf(!redisUrl || !databaseUrl)('revocation across instances', () => {
   const pair = () => instancePair(redisUrl!, closers);
 
-  it('a key revoked through instance A is refused on B within 5 s, and B closes its live connections', async () => {
+  it('a key revoked through instance A is refused on B, which hears it on the change feed and closes its live connections', async () => {
     const [a, b] = await pair();
     const { agent, padId, sub, credentialId, live } = await keyedPad(a, b);
     const own = await live(agent.key);
@@ -67,11 +75,9 @@ describe.skipIf(!redisUrl || !databaseUrl)('revocation across instances', () => 
     const heard: string[] = [];
     b.core.db.watchChanges({ changed: () => {}, hearing: () => {}, credentialEnded: (id) => heard.push(id) });
 
-    const revokedAt = Date.now();
     await revokeCredentials(a.core, [credentialId]);
-    await expect.poll(async () => (await rest(b, agent.key, 'open_pad', { pad_id: padId })).status, { timeout: 5_000, interval: 50 }).toBe(401);
-    await expect.poll(() => [own.closed() > 0, child.closed() > 0], { timeout: 5_000, interval: 50 }).toEqual([true, true]);
-    expect(Date.now() - revokedAt).toBeLessThan(5_000);
+    await expect.poll(async () => (await rest(b, agent.key, 'open_pad', { pad_id: padId })).status).toBe(401);
+    await expect.poll(() => [own.closed() > 0, child.closed() > 0]).toEqual([true, true]);
     expect((await rest(b, sub, 'open_pad', { pad_id: padId })).status).toBe(401);
     // B was told by the feed, not left to its lookups running out.
     expect(heard).toContain(credentialId);
@@ -96,7 +102,7 @@ describe.skipIf(!redisUrl || !databaseUrl)('revocation across instances', () => 
     const fresh = renewed.body.data.agent_key as string;
     const onB = await live(fresh);
     await poke(a, sql.unsafe`UPDATE credentials SET revoked_at = now() WHERE id = ${(await authenticateBearer(a.core, fresh)).credentialId}`);
-    await expect.poll(async () => (await rest(b, fresh, 'open_pad', { pad_id: padId })).status, { timeout: 5_000, interval: 50 }).toBe(401);
-    await expect.poll(() => onB.closed(), { timeout: 5_000, interval: 50 }).toBeGreaterThan(0);
+    await expect.poll(async () => (await rest(b, fresh, 'open_pad', { pad_id: padId })).status).toBe(401);
+    await expect.poll(() => onB.closed()).toBeGreaterThan(0);
   });
 });

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { sql } from 'slonik';
 import { z } from 'zod';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runRule, startRulebookTimer } from '../../server/core/rulebook/rulebook.ts';
 import { disputeLapse } from '../../server/core/rulebook/disputeLapse.ts';
 import { idleTask } from '../../server/core/rulebook/idleTask.ts';
@@ -211,11 +211,11 @@ describe.each(stores())('rulebook on %s', (store) => {
     const due = await dueNow(server, cast);
     const timers = [startRulebookTimer(server.core, { everyMs: 20 }), startRulebookTimer(server.core, { everyMs: 20 })];
     try {
-      await vi.waitFor(async () => expect((await threadState(server, due.flag.threadId)).flag).toBe('unresolved'), { timeout: 20_000, interval: 50 });
-      await vi.waitFor(async () => expect(await taskState(server, due.task.taskId)).toBe('open'), { timeout: 20_000, interval: 50 });
+      await expect.poll(async () => (await threadState(server, due.flag.threadId)).flag).toBe('unresolved');
+      await expect.poll(() => taskState(server, due.task.taskId)).toBe('open');
       // Let both timers run more rounds after the rules moved what was due.
       const ran = await server.core.db.pool.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*) AS n FROM rule_runs`);
-      await vi.waitFor(async () => expect(await server.core.db.pool.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*) AS n FROM rule_runs`)).toBeGreaterThan(ran + 4), { timeout: 20_000, interval: 50 });
+      await expect.poll(() => server.core.db.pool.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*) AS n FROM rule_runs`)).toBeGreaterThan(ran + 4);
     } finally {
       await Promise.all(timers.map((timer) => timer.stop()));
     }
@@ -272,8 +272,8 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('rulebook across two instances',
     const timers = [startRulebookTimer(a.core, { everyMs: 20 }), startRulebookTimer(b.core, { everyMs: 20 })];
     try {
       const answers = (await Promise.all([a, b, a, b].map((server) => prune(server, CRON_SECRET)))).map((reply) => reply.body);
-      await vi.waitFor(async () => expect(await taskState(a, due.task.taskId)).toBe('open'), { timeout: 20_000, interval: 50 });
-      await vi.waitFor(async () => expect((await threadState(a, due.flag.threadId)).flag).toBe('unresolved'), { timeout: 20_000, interval: 50 });
+      await expect.poll(() => taskState(a, due.task.taskId)).toBe('open');
+      await expect.poll(async () => (await threadState(a, due.flag.threadId)).flag).toBe('unresolved');
       expect(answers.flatMap((answer) => answer.rules).every((run: { status: string }) => run.status !== 'failed')).toBe(true);
     } finally {
       await Promise.all(timers.map((timer) => timer.stop()));

@@ -172,7 +172,7 @@ describe.each(stores())('search on %s', (store) => {
       await live.synced;
       const block = live.blocks().find((b) => b.text.startsWith('They roam'))!;
       typeInto(live.document, live.fragment, block.id, 'end', ' Platypuses too.');
-      await expect.poll(async () => ids((await find(owner.key, 'platypus')).data.results), { timeout: 15_000 }).toEqual([(await outline(handbook)).ids[1]]);
+      await expect.poll(async () => ids((await find(owner.key, 'platypus')).data.results)).toEqual([(await outline(handbook)).ids[1]]);
     } finally {
       live.close();
     }

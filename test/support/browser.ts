@@ -3,6 +3,7 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { CONDITION_MS } from './patience.ts';
 import { signIn, type Reachable } from './server.ts';
 
 /**
@@ -43,16 +44,21 @@ export const LAUNCH_ARGS = [
 
 export const launchBrowser = (): Promise<Browser> => chromium.launch({ executablePath: CHROMIUM, args: LAUNCH_ARGS });
 
+/** A fresh browser context on the server, signed out; its waits (clicks, navigations) end at the generous bound of test/support/patience.ts. */
+export async function browserContext(browser: Browser, baseURL: string): Promise<BrowserContext> {
+  const context = await browser.newContext({ baseURL });
+  context.setDefaultTimeout(CONDITION_MS);
+  return context;
+}
+
 /** A signed-in person's browser: the session cookie from the real sign-in, and every console error and failed response kept. */
 export type BrowserPerson = { name: string; id: string; cookie: string; context: BrowserContext; page: Page; errors: string[] };
 
 export async function personInBrowser(browser: Browser, server: Reachable, name: string, email = `${name.toLowerCase()}@example.test`): Promise<BrowserPerson> {
   const session = await signIn(server, name, email);
-  const context = await browser.newContext({ baseURL: server.url });
+  const context = await browserContext(browser, server.url);
   const [cookieName, ...value] = session.cookie.split('=');
   await context.addCookies([{ name: cookieName!, value: value.join('='), url: server.url }]);
-  // Waits end with the test's own failure rather than at the test timeout.
-  context.setDefaultTimeout(15_000);
   const page = await context.newPage();
   const errors: string[] = [];
   page.on('console', (message) => {
@@ -70,8 +76,7 @@ export async function personInBrowser(browser: Browser, server: Reachable, name:
  * context of their own (closed by the caller), and writes `reply` there.
  */
 export async function guestReplies(browser: Browser, server: Reachable, threadId: string, name: string, reply: string): Promise<{ context: BrowserContext; page: Page }> {
-  const context = await browser.newContext({ baseURL: server.url });
-  context.setDefaultTimeout(15_000);
+  const context = await browserContext(browser, server.url);
   const page = await context.newPage();
   await page.goto(`/t/${threadId}`);
   await page.getByLabel('Your name').fill(name);

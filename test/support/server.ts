@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { HocuspocusProvider } from '@hocuspocus/provider';
 import * as Y from 'yjs';
 import { readBlocks } from '../../sync/blocks.ts';
+import { liveConnections } from '../../sync/syncContext.ts';
 import pg from 'pg';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -73,6 +74,9 @@ export async function startTestServer(store: Store, env: Record<string, string> 
     SVC_GUEST_AGENTS: '1',
     // Suites make many writes fast: the pace is loosened a hundredfold, and pace.test.ts sets it back to 1.
     SVC_PACE_SCALE: '100',
+    // A write waits for a connection as long as the server allows, not 2 s: on a loaded machine racing
+    // writes queue longer, and only brakes.test.ts (which sets its own) means to see them turned away.
+    SVC_WRITE_WAIT_MS: '30000',
     ...(database ? { DATABASE_URL: database.url } : {}),
     ...env,
   });
@@ -203,6 +207,9 @@ export function rawRequest(url: string, options: { method?: string; headers?: Re
     req.end(options.body);
   });
 }
+
+/** The credentials of the live connections this instance holds now: one it closes leaves at once. */
+export const liveCredentials = (server: Pick<TestServer, 'core'>) => [...liveConnections(server.core.sync.hocuspocus)].map(({ context }) => context?.credentialId ?? null);
 
 /** A Yjs client of a pad over the real WebSocket, as an editor or another agent would connect. */
 export async function openProvider(server: Pick<TestServer, 'url'>, padId: string, token: string | null) {

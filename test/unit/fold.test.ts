@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import * as Y from 'yjs';
 import { describe, expect, it } from 'vitest';
 import { foldLog } from '../../sync/fold.ts';
+import { CONDITION_MS } from '../support/patience.ts';
 
 /** A document's updates as the log holds them: one per transaction. */
 function typed(texts: string[]) {
@@ -26,7 +27,7 @@ describe('folding a pad log in its thread', () => {
       await foldLog(null, [Y.encodeStateAsUpdate(doc)]);`;
     for (const script of [started, folded]) {
       // The process ends by itself; a thread that held it open would be killed at the timeout.
-      const run = spawnSync(process.execPath, ['-e', script], { timeout: 15_000, encoding: 'utf8' });
+      const run = spawnSync(process.execPath, ['-e', script], { timeout: CONDITION_MS, encoding: 'utf8' });
       expect(run.stderr).toBe('');
       expect(run.signal).toBeNull();
       expect(run.status).toBe(0);
