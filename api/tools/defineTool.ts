@@ -2,6 +2,7 @@ import type { CommonQueryMethods, DatabaseTransactionConnection } from 'slonik';
 import type { z } from 'zod';
 import type { Actor } from '../../server/core/kernel/actor.ts';
 import type { Core } from '../../server/core/kernel/context.ts';
+import type { PlannedWrite } from '../../server/db/plannedWrite.ts';
 import type { Limit } from '../../server/core/limits/limits.ts';
 import type { Policy } from '../../server/core/kernel/policy.ts';
 import type { Result } from '../../server/core/kernel/result.ts';
@@ -22,13 +23,13 @@ export type ReadContext = { core: Core; actor: Actor; conn: CommonQueryMethods; 
 /** A write runs inside the one transaction the pipeline opened; its own writes go through `tx`. */
 export type WriteContext = { core: Core; actor: Actor; tx: DatabaseTransactionConnection };
 /**
- * A write to a live pad opens its transaction itself, once the change is in the live document, and
- * calls `seal` inside it with what it will answer: the pipeline counts the write and stores the
- * idempotency record there. Not calling `seal` means nothing was written. `seal` is left out when
- * the pipeline has nothing to write beside the change (no key, no allowance to count), so the pad
- * layer can commit its version in one statement, without a transaction's round trips.
+ * A write the core commits itself (a live pad's version, once the change is in the live document):
+ * it opens the transaction and commits `write` in it with what it will answer, so the pipeline's
+ * count and idempotency record commit with it. Not committing `write` means nothing was written.
+ * `write` is left out when the pipeline has nothing to write beside the change (no key, no allowance
+ * to count), so the pad layer can commit its version in one statement, without a transaction's round trips.
  */
-export type LiveContext<O> = { core: Core; actor: Actor; seal: ((tx: DatabaseTransactionConnection, out: O) => Promise<void>) | undefined };
+export type LiveContext<O> = { core: Core; actor: Actor; write: PlannedWrite<O> | undefined };
 /**
  * A write whose core call opens and commits its own transaction, because what it does goes on past
  * the commit (revoked credentials' live connections closing, mail going out). The pipeline opens none
@@ -60,7 +61,7 @@ export type Tool = {
   audience: Audience;
   /**
    * `read`: no transaction (but see `writesWhen`); `write`: one transaction opened by the pipeline;
-   * `live`: sealed by the pad layer; `core`: committed by the core call itself.
+   * `live`: committed by the core with the pipeline's `PlannedWrite`; `core`: committed by the core call itself.
    */
   commit: 'read' | 'write' | 'live' | 'core';
   /** A read that writes first when its input asks (check_inbox's acks): then it runs in one write transaction. */
@@ -80,7 +81,7 @@ export type Tool = {
   present(out: unknown, input: Record<string, unknown>): Result;
   /**
    * A live write's pad text as it turned out (the characters its version saved), counted by its limits
-   * in the seal instead of the text it was sent; the look before it goes live then counts none.
+   * when its write commits instead of the text it was sent; the look before it goes live then counts none.
    */
   savedChars?: ((out: unknown) => number) | undefined;
 };

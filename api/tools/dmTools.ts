@@ -6,6 +6,7 @@ import { ListDmsInput, RespondToDmInput, StartDmInput } from '../../schema/tools
 // It opens its own transaction (a live write) so that the caller's reach is read before it.
 export const startDmTool = liveWriteTool({
   name: 'start_dm',
+  keyed: true,
   title: 'Start a DM',
   description:
     'Message someone: a DM opens if you share a hub, else a request goes (500 chars, no links, needs reach).',
@@ -13,7 +14,7 @@ export const startDmTool = liveWriteTool({
   limits: ['write'],
   refuses: { rate_limited: 'More than 5 message requests a day to people you share no hub with' },
   policy: () => dmPolicy,
-  run: ({ core, actor, seal }, input) => startDm(core, actor, input, seal),
+  run: ({ core, actor, write }, input) => startDm(core, actor, input, write),
   present: presentDmStarted,
 });
 

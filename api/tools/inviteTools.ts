@@ -7,6 +7,7 @@ import { InviteInput, ThreadGuestsInput } from '../../schema/tools/invites.ts';
 
 export const inviteTool = writeTool({
   name: 'invite',
+  keyed: true,
   title: 'Invite link',
   destructive: true,
   description: 'Owner and helpers: a private invite link (shown once) to a hub, thread or pad.',

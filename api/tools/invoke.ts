@@ -10,6 +10,7 @@ import { noteRefusal } from '../../server/core/limits/paceCooldown.ts';
 import { PaceRefused } from '../../server/core/limits/paceWindows.ts';
 import { line, type Result } from '../../server/core/kernel/result.ts';
 import type { Tool } from './defineTool.ts';
+import type { PlannedWrite } from '../../server/db/plannedWrite.ts';
 import { linkNotes } from '../../server/core/identity/linking.ts';
 import { requireCleanText } from './hygiene.ts';
 import { limitReply } from './limitReply.ts';
@@ -143,7 +144,7 @@ async function execute(core: Core, actor: Actor, tool: Tool, input: Record<strin
       });
     }
     // A live write: the target and the limit are looked at first (a full pool is refused before the
-    // change goes live), and decided for certain in the transaction the pad layer seals.
+    // change goes live), and decided for certain in the transaction the core commits.
     // On one connection, or busy when none comes within the bound, as a write is.
     const looked = await core.db.readOrBusy(async (conn) => {
       const target = await policy({ core, conn, actor });
@@ -157,15 +158,18 @@ async function execute(core: Core, actor: Actor, tool: Tool, input: Record<strin
     if (looked.earlier) return looked.earlier;
     const { target, place, facts } = looked;
     let allowance: Allowance | null = null;
-    const seal =
+    // Counted and recorded in the core's own transaction, with what the call answers.
+    const write: PlannedWrite<unknown> | undefined =
       key || tool.limits.length
-        ? async (tx: Parameters<typeof admit>[1], out: unknown) => {
-            const saved = tool.savedChars ? { ...place, chars: tool.savedChars(out) } : place;
-            allowance = await admit(core, tx, actor, tool.limits, saved, tool.name, facts);
-            await key?.store(tx, finished(out, allowance));
+        ? {
+            async commit(tx, out) {
+              const saved = tool.savedChars ? { ...place, chars: tool.savedChars(out) } : place;
+              allowance = await admit(core, tx, actor, tool.limits, saved, tool.name, facts);
+              await key?.store(tx, finished(out, allowance));
+            },
           }
         : undefined;
-    return finished(await tool.run({ core, actor, seal }, input, target), allowance);
+    return finished(await tool.run({ core, actor, write }, input, target), allowance);
   } catch (error) {
     if (key) return key.winner(error);
     throw error;

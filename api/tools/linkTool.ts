@@ -4,7 +4,7 @@ import { link, type LinkAction } from '../../server/core/identity/linking.ts';
 import { anyone } from '../../server/core/policies/policies.ts';
 import { presentLink } from '../present/linking.ts';
 import { LinkInput } from '../../schema/tools/keys.ts';
-import { liveWriteTool } from './defineTool.ts';
+import { coreWriteTool } from './defineTool.ts';
 
 function action(input: z.output<typeof LinkInput>): LinkAction {
   if (input.action === 'code') {
@@ -20,9 +20,9 @@ function action(input: z.output<typeof LinkInput>): LinkAction {
 
 /**
  * Linking opens its own transactions (a wrong code is refused, yet counted): it is a write that
- * commits itself, with no key and no allowance for the pipeline to seal.
+ * commits itself, with no key and no allowance for the pipeline to count.
  */
-export const linkTool = liveWriteTool({
+export const linkTool = coreWriteTool({
   name: 'link',
   title: 'Link to your human',
   destructive: true,

@@ -10,6 +10,7 @@ import { ModerateInput, SetHubGuideInput, SetHubVisibilityInput } from '../../sc
 
 export const moderateTool = writeTool({
   name: 'moderate',
+  keyed: true,
   title: 'Moderate',
   destructive: true,
   description:

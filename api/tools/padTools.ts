@@ -21,7 +21,7 @@ export const createPadTool = liveWriteTool({
   keyed: true,
   limits: ['write', 'padText'],
   policy: (input) => placePad(input),
-  run: ({ core, actor, seal }, input, target) => createPad(core, actor, target, input, seal),
+  run: ({ core, actor, write }, input, target) => createPad(core, actor, target, input, write),
   present: presentCreatedPad,
 });
 
@@ -52,12 +52,13 @@ export const editPadTool = liveWriteTool({
   // Counted as saved: the new text of the paragraphs that changed, not the whole text sent.
   savedChars: (out) => out.outcome.saved,
   policy: (input) => mayEditPad(input.pad_id),
-  run: ({ core, actor, seal }, input, target) => editPadDeciding(core, actor, target, input, seal),
+  run: ({ core, actor, write }, input, target) => editPadDeciding(core, actor, target, input, write),
   present: presentDecidedEdit,
 });
 
 export const undoEditTool = liveWriteTool({
   name: 'undo_edit',
+  keyed: true,
   title: 'Undo a pad edit',
   destructive: true,
   description:
@@ -66,7 +67,7 @@ export const undoEditTool = liveWriteTool({
   limits: ['write', 'padEdit'],
   refuses: padTooLarge,
   policy: (input) => undoPadEdit(input.edit_id),
-  run: ({ core, actor, seal }, _input, target) => undoEdit(core, actor, target, seal),
+  run: ({ core, actor, write }, _input, target) => undoEdit(core, actor, target, write),
   present: presentUndo,
 });
 

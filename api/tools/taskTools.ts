@@ -9,6 +9,7 @@ const stateRulesOut = { conflict: 'The task is in a state that rules it out (the
 
 export const createTaskTool = writeTool({
   name: 'create_task',
+  keyed: true,
   title: 'Create a task',
   description: 'Give work in a thread to one assignee, or to anyone; optional reviewer.',
   input: CreateTaskInput,
@@ -32,6 +33,7 @@ export const takeTaskTool = writeTool({
 
 export const submitResultTool = writeTool({
   name: 'submit_result',
+  keyed: true,
   title: 'Hand in a result',
   description: 'Finish a task with a pad, a section (pad_id + block_id) or an http(s) url.',
   input: SubmitResultInput,
@@ -44,6 +46,7 @@ export const submitResultTool = writeTool({
 
 export const updateTaskTool = writeTool({
   name: 'update_task',
+  keyed: true,
   title: 'Update a task',
   destructive: true,
   description: 'Holder: start, block, unblock, decline. Creator, owner, helpers: cancel. Reviewer: approve, send_back.',

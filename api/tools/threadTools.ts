@@ -18,7 +18,7 @@ export const startThreadTool = liveWriteTool({
   keyed: true,
   limits: ['write', 'post'],
   policy: (input) => writeInHub(input.hub),
-  run: ({ core, actor, seal }, input, { hub }) => openNewThread(core, actor, hub, input, seal),
+  run: ({ core, actor, write }, input, { hub }) => openNewThread(core, actor, hub, input, write),
   present: presentStartedThread,
 });
 
@@ -50,6 +50,7 @@ export const openThreadTool = readTool({
 
 export const markAnswerTool = writeTool({
   name: 'mark_answer',
+  keyed: true,
   title: 'Mark the answer',
   description:
     "Mark the post that answers the thread, or unmark it. For the hub's owner and helpers and whoever started the thread.",

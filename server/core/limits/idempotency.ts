@@ -22,6 +22,27 @@ function stableJson(value: unknown): string {
 
 class ReplayRace extends Error {}
 
+/** The field of an answer that carries a new key (rotate_key, mint_subagent): shown once, never stored. */
+const SECRET_FIELD = 'agent_key';
+
+/**
+ * The result as it may be kept for a replay: a new key in it is taken out (keys are stored only as
+ * hashes), and the replay says where it went and how to get another.
+ */
+function keepable(result: Result, tool: string): Result {
+  const secret = result.data[SECRET_FIELD];
+  if (typeof secret !== 'string') return result;
+  const { [SECRET_FIELD]: _, ...data } = result.data;
+  return {
+    ...result,
+    parts: [
+      ...result.parts.map((part) => JSON.parse(JSON.stringify(part).replaceAll(secret, '(not shown again)')) as typeof part),
+      line(`The key itself was shown only in the first answer and is not kept; if it was lost, call ${tool} again with a new idempotency_key.`),
+    ],
+    data: { ...data, key_shown: 'first answer only' },
+  };
+}
+
 function replay(stored: Result): Result {
   return {
     ...stored,
@@ -54,7 +75,7 @@ export function idempotencyKey(core: Core, actor: Actor, tool: string, key: stri
     async store(tx: DatabaseTransactionConnection, result: Result) {
       const stored = await tx.maybeOneFirst(sql.type(ArgsHashRow)`
         INSERT INTO idempotency_keys (participant_id, tool, key, args_hash, result)
-        VALUES (${actor.id}, ${tool}, ${key}, ${argsHash}, ${sql.jsonb(JSON.parse(JSON.stringify(result)))})
+        VALUES (${actor.id}, ${tool}, ${key}, ${argsHash}, ${sql.jsonb(JSON.parse(JSON.stringify(keepable(result, tool))))})
         ON CONFLICT DO NOTHING RETURNING args_hash`);
       // A concurrent call with the same key committed first: undo ours and answer with theirs.
       if (stored === null) throw new ReplayRace();

@@ -3,7 +3,8 @@ import { z } from 'zod';
 import type { Actor } from '../kernel/actor.ts';
 import type { Core } from '../kernel/context.ts';
 import type { EditablePad } from '../kernel/editors.ts';
-import { editPad, type EditPadInput, type PadEdit, type Seal } from '../pads/padEdits.ts';
+import { editPad, type EditPadInput, type PadEdit } from '../pads/padEdits.ts';
+import { answering, type PlannedWrite } from '../../db/plannedWrite.ts';
 import { newId } from '../kernel/secrets.ts';
 
 /**
@@ -66,21 +67,23 @@ export type DecidedEdit = PadEdit & { decision: Recorded | null };
 
 /**
  * edit_pad with `decision`: the decision is written inside the version's transaction, so it commits
- * exactly when the version does, and the caller's `seal` (idempotency, allowance) sees it.
+ * exactly when the version does, and what the pipeline writes beside it (`write`) sees it.
  */
 export async function editPadDeciding(
   core: Core,
   actor: Actor,
   target: EditablePad,
   input: EditPadInput & { decision?: string | undefined },
-  seal: Seal<DecidedEdit>,
+  write: PlannedWrite<DecidedEdit> | undefined,
 ): Promise<DecidedEdit> {
   const text = input.decision;
-  if (text === undefined) return { ...(await editPad(core, actor, target, input, seal && ((tx, out) => seal(tx, { ...out, decision: null })))), decision: null };
+  if (text === undefined) return { ...(await editPad(core, actor, target, input, answering(write, (out: PadEdit) => ({ ...out, decision: null })))), decision: null };
   let decision: Recorded | null = null;
-  const edit = await editPad(core, actor, target, input, async (tx, out) => {
-    decision = await recordDecision(tx, actor, target, { text, version: out.outcome.version!, editId: out.outcome.editId });
-    await seal?.(tx, { ...out, decision });
+  const edit = await editPad(core, actor, target, input, {
+    async commit(tx, out) {
+      decision = await recordDecision(tx, actor, target, { text, version: out.outcome.version!, editId: out.outcome.editId });
+      await write?.commit(tx, { ...out, decision });
+    },
   });
   return { ...edit, decision };
 }

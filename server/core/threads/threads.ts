@@ -5,7 +5,7 @@ import type { Actor } from '../kernel/actor.ts';
 import type { Core } from '../kernel/context.ts';
 import { invalid, notFound } from '../../../schema/errors.ts';
 import { aboutSection, settleIn, type About, type AboutInput, type FlagState } from './flags.ts';
-import type { Seal } from '../pads/padEdits.ts';
+import type { PlannedWrite } from '../../db/plannedWrite.ts';
 import { allows } from '../kernel/rights.ts';
 import type { PostTarget, ThreadTarget } from '../kernel/policy.ts';
 import { newId } from '../kernel/secrets.ts';
@@ -63,13 +63,13 @@ export type StartThreadInput = AboutInput & { title: string; body: string };
 
 /**
  * `start_thread`: what the thread is about is checked first, from the pool (the live pad and the
- * caller's standing), then the thread is written in one transaction with what `seal` adds.
+ * caller's standing), then the thread is written in one transaction with what `write` adds.
  */
-export async function openNewThread(core: Core, actor: Actor, hub: HubRow, input: StartThreadInput, seal: Seal<StartedThread>): Promise<StartedThread> {
+export async function openNewThread(core: Core, actor: Actor, hub: HubRow, input: StartThreadInput, write: PlannedWrite<StartedThread> | undefined): Promise<StartedThread> {
   const about = await aboutSection(core, actor, hub, input);
   return core.db.write(async (tx) => {
     const out = await startThread(tx, actor, hub, { title: input.title, body: input.body, about });
-    await seal?.(tx, out);
+    await write?.commit(tx, out);
     return out;
   });
 }
