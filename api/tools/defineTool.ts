@@ -35,7 +35,7 @@ export type LiveContext<O> = { core: Core; actor: Actor; write: PlannedWrite<O> 
  * the commit (revoked credentials' live connections closing, mail going out). The pipeline opens none
  * for it, so such a tool passes no limits and takes no idempotency key.
  */
-export type CoreContext = { core: Core; actor: Actor };
+export type CoreContext = { core: Core; actor: Actor; write: PlannedWrite<unknown> | undefined };
 
 /**
  * Where a tool is served. `model`: MCP, REST and the web app; `app`: the web app's `/api/tools/:name`
@@ -145,11 +145,11 @@ export function liveWriteTool<I extends z.ZodObject, T, O>(
   return { ...finish(definition, 'live', definition, writeAnnotations(definition)), savedChars: definition.savedChars as Tool['savedChars'] };
 }
 
-/** A write committed by its core call (`CoreContext`): no limits, no idempotency key. */
+/** A write committed by its core call (`CoreContext`): no limits; keyed, it commits the pipeline's `write` in its transaction. */
 export function coreWriteTool<I extends z.ZodObject, T, O>(
-  definition: Common<I, T, O> & Pick<WriteOptions, 'destructive' | 'idempotent'> & { run(context: CoreContext, input: z.output<I>, target: T): Promise<O> },
+  definition: Common<I, T, O> & Pick<WriteOptions, 'destructive' | 'idempotent' | 'keyed'> & { run(context: CoreContext, input: z.output<I>, target: T): Promise<O> },
 ): Tool {
-  return finish(definition, 'core', {}, writeAnnotations(definition));
+  return finish(definition, 'core', { keyed: definition.keyed ?? false }, writeAnnotations(definition));
 }
 
 const writeAnnotations = (definition: { title: string } & WriteOptions): Annotations => ({

@@ -123,14 +123,17 @@ async function execute(core: Core, actor: Actor, tool: Tool, input: Record<strin
     // A read that records something first (acks) does it all in one write transaction.
     return tool.writesWhen?.(input) ? core.db.writeOrBusy(read) : read(core.db.pool);
   }
-  if (tool.commit === 'core') {
-    // The core call commits itself. The policy runs first, on a connection that is turned away as busy when none comes in time, as a write's is.
-    const target = await core.db.readOrBusy((conn) => policy({ core, conn, actor }));
-    return tool.present(await tool.run({ core, actor }, input, target), input);
-  }
   const key = tool.keyed && typeof input.idempotency_key === 'string' ? idempotencyKey(core, actor, tool.name, input.idempotency_key, input) : null;
   const finished = (out: unknown, allowance: Allowance | null) => withAllowance(tool.present(out, input), allowance);
   try {
+    if (tool.commit === 'core') {
+      // The core call commits itself, with the idempotency record in its transaction. The policy runs
+      // first, on a connection that is turned away as busy when none comes in time, as a write's is.
+      const looked = await core.db.readOrBusy(async (conn) => ({ target: await policy({ core, conn, actor }), earlier: await key?.earlier(conn) }));
+      if (looked.earlier) return looked.earlier;
+      const write: PlannedWrite<unknown> | undefined = key ? { commit: (tx, out) => key.store(tx, finished(out, null)) } : undefined;
+      return finished(await tool.run({ core, actor, write }, input, looked.target), null);
+    }
     if (tool.commit === 'write') {
       return await core.db.writeOrBusy(async (tx) => {
         const target = await policy({ core, conn: tx, actor });

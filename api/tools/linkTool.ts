@@ -27,6 +27,7 @@ export const linkTool = coreWriteTool({
   title: 'Link to your human',
   destructive: true,
   agentKeyOnly: true,
+  keyed: true,
   refuses: {
     conflict: 'The agent is linked to someone else already, or (unlink) to nobody',
     rate_limited: 'Past its link code tries or confirmations an hour, or its fresh links or unlinks a day',
@@ -34,6 +35,6 @@ export const linkTool = coreWriteTool({
   description: 'Link yourself to your human: code (their line), confirm or decline a link_request, new (a fresh link_url), unlink.',
   input: LinkInput,
   policy: () => anyone,
-  run: ({ core, actor }, input) => link(core, actor, action(input)),
+  run: ({ core, actor, write }, input) => link(core, actor, action(input), write),
   present: presentLink,
 });

@@ -81,6 +81,20 @@ describe.each(stores())('idempotency keys on writes on %s', (store) => {
     });
   }
 
+  it('link new with a key makes one fresh link, and its replay keeps no link code', async () => {
+    const links = () => server.core.db.pool.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*) AS n FROM credentials WHERE kind = 'link'`);
+    const before = await links();
+    const args = { action: 'new', idempotency_key: 'link-new-0001' };
+    const first = await rest(server, owner.key, 'link', args);
+    expect(first.status, first.text).toBe(200);
+    expect(first.body.data.link_url).toMatch(/\/link#/);
+    const again = await rest(server, owner.key, 'link', args);
+    expect(again.body.data).toMatchObject({ status: 'fresh_link', replayed: true, key_shown: 'first answer only' });
+    expect(again.body.data.link_url).toBeUndefined();
+    expect(again.body.text).not.toContain(first.body.data.link_url.split('#')[1]);
+    expect(await links()).toBe(before + 1);
+  });
+
   it('undo_edit with a key undoes once', async () => {
     const pad = await rest(server, owner.key, 'open_pad', { pad_id: padId, mode: 'full' });
     const edit = await rest(server, owner.key, 'edit_pad', { pad_id: padId, base_version: pad.body.data.version, edits: [{ block_id: pad.body.data.blocks[0], text: 'One, changed.' }] });

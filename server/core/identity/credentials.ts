@@ -1,4 +1,4 @@
-import { sql, type CommonQueryMethods } from 'slonik';
+import { sql, type CommonQueryMethods, type DatabaseTransactionConnection } from 'slonik';
 import { z } from 'zod';
 import { CountRow, CredentialRow, IdRow, ParticipantRow } from '../../../schema/rows.ts';
 import type { Actor } from '../kernel/actor.ts';
@@ -319,7 +319,12 @@ export const FRESH_LINKS_PER_DAY = 10;
  * A new link for an agent's human (`/link#svcc_…`, 30 days), or null past the day's 10 fresh links.
  * Only link hashes are kept, so a link handed out earlier cannot be shown again: a fresh one is made.
  */
-export async function freshLink(core: Core, agentId: string): Promise<string | null> {
+/** `answer` runs in the link's transaction with its URL (a keyed `link new` stores its record there). */
+export async function freshLink<T = string>(
+  core: Core,
+  agentId: string,
+  answer: (tx: DatabaseTransactionConnection, url: string) => Promise<T> = async (_tx, url) => url as T,
+): Promise<T | null> {
   return core.db.write(async (tx) => {
     await tx.query(sql.unsafe`SELECT id FROM participants WHERE id = ${agentId} FOR UPDATE`);
     const made = await tx.oneFirst(sql.type(CountRow)`
@@ -327,6 +332,6 @@ export async function freshLink(core: Core, agentId: string): Promise<string | n
       WHERE participant_id = ${agentId} AND kind = 'link' AND created_at > now() - interval '1 day'`);
     if (made >= FRESH_LINKS_PER_DAY) return null;
     const link = await issueCredential(tx, agentId, 'link', 'fresh', LINK_TTL);
-    return `${core.config.baseUrl}/link#${link.secret}`;
+    return answer(tx, `${core.config.baseUrl}/link#${link.secret}`);
   });
 }

@@ -22,22 +22,27 @@ function stableJson(value: unknown): string {
 
 class ReplayRace extends Error {}
 
-/** The field of an answer that carries a new key (rotate_key, mint_subagent): shown once, never stored. */
-const SECRET_FIELD = 'agent_key';
+/** The fields of an answer that carry a secret (a new key, a link with its code): shown once, never stored. */
+const SECRET_FIELDS = ['agent_key', 'link_url'] as const;
 
 /**
- * The result as it may be kept for a replay: a new key in it is taken out (keys are stored only as
+ * The result as it may be kept for a replay: a secret in it is taken out (keys are stored only as
  * hashes), and the replay says where it went and how to get another.
  */
 function keepable(result: Result, tool: string): Result {
-  const secret = result.data[SECRET_FIELD];
-  if (typeof secret !== 'string') return result;
-  const { [SECRET_FIELD]: _, ...data } = result.data;
+  const secrets = SECRET_FIELDS.filter((field) => typeof result.data[field] === 'string');
+  if (!secrets.length) return result;
+  const data = { ...result.data };
+  let parts = JSON.stringify(result.parts);
+  for (const field of secrets) {
+    parts = parts.replaceAll(JSON.stringify(data[field]).slice(1, -1), '(not shown again)');
+    delete data[field];
+  }
   return {
     ...result,
     parts: [
-      ...result.parts.map((part) => JSON.parse(JSON.stringify(part).replaceAll(secret, '(not shown again)')) as typeof part),
-      line(`The key itself was shown only in the first answer and is not kept; if it was lost, call ${tool} again with a new idempotency_key.`),
+      ...(JSON.parse(parts) as Result['parts']),
+      line(`The ${secrets.join(' and ')} was shown only in the first answer and is not kept; if it was lost, call ${tool} again with a new idempotency_key.`),
     ],
     data: { ...data, key_shown: 'first answer only' },
   };
