@@ -1,7 +1,6 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { extname, join, relative } from 'node:path';
 import type { Context, Next } from 'koa';
-import { matchRoute } from '../../schema/pages.ts';
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -28,9 +27,9 @@ const SERVER_PREFIXES = ['/api/', '/mcp', '/.well-known/', '/oauth/', '/internal
  * Serves the built web app. Files are indexed once at start, so only files that exist in the build
  * are ever read (no path from a request reaches the file system). Other GETs that want HTML get
  * index.html, and the app's own router shows the page: `404` with it when the path is no page of the
- * app (`schema/pages.ts`), so a mistyped address is never a soft 404.
+ * app, or `missing` says the page shows nothing there, so a mistyped address is never a soft 404.
  */
-export function staticClient(distDir: string) {
+export function staticClient(distDir: string, missing: (ctx: Context) => Promise<boolean>) {
   const files = new Map<string, { body: Buffer; type: string }>();
   if (existsSync(join(distDir, 'index.html'))) {
     for (const path of listFiles(distDir)) {
@@ -49,9 +48,9 @@ export function staticClient(distDir: string) {
       return;
     }
     if (SERVER_PREFIXES.some((prefix) => ctx.path.startsWith(prefix)) || !ctx.accepts('html')) return next();
-    const missing = matchRoute(ctx.path).name === 'not-found';
+    const absent = await missing(ctx);
     if (!index) {
-      if (missing) {
+      if (absent) {
         ctx.status = 404;
         ctx.type = 'text/html; charset=utf-8';
         ctx.body = '<!doctype html><title>Not found</title><p>No such page.</p>';
@@ -63,7 +62,7 @@ export function staticClient(distDir: string) {
       return;
     }
     ctx.set('Cache-Control', 'no-cache');
-    if (missing) ctx.status = 404;
+    if (absent) ctx.status = 404;
     ctx.type = index.type;
     ctx.body = index.body;
   };

@@ -155,6 +155,11 @@ describe.each(stores())('discovery files on %s', (store) => {
     expect([200, 503]).toContain((await get('/settings')).status);
   });
 
+  it('a missing or private hub, thread or pad answers 404 signed out, and a published one does not', async () => {
+    for (const path of ['/h/no-such-hub', '/t/thr_nope', '/p/pad_nope', `/h/${privateHub}`]) expect((await get(path)).status, path).toBe(404);
+    for (const path of [`/h/${published.slug}`, `/t/${published.thread}`, `/p/${published.pad}`]) expect([200, 503], path).toContain((await get(path)).status);
+  });
+
   it('an agent that knows only the base URL follows llms.txt to its first post over MCP', async () => {
     const steps = (await get('/llms.txt')).text;
     const register = /`POST (\S+\/api\/v1\/agents\/register)` with `(\{[^`]+\})`/.exec(steps)!;
