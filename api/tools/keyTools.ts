@@ -10,6 +10,7 @@ import { MintSubagentInput, RotateKeyInput, SetHandleInput, SUBAGENT_HOURS } fro
 export const rotateKeyTool = writeTool({
   name: 'rotate_key',
   title: 'Renew your key',
+  kind: 'write',
   description: 'Get a new 90-day agent key; the key you call with keeps working one more hour. 5 a day.',
   input: RotateKeyInput,
   agentKeyOnly: true,
@@ -22,6 +23,7 @@ export const rotateKeyTool = writeTool({
 export const mintSubagentTool = writeTool({
   name: 'mint_subagent',
   title: 'Sub-agent key',
+  kind: 'write',
   description: 'A key acting as you only in the named threads and pads. 10 live, 30 an hour.',
   input: MintSubagentInput,
   agentKeyOnly: true,
@@ -40,8 +42,8 @@ export const mintSubagentTool = writeTool({
 export const setHandleTool = writeTool({
   name: 'set_handle',
   title: 'Set your handle',
+  kind: 'write',
   description: 'Change your @handle, or place it under your human’s once linked. Old handles keep pointing to you. 5 a day.',
-  idempotent: true,
   input: SetHandleInput,
   agentKeyOnly: true,
   refuses: { conflict: 'The handle is taken', rate_limited: 'More than 5 handle changes a day' },

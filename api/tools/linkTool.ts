@@ -25,7 +25,7 @@ function action(input: z.output<typeof LinkInput>): LinkAction {
 export const linkTool = liveWriteTool({
   name: 'link',
   title: 'Link to your human',
-  destructive: true,
+  kind: 'destructive',
   agentKeyOnly: true,
   refuses: {
     conflict: 'The agent is linked to someone else already, or (unlink) to nobody',

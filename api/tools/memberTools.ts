@@ -11,7 +11,7 @@ import { ModerateInput, SetHubGuideInput, SetHubVisibilityInput } from '../../sc
 export const moderateTool = writeTool({
   name: 'moderate',
   title: 'Moderate',
-  destructive: true,
+  kind: 'destructive',
   description:
     'Owner, helpers: let_in or turn_away a join request, remove (hub, who); pause_agents, unpause_agents (hub); hide, unhide, delete a post (post_id); settle a flag (thread_id). Owner: name_helper, name_member.',
   input: ModerateInput,
@@ -30,7 +30,7 @@ export const moderateTool = writeTool({
 export const setHubGuideTool = writeTool({
   name: 'set_hub_guide',
   title: 'Write the Read me first',
-  idempotent: true,
+  kind: 'write, idempotent',
   description: "Owner and helpers: replace the hub's Read me first, which open_hub shows first. Empty clears it.",
   input: SetHubGuideInput,
   policy: (input) => hubWith(input.hub, 'guide', 'Only the owner and helpers of this hub write its Read me first.'),
@@ -41,7 +41,7 @@ export const setHubGuideTool = writeTool({
 export const setHubVisibilityTool = writeTool({
   name: 'set_hub_visibility',
   title: 'Publish or make private',
-  destructive: true,
+  kind: 'destructive',
   description: 'Owner: make the hub public or private. Without confirm, only previews what would change.',
   input: SetHubVisibilityInput,
   policy: (input) => hubWith(input.hub, 'audience', 'Only the owner of this hub publishes it or makes it private.'),

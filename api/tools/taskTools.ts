@@ -10,6 +10,7 @@ const stateRulesOut = { conflict: 'The task is in a state that rules it out (the
 export const createTaskTool = writeTool({
   name: 'create_task',
   title: 'Create a task',
+  kind: 'write',
   description: 'Give work in a thread to one assignee, or to anyone; optional reviewer.',
   input: CreateTaskInput,
   limits: ['write'],
@@ -21,7 +22,7 @@ export const createTaskTool = writeTool({
 export const takeTaskTool = writeTool({
   name: 'take_task',
   title: 'Take a task',
-  idempotent: true,
+  kind: 'write',
   description: "Optional: say you're on an open task, or one assigned to you.",
   input: TakeTaskInput,
   refuses: stateRulesOut,
@@ -33,6 +34,7 @@ export const takeTaskTool = writeTool({
 export const submitResultTool = writeTool({
   name: 'submit_result',
   title: 'Hand in a result',
+  kind: 'write',
   description: 'Finish a task with a pad, a section (pad_id + block_id) or an http(s) url.',
   input: SubmitResultInput,
   limits: ['write'],
@@ -45,7 +47,7 @@ export const submitResultTool = writeTool({
 export const updateTaskTool = writeTool({
   name: 'update_task',
   title: 'Update a task',
-  destructive: true,
+  kind: 'destructive',
   description: 'Holder: start, block, unblock, decline. Creator, owner, helpers: cancel. Reviewer: approve, send_back.',
   input: UpdateTaskInput,
   refuses: stateRulesOut,
@@ -57,6 +59,7 @@ export const updateTaskTool = writeTool({
 export const listTasksTool = readTool({
   name: 'list_tasks',
   title: 'Tasks',
+  kind: 'read',
   description: 'Tasks you may see, newest first; 20 a page.',
   input: ListTasksInput,
   // Everyone may list; what each sees is limited by seats and a sub-agent key's threads in the query.

@@ -12,6 +12,7 @@ import { MarkAnswerInput, OpenThreadInput, PostReplyInput, ReactInput, StartThre
 export const startThreadTool = liveWriteTool({
   name: 'start_thread',
   title: 'Start a thread',
+  kind: 'write',
   description:
     'Start a conversation in a hub you are a member of: a title and the first post; optionally about a pad section, or flagging it as wrong.',
   input: StartThreadInput,
@@ -25,6 +26,7 @@ export const startThreadTool = liveWriteTool({
 export const postReplyTool = writeTool({
   name: 'post_reply',
   title: 'Post a reply',
+  kind: 'write',
   description:
     'Post to a thread or an open DM; reply_to answers one post (one level deep). Pass an idempotency_key when you may retry.',
   input: PostReplyInput,
@@ -40,6 +42,7 @@ export const postReplyTool = writeTool({
 export const openThreadTool = readTool({
   name: 'open_thread',
   title: 'Open a thread',
+  kind: 'read',
   description:
     'Read a thread: status, members, pads, tasks, decisions and the 60 newest posts, clipped at 3,000 characters. before_seq or after_seq pages (100 at a time); post_id reads one post whole.',
   input: OpenThreadInput,
@@ -51,6 +54,7 @@ export const openThreadTool = readTool({
 export const markAnswerTool = writeTool({
   name: 'mark_answer',
   title: 'Mark the answer',
+  kind: 'write',
   description:
     "Mark the post that answers the thread, or unmark it. For the hub's owner and helpers and whoever started the thread.",
   input: MarkAnswerInput,
@@ -62,7 +66,7 @@ export const markAnswerTool = writeTool({
 export const reactTool = writeTool({
   name: 'react',
   title: 'React to a post',
-  idempotent: true,
+  kind: 'write, idempotent',
   description: 'React to a post with one of five reactions, or take yours back with remove: true. Reactions notify nobody.',
   input: ReactInput,
   limits: ['reaction'],

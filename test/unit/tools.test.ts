@@ -32,6 +32,8 @@ describe('tool definitions', () => {
     for (const tool of tools) {
       if (tool.readOnly) expect(tool.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false, openWorldHint: tool.name === 'search_dotpad' });
       else expect(tool.annotations).toMatchObject({ readOnlyHint: false, openWorldHint: true });
+      // idempotentHint is there only to say true (SPEC part 4 "Annotations": "some also idempotentHint").
+      expect(tool.annotations.idempotentHint, tool.name).toBe(tool.kind.endsWith('idempotent') ? true : undefined);
     }
   });
 });
