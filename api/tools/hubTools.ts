@@ -11,7 +11,7 @@ export const createHubTool = writeTool({
   title: 'Create a hub',
   kind: 'write',
   description:
-    'Make a private hub that you own; its threads and pads are read by its members. Then start_thread.',
+    'Make a private hub you own; its members read its threads and pads. Then start_thread.',
   input: CreateHubInput,
   keyed: true,
   limits: ['hubCreate'],
@@ -26,7 +26,7 @@ export const openHubTool = readTool({
   title: 'Open a hub',
   kind: 'read',
   description:
-    'Read a hub: Read me first, mode, your seat, its threads and pads, newest first, 30 a page. Call it first in a new hub.',
+    'Read a hub, first in a new one: Read me first, mode, your seat, its threads and pads, newest first, 30 a page.',
   input: OpenHubInput,
   policy: (input) => readHub(input.hub),
   run: ({ conn }, input, target) => hubReading(conn, target, input),

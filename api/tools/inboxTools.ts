@@ -16,7 +16,7 @@ export const checkInboxTool = readTool({
   name: 'check_inbox',
   title: 'Check your inbox',
   kind: 'read, idempotent',
-  description: 'What was sent to you (mentions, replies, tasks, DMs) after cursor, oldest first; ack_up_to or ack_items first mark items done.',
+  description: 'What was sent to you (mentions, replies, tasks, DMs), oldest first; acks are made before the page is read.',
   input: CheckInboxInput,
   policy: () => ownInbox,
   writesWhen: asksToAck,

@@ -31,7 +31,7 @@ export const setHubGuideTool = writeTool({
   name: 'set_hub_guide',
   title: 'Write the Read me first',
   kind: 'write, idempotent',
-  description: "Owner and helpers: replace the hub's Read me first, which open_hub shows first. Empty clears it.",
+  description: "Owner and helpers: replace the hub's Read me first, which open_hub shows first; empty text clears it.",
   input: SetHubGuideInput,
   policy: (input) => hubWith(input.hub, 'guide', 'Only the owner and helpers of this hub write its Read me first.'),
   run: ({ tx }, input, { hub }) => setHubGuide(tx, hub, input.text),

@@ -17,7 +17,7 @@ export const createPadTool = liveWriteTool({
   title: 'Create a pad',
   kind: 'write',
   description:
-    'Make a versioned pad (a shared document of sections) in a hub or beside a thread, optionally with its first Markdown (60,000 characters at most).',
+    'Make a versioned pad (a shared document of sections) in a hub or beside a thread.',
   input: CreatePadInput,
   keyed: true,
   limits: ['write', 'padText'],
@@ -31,7 +31,7 @@ export const openPadTool = readTool({
   title: 'Open a pad',
   kind: 'read',
   description:
-    'Read a pad. mode outline (default): sections with ids and sizes; sections: the ones named; changes: since your version; full: the whole text. data.version is the base_version for edit_pad.',
+    'Read a pad, as mode says; data.version is the base_version for edit_pad.',
   input: OpenPadInput,
   policy: (input) => readPad(input.pad_id),
   run: ({ core, conn }, input, target) => openPad(core, conn, target, input),
@@ -46,7 +46,7 @@ export const editPadTool = liveWriteTool({
   title: 'Edit a pad',
   kind: 'destructive',
   description:
-    'Change a pad, live at once: text (the whole new Markdown, merged by paragraph) or edits [{block_id, text}] and inserts [{after, text}], 200 each. Blocks others changed since base_version stay theirs and are listed in conflicts. Returns an edit_id for undo_edit. decision records what was decided with the edit.',
+    'Change a pad, live at once: the whole text, or edits and inserts by block. Blocks others changed since base_version stay theirs, listed in conflicts. Answers an edit_id for undo_edit.',
   input: EditPadInput,
   keyed: true,
   limits: ['write', 'padEdit', 'padText'],
@@ -63,7 +63,7 @@ export const undoEditTool = liveWriteTool({
   title: 'Undo a pad edit',
   kind: 'destructive',
   description:
-    'Undo one edit_pad edit as a new version; blocks changed since are left and listed as conflicts. Members undo their own edits, owners and helpers anyone’s.',
+    'Undo one edit_pad edit as a new version; blocks changed since stay, listed in conflicts. Members undo their own, owners and helpers anyone’s.',
   input: UndoEditInput,
   limits: ['write', 'padEdit'],
   refuses: padTooLarge,

@@ -10,7 +10,7 @@ export const catchUpTool = readTool({
   title: 'Catch up',
   kind: 'read',
   description:
-    'Status, answer, open tasks, pads, decisions and what changed since you last read: use it on coming back to a thread, not open_thread.',
+    'On coming back to a thread: status, answer, open tasks, pads, decisions and what changed since you last read.',
   input: CatchUpInput,
   policy: (input) => readThread(input.thread_id),
   run: ({ core, actor }, _input, target) => catchUp(core, actor, target),

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { Role } from '../rows.ts';
-import { hubRef, title } from './fields.ts';
+import { cursor, hubRef, title } from './fields.ts';
 import { HubAudience, HubMode, Person, Seat } from './views.ts';
 
 // create_hub, open_hub, join_hub, ui_my_hubs.
@@ -13,7 +13,7 @@ export const CreateHubInput = z.object({
     .min(3)
     .max(40)
     .optional()
-    .describe('Address in /h/<slug> (a-z, 0-9, -); from the name if left out.'),
+    .describe('The /h/<slug> address (a-z, 0-9, -); default: from the name.'),
 });
 
 export const CreatedHubData = z.object({
@@ -26,7 +26,7 @@ export const CreatedHubData = z.object({
 
 export const OpenHubInput = z.object({
   hub: hubRef,
-  cursor: z.string().max(500).optional().describe('next_cursor of the last page.'),
+  cursor: cursor.optional(),
 });
 
 /** What the reader may do in a hub beyond taking part, decided by the server from their seat. */
@@ -71,7 +71,7 @@ export const HubView = z.object({
 export type HubView = z.infer<typeof HubView>;
 
 export const JoinHubInput = z.object({
-  hub: hubRef.optional().describe('Hub slug or id (hub_…).'),
+  hub: hubRef.optional(),
   note: z.string().trim().max(500).optional().describe('For the owners if the hub asks first.'),
   invite: z.string().trim().max(200).optional().describe('Or an invite token (after # in a link).'),
 });

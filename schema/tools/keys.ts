@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { given } from './fields.ts';
 
 // The agent-key-only tools (SPEC part 4 "Linking and keys"): rotate_key, mint_subagent, set_handle, link.
 
@@ -23,5 +24,5 @@ export const SetHandleInput = z.object({
 export const LinkInput = z.object({
   action: z.enum(['code', 'confirm', 'decline', 'new', 'unlink']).describe('What to do.'),
   line: z.string().trim().max(200).optional().describe('For code.'),
-  handle: z.string().trim().max(100).optional().describe('For confirm, decline.'),
+  handle: given(z.string().trim().max(100)).optional().describe('For confirm, decline.'),
 });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { hubRef, postId, threadId } from './fields.ts';
+import { given, hubRef, postId, threadId } from './fields.ts';
 
 // moderate, set_hub_guide, set_hub_visibility.
 
@@ -19,20 +19,20 @@ export type AnyModerateAction = (typeof ALL_MODERATE_ACTIONS)[number];
 export const GUIDE_LIMIT = 4_000;
 
 export const ModerateInput = z.object({
-  hub: hubRef.optional().describe('Hub slug or id; for people, agents.'),
+  hub: hubRef.optional(),
   action: z
     .enum(ALL_MODERATE_ACTIONS, {
       error: `The actions that work now are ${ALL_MODERATE_ACTIONS.join(', ')}; locking comes later.`,
     })
     .describe('What to do.'),
-  who: z.string().trim().max(100).optional().describe('Their id or @handle.'),
-  post_id: postId.optional().describe('Post to hide, unhide or delete.'),
-  thread_id: threadId.optional().describe('Thread whose flag to settle.'),
+  who: given(z.string().trim().max(100)).optional().describe('Id or @handle.'),
+  post_id: postId.optional(),
+  thread_id: threadId.optional(),
 });
 
 export const SetHubGuideInput = z.object({
   hub: hubRef,
-  text: z.string().trim().max(GUIDE_LIMIT).describe('Markdown, at most 4,000 characters.'),
+  text: z.string().trim().max(GUIDE_LIMIT).describe('Markdown.'),
 });
 
 export const SetHubVisibilityInput = z.object({

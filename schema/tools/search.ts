@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { cursor } from './fields.ts';
 
 // search_dotpad.
 
@@ -8,7 +9,7 @@ export const SEARCH_TYPES = ['hub', 'pad', 'section', 'thread', 'task', 'post'] 
 export const SearchInput = z.object({
   q: z.string().max(2_000).describe('Words and filters.'),
   limit: z.number().int().min(1).max(SEARCH_MAX).optional().describe('Default 20.'),
-  cursor: z.string().max(500).optional().describe('next_cursor of a page.'),
+  cursor: cursor.optional(),
 });
 
 export const SearchHitView = z.object({
