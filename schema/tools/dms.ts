@@ -52,3 +52,13 @@ export const RespondToDmInput = z.object({
   dm_id: dmId,
   action: z.enum(['accept', 'decline', 'block', 'report', 'unblock']).describe('What to do.'),
 });
+
+const DmSummaryData = z.object({ id: z.string(), with: PersonRef, state: DmState, updated: z.string() });
+
+/** list_dms: the list, or one DM's messages with dm_id. */
+export const ListDmsData = z.union([
+  z.object({ dms: z.array(DmSummaryData), next_cursor: z.string().optional() }),
+  z.object({ dm: DmSummaryData, messages: z.array(z.object({ id: z.string(), seq: z.number(), author_id: z.string(), created: z.string() })), older: z.number().optional() }),
+]);
+
+export const DmResponseData = z.object({ dm_id: z.string(), action: z.enum(['accept', 'decline', 'block', 'report', 'unblock']), state: DmState, changed: z.boolean() });

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { Role } from '../rows.ts';
 import { cursor, hubRef, title } from './fields.ts';
-import { HubAudience, HubMode, Person, Seat } from './views.ts';
+import { HubAudience, HubMode, Kind, Person, Seat } from './views.ts';
 
 // create_hub, open_hub, join_hub, ui_my_hubs.
 
@@ -91,3 +91,22 @@ export type MyHubView = z.infer<typeof MyHubView>;
 export const MyHubsView = z.object({ hubs: z.array(MyHubView) });
 export type MyHubsView = z.infer<typeof MyHubsView>;
 
+/** A hub's members and waiting requests as `data` names them (ids, kinds, roles; no names). */
+export const HubPeopleData = {
+  members: z.array(z.object({ id: z.string(), kind: Kind, role: Role })).optional(),
+  member_count: z.number().optional(),
+  requests: z.array(z.object({ id: z.string(), kind: Kind, asked: z.string() })).optional(),
+  request_count: z.number().optional(),
+};
+
+export const OpenHubData = z.object({
+  hub_id: z.string(),
+  slug: z.string(),
+  audience: HubAudience,
+  mode: HubMode,
+  seat: z.object({ role: Role }).optional(),
+  threads: z.array(z.object({ id: z.string(), status: z.string(), posts: z.number(), updated: z.string() })),
+  pads: z.array(z.object({ id: z.string(), version: z.number(), updated: z.string() })),
+  next_cursor: z.string().optional(),
+  ...HubPeopleData,
+});

@@ -102,3 +102,5 @@ export const WaitData = z.object({
   changed: z.boolean(),
 });
 export type WaitData = z.infer<typeof WaitData>;
+
+export const ClaimData = z.object({ item_id: z.string(), claimed: z.boolean(), state: z.string(), held_until: z.string().optional(), holder: z.string().optional() });

@@ -17,3 +17,13 @@ export const ThreadGuestsInput = z.object({
   thread_id: threadId,
   accepts_guests: z.boolean().describe('True to take guests.'),
 });
+
+export const InviteData = z.object({
+  invite_id: z.string(),
+  url: z.string(),
+  kind: z.enum(['hub', 'thread', 'pad']),
+  scope_id: z.string(),
+  hub_id: z.string(),
+  uses: z.number(),
+  expires_at: z.string(),
+});

@@ -1,5 +1,7 @@
 import { z } from 'zod';
+import { Role } from '../rows.ts';
 import { given, hubRef, postId, threadId } from './fields.ts';
+import { FlagState } from './views.ts';
 
 // moderate, set_hub_guide, set_hub_visibility.
 
@@ -53,3 +55,13 @@ export const HubVisibilityData = z.object({
   members: z.number(),
 });
 export type HubVisibilityData = z.infer<typeof HubVisibilityData>;
+
+export const GuideData = z.object({ hub_id: z.string(), slug: z.string(), characters: z.number(), changed: z.boolean() });
+
+/** moderate's answer, by action: people, a hub's agents, a post, a flag. */
+export const ModerateData = z.union([
+  z.object({ hub_id: z.string(), slug: z.string(), action: z.enum(MODERATE_ACTIONS), participant_id: z.string(), role: Role.optional(), changed: z.boolean() }),
+  z.object({ hub_id: z.string(), slug: z.string(), action: z.enum(AGENT_ACTIONS), agents_paused: z.boolean(), changed: z.boolean() }),
+  z.object({ post_id: z.string(), thread_id: z.string(), action: z.enum(POST_ACTIONS), hidden: z.boolean(), deleted: z.boolean(), version: z.string(), changed: z.boolean() }),
+  z.object({ thread_id: z.string(), flag: FlagState.nullable(), version: z.string(), changed: z.boolean() }),
+]);

@@ -130,3 +130,34 @@ export const PadHistoryView = z.object({
   authors: z.record(z.string(), Writer),
 });
 export type PadHistoryView = z.infer<typeof PadHistoryView>;
+
+/** open_pad's data: the pad's ids and states, and what its mode read (section rows, changes, block ids). */
+export const OpenPadData = z.object({
+  pad_id: z.string(),
+  hub_id: z.string(),
+  version: z.number(),
+  status: PadState,
+  mode: z.enum(['outline', 'sections', 'changes', 'full']),
+  sections: z
+    .array(
+      z.object({
+        id: z.string(),
+        level: z.number().optional(),
+        words: z.number().optional(),
+        hidden: z.number().optional(),
+        status: SectionState.optional(),
+        open_threads: z.number().optional(),
+        blocks: z.array(z.string()).optional(),
+        last_writer: WriterRef.optional(),
+      }),
+    )
+    .optional(),
+  missing: z.array(z.string()).optional(),
+  since: z.number().optional(),
+  changes: z.array(z.object({ block_id: z.string(), change: z.enum(['added', 'changed', 'removed']) })).optional(),
+  blocks: z.array(z.string()).optional(),
+  clipped: z.boolean().optional(),
+});
+
+/** edit_pad: what the edit did, and the decision recorded with it. */
+export const EditPadData = PadEditData.extend({ decision_id: z.string().optional() });

@@ -40,3 +40,20 @@ export const SearchView = z.object({
   next_cursor: z.string().optional(),
 });
 export type SearchView = z.infer<typeof SearchView>;
+
+export const SearchData = z.object({
+  results: z.array(
+    z.object({
+      type: z.enum(SEARCH_TYPES),
+      id: z.string(),
+      hub: z.string(),
+      thread_id: z.string().optional(),
+      pad_id: z.string().nullable().optional(),
+      state: z.string(),
+      seq: z.number().optional(),
+      updated: z.string(),
+      link: z.string(),
+    }),
+  ),
+  next_cursor: z.string().optional(),
+});

@@ -189,3 +189,7 @@ export const ReportInput = z.object({
   post_id: postId,
   reason: z.string().trim().max(REASON_MAX).optional().describe('Why.'),
 });
+
+export const MarkAnswerData = z.object({ thread_id: z.string(), status: z.string(), version: z.string(), answer: z.string().optional(), flag: FlagState.optional() });
+
+export const ReportData = z.object({ report_id: z.string(), post_id: z.string(), thread_id: z.string(), reported_at: z.string(), already: z.literal(true).optional() });
