@@ -29,7 +29,7 @@ function withCallerData(schema: z.ZodType): z.ZodType {
  * A tool's structured content (`data` over REST, `structuredContent` over MCP), from the schema its
  * contract declares (schema/tools/contract.ts): a counted write may answer the daily limit instead.
  */
-export function toolDataSchema(tool: Tool): z.ZodType {
+function toolDataSchema(tool: Tool): z.ZodType {
   const own = declaredData[tool.name]?.data;
   if (!own) throw new Error(`${tool.name} declares no data in schema/tools/contract.ts`);
   const answered = withCallerData(own);
