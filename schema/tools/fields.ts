@@ -23,7 +23,7 @@ export const personRef = ref(100).describe('Id or @handle.');
 export const cursor = given(z.string().max(500)).describe('next_cursor of the last page.');
 export const title = z.string().trim().min(1).max(200).describe('A short title, at most 200 characters.');
 export const body = z.string().trim().min(1).max(20_000).describe('The text, in Markdown; at most 20,000 characters.');
-export const idempotencyKey = z.string().min(8).max(200).optional().describe('A retry with it replays the first result.');
+export const idempotencyKey = z.string().min(8).max(200).optional().describe('Makes retries safe.');
 /**
  * Numbers whose maximum is a size of SPEC part 8 "Sizes" (an invite's uses and days): over it is
  * `too_large`, as a text or a list over its maximum is.
