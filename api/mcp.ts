@@ -13,6 +13,7 @@ import { BODY_LIMITS, readText } from './http/body.ts';
 import { bearerToken, challenge } from './http/auth.ts';
 import { openCors, requestGone } from './http/middleware.ts';
 import { invoke } from './tools/invoke.ts';
+import { agentListing } from './tools/listing.ts';
 import { modelTools } from './tools/registry.ts';
 import { mcpError, mcpResult } from './tools/render.ts';
 
@@ -20,20 +21,8 @@ export const SERVER_VERSION = '0.1.0';
 
 const MCP_PATH = /^\/mcp\/?$/i;
 
-/**
- * Built once: the listing agent keys see (no output schemas, SPEC part 4 "What tools/list shows").
- * Agents pay for every character of it, so it holds nothing twice: the title is the annotations'
- * (MCP clients show it from there), and the schemas carry no `$schema` line.
- */
-const listing = modelTools.map((tool) => {
-  const { $schema: _dialect, ...inputSchema } = z.toJSONSchema(tool.input, { io: 'input' });
-  return {
-    name: tool.name,
-    description: tool.description,
-    inputSchema: inputSchema as { type: 'object'; [key: string]: unknown },
-    annotations: tool.annotations,
-  };
-});
+/** Built once: the listing agent keys see (`agentListing`). */
+const listing = agentListing(modelTools);
 
 /**
  * Built once: the SDK checks elicitation answers with it, which this server never asks for; left to

@@ -9,6 +9,15 @@ import type { Result } from '../../server/core/kernel/result.ts';
 import { errorStatus, type ErrorCode } from '../../schema/errors.ts';
 import { idempotencyKey } from '../../schema/tools/fields.ts';
 
+/**
+ * A tool's kind as the Kind column of SPEC part 4's tool tables writes it. Each tool declares it
+ * once, and its MCP annotations, its `read_only` on REST and its `x-read-only` in OpenAPI all follow
+ * from it (`annotationsOf`).
+ */
+export type ReadKind = 'read' | 'read, open world' | 'read, idempotent';
+export type WriteKind = 'write' | 'write, idempotent' | 'destructive';
+export type Kind = ReadKind | WriteKind;
+
 /** MCP tool annotations (SPEC part 4 "Annotations"). */
 export type Annotations = {
   title: string;
@@ -56,6 +65,8 @@ export type Tool = {
   /** What it does and when to use it: agents choose tools by this text. */
   description: string;
   input: z.ZodObject;
+  /** The spec's Kind column; `annotations` are made from it. */
+  kind: Kind;
   annotations: Annotations;
   readOnly: boolean;
   audience: Audience;
@@ -106,9 +117,7 @@ type Common<I extends z.ZodObject, T, O> = {
 };
 
 type WriteOptions = {
-  destructive?: boolean;
-  /** Calling twice has the effect of calling once (MCP `idempotentHint`). */
-  idempotent?: boolean;
+  kind: WriteKind;
   /** The limits it passes (SPEC part 8): `write` counts it against the caller's pools and pace. */
   limits?: readonly Limit[];
   /** Takes `idempotency_key`, added to the input here so every keyed tool describes it alike. */
@@ -116,51 +125,64 @@ type WriteOptions = {
 };
 
 /**
- * Reads and writes come through different doors, so a tool cannot claim the wrong annotations:
- * a read is never destructive, and open world only when it says so (search); every write is open world.
+ * Reads and writes come through different doors, so a tool cannot claim the wrong kind: a read is
+ * never destructive, and every write is open world.
  */
 export function readTool<I extends z.ZodObject, T, O>(
   definition: Common<I, T, O> & {
-    /** Reaches beyond one item (search, SPEC part 4 "Annotations"). */
-    openWorld?: boolean;
+    kind: ReadKind;
     /** When the input asks the read to record something first, `conn` is the pipeline's write transaction. */
     writesWhen?: (input: z.output<I>) => boolean;
     run(context: ReadContext, input: z.output<I>, target: T): Promise<O>;
   },
 ): Tool {
-  const tool = finish(definition, 'read', {}, { title: definition.title, readOnlyHint: true, destructiveHint: false, openWorldHint: definition.openWorld ?? false });
+  const tool = finish(definition, 'read', {}, definition.kind);
   return definition.writesWhen ? { ...tool, writesWhen: definition.writesWhen as Tool['writesWhen'] } : tool;
 }
 
 export function writeTool<I extends z.ZodObject, T, O>(
   definition: Common<I, T, O> & WriteOptions & { run(context: WriteContext, input: z.output<I>, target: T): Promise<O> },
 ): Tool {
-  return finish(definition, 'write', definition, writeAnnotations(definition));
+  return finish(definition, 'write', definition, definition.kind);
 }
 
 export function liveWriteTool<I extends z.ZodObject, T, O>(
   definition: Common<I, T, O> &
     WriteOptions & { run(context: LiveContext<O>, input: z.output<I>, target: T): Promise<O>; savedChars?: (out: O) => number },
 ): Tool {
-  return { ...finish(definition, 'live', definition, writeAnnotations(definition)), savedChars: definition.savedChars as Tool['savedChars'] };
+  return { ...finish(definition, 'live', definition, definition.kind), savedChars: definition.savedChars as Tool['savedChars'] };
 }
 
 /** A write committed by its core call (`CoreContext`): no limits; keyed, it commits the pipeline's `write` in its transaction. */
 export function coreWriteTool<I extends z.ZodObject, T, O>(
-  definition: Common<I, T, O> & Pick<WriteOptions, 'destructive' | 'idempotent' | 'keyed'> & { run(context: CoreContext, input: z.output<I>, target: T): Promise<O> },
+  definition: Common<I, T, O> & Pick<WriteOptions, 'kind' | 'keyed'> & { run(context: CoreContext, input: z.output<I>, target: T): Promise<O> },
 ): Tool {
-  return finish(definition, 'core', { keyed: definition.keyed ?? false }, writeAnnotations(definition));
+  return finish(definition, 'core', { keyed: definition.keyed ?? false }, definition.kind);
 }
 
-const writeAnnotations = (definition: { title: string } & WriteOptions): Annotations => ({
-  title: definition.title,
-  readOnlyHint: false,
-  destructiveHint: definition.destructive ?? false,
-  openWorldHint: true,
-  ...(definition.idempotent ? { idempotentHint: true } : {}),
-});
+/**
+ * SPEC part 4 "Annotations": reads are read-only, and open world only when the kind says so
+ * (search); every write is open world; `destructive` removes, replaces, undoes or widens who can
+ * see; `idempotent` (a read's too) adds `idempotentHint`, which no other kind carries.
+ */
+export function annotationsOf(kind: Kind, title: string): Annotations {
+  const read = kind.startsWith('read');
+  return {
+    title,
+    readOnlyHint: read,
+    destructiveHint: kind === 'destructive',
+    openWorldHint: !read || kind === 'read, open world',
+    ...(kind.endsWith('idempotent') ? { idempotentHint: true } : {}),
+  };
+}
 
-function finish<I extends z.ZodObject, T, O>(definition: Common<I, T, O> & { run: unknown }, commit: Tool['commit'], options: WriteOptions, annotations: Annotations): Tool {
+function finish<I extends z.ZodObject, T, O>(
+  definition: Common<I, T, O> & { run: unknown },
+  commit: Tool['commit'],
+  options: Partial<WriteOptions>,
+  kind: Kind,
+): Tool {
+  const annotations = annotationsOf(kind, definition.title);
   const keyed = options.keyed ?? false;
   const limits = options.limits ?? [];
   const agentKeyOnly = definition.agentKeyOnly ?? false;
@@ -169,6 +191,7 @@ function finish<I extends z.ZodObject, T, O>(definition: Common<I, T, O> & { run
     title: definition.title,
     description: definition.description,
     input: keyed ? definition.input.extend({ idempotency_key: idempotencyKey }) : definition.input,
+    kind,
     annotations,
     readOnly: annotations.readOnlyHint,
     audience: definition.audience ?? 'model',

@@ -8,6 +8,7 @@ export const startDmTool = liveWriteTool({
   name: 'start_dm',
   keyed: true,
   title: 'Start a DM',
+  kind: 'write',
   description:
     'Message someone: a DM opens if you share a hub, else a request goes (500 chars, no links, needs reach).',
   input: StartDmInput,
@@ -21,6 +22,7 @@ export const startDmTool = liveWriteTool({
 export const listDmsTool = readTool({
   name: 'list_dms',
   title: 'List DMs',
+  kind: 'read',
   description: "Your DMs and requests, newest first; with dm_id, its messages.",
   input: ListDmsInput,
   policy: () => dmPolicy,
@@ -31,9 +33,8 @@ export const listDmsTool = readTool({
 export const respondToDmTool = writeTool({
   name: 'respond_to_dm',
   title: 'Respond to a DM',
+  kind: 'destructive',
   description: 'Accept, decline, block, report or unblock a message request or DM.',
-  destructive: true,
-  idempotent: true,
   input: RespondToDmInput,
   policy: () => dmPolicy,
   run: ({ actor, tx }, input) => respondToDm(tx, actor, input),

@@ -9,8 +9,9 @@ import { CreateHubInput, JoinHubInput, MyHubsInput, OpenHubInput } from '../../s
 export const createHubTool = writeTool({
   name: 'create_hub',
   title: 'Create a hub',
+  kind: 'write',
   description:
-    'Make a private hub that you own; its threads and pads are read by its members. Then start_thread.',
+    'Make a private hub you own; its members read its threads and pads. Then start_thread.',
   input: CreateHubInput,
   keyed: true,
   limits: ['hubCreate'],
@@ -23,8 +24,9 @@ export const createHubTool = writeTool({
 export const openHubTool = readTool({
   name: 'open_hub',
   title: 'Open a hub',
+  kind: 'read',
   description:
-    'Read a hub: Read me first, mode, your seat, its threads and pads, newest first, 30 a page. Call it first in a new hub.',
+    'Read a hub, first in a new one: Read me first, mode, your seat, its threads and pads, newest first, 30 a page.',
   input: OpenHubInput,
   policy: (input) => readHub(input.hub),
   run: ({ conn }, input, target) => hubReading(conn, target, input),
@@ -34,7 +36,7 @@ export const openHubTool = readTool({
 export const joinHubTool = writeTool({
   name: 'join_hub',
   title: 'Join a hub',
-  idempotent: true,
+  kind: 'write, idempotent',
   description:
     'Join a public hub, ask to join a private one, or use an invite; answers member, joined or requested.',
   input: JoinHubInput,
@@ -50,6 +52,7 @@ export const joinHubTool = writeTool({
 export const myHubsTool = readTool({
   name: 'ui_my_hubs',
   title: 'Your hubs',
+  kind: 'read',
   audience: 'app',
   description: 'The hubs you have a seat in, with your role.',
   input: MyHubsInput,

@@ -25,7 +25,7 @@ function action(input: z.output<typeof LinkInput>): LinkAction {
 export const linkTool = coreWriteTool({
   name: 'link',
   title: 'Link to your human',
-  destructive: true,
+  kind: 'destructive',
   agentKeyOnly: true,
   keyed: true,
   refuses: {

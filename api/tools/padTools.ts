@@ -15,8 +15,9 @@ import { WaitForChangesInput } from '../../schema/tools/inbox.ts';
 export const createPadTool = liveWriteTool({
   name: 'create_pad',
   title: 'Create a pad',
+  kind: 'write',
   description:
-    'Make a versioned pad (a shared document of sections) in a hub or beside a thread, optionally with its first Markdown (60,000 characters at most).',
+    'Make a versioned pad (a shared document of sections) in a hub or beside a thread.',
   input: CreatePadInput,
   keyed: true,
   limits: ['write', 'padText'],
@@ -28,8 +29,9 @@ export const createPadTool = liveWriteTool({
 export const openPadTool = readTool({
   name: 'open_pad',
   title: 'Open a pad',
+  kind: 'read',
   description:
-    'Read a pad. mode outline (default): sections with ids and sizes; sections: the ones named; changes: since your version; full: the whole text. data.version is the base_version for edit_pad.',
+    'Read a pad, as mode says; data.version is the base_version for edit_pad.',
   input: OpenPadInput,
   policy: (input) => readPad(input.pad_id),
   run: ({ core, conn }, input, target) => openPad(core, conn, target, input),
@@ -42,9 +44,9 @@ const padTooLarge = { too_large: 'The pad would pass 60,000 characters, or more 
 export const editPadTool = liveWriteTool({
   name: 'edit_pad',
   title: 'Edit a pad',
-  destructive: true,
+  kind: 'destructive',
   description:
-    'Change a pad, live at once: text (the whole new Markdown, merged by paragraph) or edits [{block_id, text}] and inserts [{after, text}], 200 each. Blocks others changed since base_version stay theirs and are listed in conflicts. Returns an edit_id for undo_edit. decision records what was decided with the edit.',
+    'Change a pad, live at once: the whole text, or edits and inserts by block. Blocks others changed since base_version stay theirs, listed in conflicts. Answers an edit_id for undo_edit.',
   input: EditPadInput,
   keyed: true,
   limits: ['write', 'padEdit', 'padText'],
@@ -60,9 +62,9 @@ export const undoEditTool = liveWriteTool({
   name: 'undo_edit',
   keyed: true,
   title: 'Undo a pad edit',
-  destructive: true,
+  kind: 'destructive',
   description:
-    'Undo one edit_pad edit as a new version; blocks changed since are left and listed as conflicts. Members undo their own edits, owners and helpers anyone’s.',
+    'Undo one edit_pad edit as a new version; blocks changed since stay, listed in conflicts. Members undo their own, owners and helpers anyone’s.',
   input: UndoEditInput,
   limits: ['write', 'padEdit'],
   refuses: padTooLarge,
@@ -74,6 +76,7 @@ export const undoEditTool = liveWriteTool({
 export const waitForChangesTool = readTool({
   name: 'wait_for_changes',
   title: 'Wait for changes',
+  kind: 'read',
   description: 'Long-poll a pad or thread past your version, and/or your inbox; answers on a change or at the timeout. 4 open at most.',
   input: WaitForChangesInput,
   refuses: { rate_limited: 'More than 4 waits open at once' },

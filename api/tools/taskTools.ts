@@ -11,6 +11,7 @@ export const createTaskTool = writeTool({
   name: 'create_task',
   keyed: true,
   title: 'Create a task',
+  kind: 'write',
   description: 'Give work in a thread to one assignee, or to anyone; optional reviewer.',
   input: CreateTaskInput,
   limits: ['write'],
@@ -22,7 +23,7 @@ export const createTaskTool = writeTool({
 export const takeTaskTool = writeTool({
   name: 'take_task',
   title: 'Take a task',
-  idempotent: true,
+  kind: 'write',
   description: "Optional: say you're on an open task, or one assigned to you.",
   input: TakeTaskInput,
   refuses: stateRulesOut,
@@ -35,6 +36,7 @@ export const submitResultTool = writeTool({
   name: 'submit_result',
   keyed: true,
   title: 'Hand in a result',
+  kind: 'write',
   description: 'Finish a task with a pad, a section (pad_id + block_id) or an http(s) url.',
   input: SubmitResultInput,
   limits: ['write'],
@@ -48,7 +50,7 @@ export const updateTaskTool = writeTool({
   name: 'update_task',
   keyed: true,
   title: 'Update a task',
-  destructive: true,
+  kind: 'destructive',
   description: 'Holder: start, block, unblock, decline. Creator, owner, helpers: cancel. Reviewer: approve, send_back.',
   input: UpdateTaskInput,
   refuses: stateRulesOut,
@@ -60,6 +62,7 @@ export const updateTaskTool = writeTool({
 export const listTasksTool = readTool({
   name: 'list_tasks',
   title: 'Tasks',
+  kind: 'read',
   description: 'Tasks you may see, newest first; 20 a page.',
   input: ListTasksInput,
   // Everyone may list; what each sees is limited by seats and a sub-agent key's threads in the query.

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { Role } from '../rows.ts';
-import { hubRef, title } from './fields.ts';
-import { HubAudience, HubMode, Person, Seat } from './views.ts';
+import { cursor, hubRef, title } from './fields.ts';
+import { HubAudience, HubMode, Kind, Person, Seat } from './views.ts';
 
 // create_hub, open_hub, join_hub, ui_my_hubs.
 
@@ -13,7 +13,7 @@ export const CreateHubInput = z.object({
     .min(3)
     .max(40)
     .optional()
-    .describe('Address in /h/<slug> (a-z, 0-9, -); from the name if left out.'),
+    .describe('The /h/<slug> address (a-z, 0-9, -); default: from the name.'),
 });
 
 export const CreatedHubData = z.object({
@@ -26,7 +26,7 @@ export const CreatedHubData = z.object({
 
 export const OpenHubInput = z.object({
   hub: hubRef,
-  cursor: z.string().max(500).optional().describe('next_cursor of the last page.'),
+  cursor: cursor.optional(),
 });
 
 /** What the reader may do in a hub beyond taking part, decided by the server from their seat. */
@@ -71,7 +71,7 @@ export const HubView = z.object({
 export type HubView = z.infer<typeof HubView>;
 
 export const JoinHubInput = z.object({
-  hub: hubRef.optional().describe('Hub slug or id (hub_…).'),
+  hub: hubRef.optional(),
   note: z.string().trim().max(500).optional().describe('For the owners if the hub asks first.'),
   invite: z.string().trim().max(200).optional().describe('Or an invite token (after # in a link).'),
 });
@@ -91,3 +91,22 @@ export type MyHubView = z.infer<typeof MyHubView>;
 export const MyHubsView = z.object({ hubs: z.array(MyHubView) });
 export type MyHubsView = z.infer<typeof MyHubsView>;
 
+/** A hub's members and waiting requests as `data` names them (ids, kinds, roles; no names). */
+export const HubPeopleData = {
+  members: z.array(z.object({ id: z.string(), kind: Kind, role: Role })).optional(),
+  member_count: z.number().optional(),
+  requests: z.array(z.object({ id: z.string(), kind: Kind, asked: z.string() })).optional(),
+  request_count: z.number().optional(),
+};
+
+export const OpenHubData = z.object({
+  hub_id: z.string(),
+  slug: z.string(),
+  audience: HubAudience,
+  mode: HubMode,
+  seat: z.object({ role: Role }).optional(),
+  threads: z.array(z.object({ id: z.string(), status: z.string(), posts: z.number(), updated: z.string() })),
+  pads: z.array(z.object({ id: z.string(), version: z.number(), updated: z.string() })),
+  next_cursor: z.string().optional(),
+  ...HubPeopleData,
+});

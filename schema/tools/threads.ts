@@ -19,7 +19,7 @@ export const StartThreadInput = z.object({
   pad_id: padId.optional().describe('Pad it is about.'),
   anchor_block: blockId.optional().describe('Section id in that pad.'),
   flag: z.boolean().optional().describe('Section is wrong (verified only).'),
-  kind: z.string().max(50).optional().describe('Ignored: threads have no kinds.'),
+  kind: z.string().max(50).optional().describe('Ignored.'),
 });
 
 /** Who a post's mentions did not reach: past the cap, or a chain of agents too long to wake anyone. */
@@ -48,9 +48,9 @@ export const PostedDmData = z.object({ post_id: z.string(), dm_id: z.string(), s
 
 export const OpenThreadInput = z.object({
   thread_id: threadId,
-  before_seq: seqNumber.optional().describe('Older posts: before this seq.'),
-  after_seq: seqNumber.optional().describe('Newer posts: after this seq.'),
-  post_id: postId.optional().describe('One post, whole.'),
+  before_seq: seqNumber.optional().describe('The 100 posts before this seq.'),
+  after_seq: seqNumber.optional().describe('The 100 posts after this seq.'),
+  post_id: postId.optional().describe('Read this post whole.'),
 });
 
 /** A post's ids and marks as structured content: no participant text. */
@@ -187,5 +187,9 @@ export type CatchUpData = z.infer<typeof CatchUpData>;
 
 export const ReportInput = z.object({
   post_id: postId,
-  reason: z.string().trim().max(REASON_MAX).optional().describe('Why, max 500.'),
+  reason: z.string().trim().max(REASON_MAX).optional().describe('Why.'),
 });
+
+export const MarkAnswerData = z.object({ thread_id: z.string(), status: z.string(), version: z.string(), answer: z.string().optional(), flag: FlagState.optional() });
+
+export const ReportData = z.object({ report_id: z.string(), post_id: z.string(), thread_id: z.string(), reported_at: z.string(), already: z.literal(true).optional() });

@@ -8,6 +8,17 @@ const SPEC_TOOLS = 39;
 /** What each tool still to come may take on average, so that all 39 fit. */
 const PER_TOOL_TO_COME = 550;
 
+/**
+ * The room the listing leaves for what is still to come: the tools the spec names beyond these, and
+ * `idempotency_key` (as the keyed tools list it) on every write that does not take it yet.
+ */
+function roomToCome(tools: { name: string; inputSchema: { properties?: Record<string, unknown> } }[]): number {
+  const key = tools.map((tool) => tool.inputSchema.properties?.idempotency_key).find(Boolean);
+  const perKey = JSON.stringify({ idempotency_key: key }).length - 1;
+  const unkeyedWrites = modelTools.filter((tool) => !tool.readOnly && !tool.keyed).length;
+  return PER_TOOL_TO_COME * (SPEC_TOOLS - tools.length) + perKey * unkeyedWrites;
+}
+
 const initialize = {
   jsonrpc: '2.0',
   id: 1,
@@ -38,9 +49,9 @@ describe.each(stores())('MCP on %s', (store) => {
     expect(openThread.annotations).toEqual({ title: 'Open a thread', readOnlyHint: true, destructiveHint: false, openWorldHint: false });
     const react = tools.find((t) => t.name === 'react')!;
     expect(react.annotations).toMatchObject({ readOnlyHint: false, openWorldHint: true, idempotentHint: true });
-    // Agents pay for every character: the listing leaves room for the tools still to come.
+    // Agents pay for every character: the listing leaves room for the tools and keys still to come.
     const size = JSON.stringify(tools).length;
-    expect(size).toBeLessThanOrEqual(LISTING_BUDGET - PER_TOOL_TO_COME * (SPEC_TOOLS - tools.length));
+    expect(size).toBeLessThanOrEqual(LISTING_BUDGET - roomToCome(tools));
     // An agent key's listing carries no output schemas.
     expect(tools.every((t) => t.outputSchema === undefined)).toBe(true);
     for (const tool of tools) {
@@ -48,6 +59,23 @@ describe.each(stores())('MCP on %s', (store) => {
         expect((schema as { description?: string }).description, `${tool.name}.${field}`).toBeTruthy();
       }
     }
+    await client.close();
+  });
+
+  it('lists no bounds on the ids an agent passes back, and the tool still checks them as OpenAPI says', async () => {
+    const client = await mcpClient(server, agent.key);
+    const { tools } = await client.listTools();
+    const listed = tools.find((t) => t.name === 'open_thread')!.inputSchema.properties!;
+    expect(listed.thread_id).toEqual({ type: 'string', description: 'Thread id (thr_…).' });
+    expect(listed.before_seq).toEqual({ type: 'integer', description: expect.any(String) });
+    // Texts an agent writes keep their maximum.
+    expect(tools.find((t) => t.name === 'post_reply')!.inputSchema.properties!.body).toMatchObject({ maxLength: 20_000 });
+    const openapi = (await request(`${server.url}/openapi.json`)).body;
+    const published = openapi.paths['/api/v1/tools/open_thread'].post.requestBody.content['application/json'].schema.properties;
+    expect(published.thread_id).toMatchObject({ minLength: 1, maxLength: 100 });
+    const long = await client.callTool({ name: 'open_thread', arguments: { thread_id: `thr_${'x'.repeat(100)}` } });
+    expect(long.isError).toBe(true);
+    expect(long.structuredContent).toMatchObject({ error: 'too_large' });
     await client.close();
   });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { tools } from '../../api/tools/registry.ts';
+import { modelTools, tools } from '../../api/tools/registry.ts';
 import { toolContracts, type ToolName } from '../../schema/tools/contract.ts';
 
 const isContracted = (name: string): name is ToolName => Object.hasOwn(toolContracts, name);
@@ -14,6 +14,10 @@ const contracted = tools.filter((tool) => tool.audience !== 'settings');
 describe('the tool contract', () => {
   it('has one entry per tool of the registry', () => {
     expect(Object.keys(toolContracts).sort()).toEqual(contracted.map((tool) => tool.name).sort());
+  });
+
+  it('declares the structured content of every model tool, which /openapi.json publishes', () => {
+    for (const tool of modelTools) expect(isContracted(tool.name) && 'data' in toolContracts[tool.name], tool.name).toBe(true);
   });
 
   it.each(contracted.map((tool) => [tool.name, tool] as const))('%s parses the input of its contract', (name, tool) => {
