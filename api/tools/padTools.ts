@@ -16,8 +16,9 @@ export const createPadTool = liveWriteTool({
   name: 'create_pad',
   title: 'Create a pad',
   description:
-    'Make a versioned pad (a shared document of sections) in a hub or beside a thread, optionally with its first Markdown (60,000 characters at most).',
+    'Make a versioned pad (a shared document of sections) in a hub or beside a thread, optionally with its first Markdown.',
   input: CreatePadInput,
+  texts: ['title', 'text'],
   keyed: true,
   limits: ['write', 'padText'],
   policy: (input) => placePad(input),
@@ -46,6 +47,8 @@ export const editPadTool = liveWriteTool({
   description:
     'Change a pad, live at once: text (the whole new Markdown, merged by paragraph) or edits [{block_id, text}] and inserts [{after, text}], 200 each. Blocks others changed since base_version stay theirs and are listed in conflicts. Returns an edit_id for undo_edit. decision records what was decided with the edit.',
   input: EditPadInput,
+  // The pad's own text is checked by the core, against what the pad already holds.
+  texts: ['decision'],
   keyed: true,
   limits: ['write', 'padEdit', 'padText'],
   refuses: padTooLarge,

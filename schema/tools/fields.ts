@@ -11,7 +11,9 @@ export const idempotencyKey = z
   .min(8)
   .max(200)
   .optional()
-  .describe('Repeating with the same key and arguments replays the first result.');
+  .describe('Same key and arguments replay the first result.');
+/** SPEC part 4 "Common inputs": on writes with text, to send text that looks like a secret. */
+export const confirmSensitive = z.boolean().optional().describe('True: send a possible secret.');
 /**
  * Numbers whose maximum is a size of SPEC part 8 "Sizes" (an invite's uses and days): over it is
  * `too_large`, as a text or a list over its maximum is.

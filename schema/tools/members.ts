@@ -32,7 +32,7 @@ export const ModerateInput = z.object({
 
 export const SetHubGuideInput = z.object({
   hub: hubRef,
-  text: z.string().trim().max(GUIDE_LIMIT).describe('Markdown, at most 4,000 characters.'),
+  text: z.string().trim().max(GUIDE_LIMIT).describe('Markdown.'),
 });
 
 export const SetHubVisibilityInput = z.object({

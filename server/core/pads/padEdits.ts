@@ -5,7 +5,9 @@ import type { Actor } from '../kernel/actor.ts';
 import type { Core } from '../kernel/context.ts';
 import { AppError, invalid } from '../../../schema/errors.ts';
 import type { EditablePad } from '../kernel/editors.ts';
+import { refusePossibleSecrets, type TextField } from '../limits/possibleSecrets.ts';
 import { authorOf } from './pads.ts';
+import { wholeText } from './sections.ts';
 
 /**
  * Called once, inside the database transaction that records the new version, with what the call will
@@ -21,6 +23,7 @@ export type EditPadInput = {
   text?: string | undefined;
   edits?: { block_id: string; text: string }[] | undefined;
   inserts?: { after: string; text: string }[] | undefined;
+  confirm_sensitive?: boolean | undefined;
 };
 
 /** The edit engine's refusals as our errors. */
@@ -48,6 +51,21 @@ async function applyEdits(core: Core, actor: Actor, padId: string, request: Edit
 
 export type PadEdit = { pad_id: string; outcome: EditOutcome };
 
+/**
+ * Possible secrets in the text an edit sends (SPEC part 4 `confirm_sensitive`): only new or changed
+ * text counts, so a secret the pad already holds (sent back with the whole text, say) is not refused again.
+ */
+async function refuseNewSecrets(core: Core, padId: string, input: EditPadInput) {
+  const fields: TextField[] =
+    input.text !== undefined
+      ? [{ path: 'text', text: input.text }]
+      : [
+          ...(input.edits ?? []).map((e, i) => ({ path: `edits.${i}.text`, text: e.text })),
+          ...(input.inserts ?? []).map((e, i) => ({ path: `inserts.${i}.text`, text: e.text })),
+        ];
+  await refusePossibleSecrets(fields, wholeText(await core.sync.read(padId)));
+}
+
 /** edit_pad, on a pad the policy found the caller may edit; `seal` runs in the version's transaction. */
 export async function editPad(core: Core, actor: Actor, { pad }: EditablePad, input: EditPadInput, seal: Seal<PadEdit>): Promise<PadEdit> {
   const whole = input.text !== undefined;
@@ -58,6 +76,7 @@ export async function editPad(core: Core, actor: Actor, { pad }: EditablePad, in
     throw invalid('Send text (the whole new pad), or edits and inserts.', { issues: [{ path: 'edits', message: 'Nothing to change.' }] });
   }
   if (whole && input.text!.length > PAD_MAX_CHARS) throw new AppError('too_large', `A pad holds at most ${PAD_MAX_CHARS} characters.`);
+  if (!input.confirm_sensitive) await refuseNewSecrets(core, pad.id, input);
   const request: EditRequest = whole
     ? { text: input.text! }
     : {
