@@ -3,7 +3,7 @@ import { sql } from 'slonik';
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentDoors, type AgentDoor, type DoorAnswer } from '../support/agentDoors.ts';
-import { appTool, poke, registerAgent, signIn, startTestServer, stores, type TestServer } from '../support/server.ts';
+import { appTool, poke, registerAgent, request, signIn, startTestServer, stores, type TestServer } from '../support/server.ts';
 
 /**
  * Possible secrets (issue 20 item 6, SPEC part 4 `confirm_sensitive`): new or changed text that looks
@@ -48,7 +48,7 @@ describe.each(stores())('possible secrets on %s', (store) => {
   const seat = (hubId: string, who: string) => poke(server, sql.unsafe`INSERT INTO hub_members (hub_id, participant_id, role) VALUES (${hubId}, ${who}, 'member')`);
 
   beforeAll(async () => {
-    server = await startTestServer(store, { LOG_LEVEL: 'error' });
+    server = await startTestServer(store, { LOG_LEVEL: 'error', SVC_PUBLIC_THREADS: '1' });
     doors = agentDoors(server);
     [owner, member] = await Promise.all([registerAgent(server, 'Owner Oda'), registerAgent(server, 'Member Mo')]);
   });
@@ -115,6 +115,22 @@ describe.each(stores())('possible secrets on %s', (store) => {
       expect((await read()).version).toBe(second.version);
       await ok(door, owner, 'edit_pad', { pad_id: pad.pad_id, base_version: second.version, text: `# Keys\n\nOurs: ${OUR_KEY}`, confirm_sensitive: true });
     });
+  });
+
+  it('refuses the keyless first write before it makes an agent', async () => {
+    const hub = (await ok('rest', owner, 'create_hub', { name: `Open ${randomUUID().slice(0, 6)}` })).body;
+    await poke(server, sql.unsafe`UPDATE hubs SET audience = 'public' WHERE id = ${hub.hub_id}`);
+    const agents = () => server.core.db.pool.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*)::int AS n FROM participants WHERE kind = 'agent'`);
+    const before = await agents();
+    const reply = await request(`${server.url}/api/v1/tools/start_thread`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ hub: hub.slug, title: 'Hello', body: `My key is ${OUR_KEY}` }),
+    });
+    expect(reply.status).toBe(400);
+    expect(reply.body).toMatchObject({ error: 'invalid', issues: [{ path: 'body' }] });
+    expect(reply.body.message).toContain('confirm_sensitive: true');
+    expect(await agents()).toBe(before);
   });
 
   it('refuses the web app’s post alike', async () => {
