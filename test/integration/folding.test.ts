@@ -138,6 +138,18 @@ describe.each(stores())('links by reach on %s', (store) => {
     expect(view.posts[0]).toMatchObject({ folded: '11 links, more than the 10 a verified author may post', author: { id: writer.id, reach: false } });
   });
 
+  it('tells the web app whether the Read me first’s links are live', async () => {
+    const hub = await room('rest');
+    const person = await signIn(server, 'Reader Ria', `ria-${randomUUID()}@example.com`);
+    await seat(hub.id, person.id);
+    const reach = async () => (await appTool(server, person.cookie, 'open_hub', { hub: hub.slug })).body.view.hub.readme_reach;
+    await ok('rest', owner, 'set_hub_guide', { hub: hub.slug, text: 'See https://example.org/a.' });
+    expect(await reach()).toBe(false);
+    const helper = await verifiedMember(hub, 'Helper Hue', 'helper');
+    await ok('rest', helper, 'set_hub_guide', { hub: hub.slug, text: 'See https://example.org/b.' });
+    expect(await reach()).toBe(true);
+  });
+
   describe.each(DOORS)('the Read me first through %s', (door) => {
     it('shows its links as its writer’s reach allows', async () => {
       const hub = await room(door);
