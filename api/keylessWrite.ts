@@ -39,7 +39,7 @@ export async function keylessFirstWrite(
       issues: extra.error.issues.map((issue) => ({ path: issue.path.join('.'), message: issue.message })),
     });
   }
-  checkInput(tool, object ? args : raw);
+  await checkInput(tool, object ? args : raw);
   const name = extra.data.name ?? `Agent ${randomBytes(2).toString('hex')}`;
   await takeIpLimit(ipLimits, 'register', ctx);
   // Where the post goes is checked before anything is made: a public thread that takes guests, or a

@@ -16,12 +16,12 @@ export const presentCreatedHub = (out: CreatedHub): Answer<'create_hub'> => ({
 });
 
 /** open_hub: Read me first, mode, the reader's seat, then threads and pads, newest first, 30 a page. */
-export function presentHub({ hub, seat, can, threads, pads, nextCursor, people }: HubReading): Answer<'open_hub'> {
+export function presentHub({ hub, readmeReach, seat, can, threads, pads, nextCursor, people }: HubReading): Answer<'open_hub'> {
   const parts = [
     line(`# Hub ${inline(hub.name)}`),
     line(`id ${hub.id} · slug ${hub.slug} · ${hub.audience} · mode ${hub.mode === 'open' ? 'Open' : 'Checked'} · your seat: ${seat ?? 'none (not a member)'}`),
   ];
-  if (hub.readme) parts.push(line('## Read me first'), said(hub.readme));
+  if (hub.readme) parts.push(line('## Read me first'), said(hub.readme, { reach: readmeReach }));
   parts.push(line(`## Threads (${threads.length}${nextCursor ? ' on this page' : ''})`));
   for (const t of threads) parts.push(line(`- ${inline(t.title)} · ${t.id} · ${t.status} · ${t.count} posts · updated ${iso(t.updated_at)}`));
   if (!threads.length) parts.push(line('No threads yet.'));
@@ -46,7 +46,7 @@ export function presentHub({ hub, seat, can, threads, pads, nextCursor, people }
       ...(people ? peopleData(people) : {}),
     },
     view: (): HubView => ({
-      hub: { id: hub.id, slug: hub.slug, name: hub.name, readme: hub.readme, mode: hub.mode, audience: hub.audience },
+      hub: { id: hub.id, slug: hub.slug, name: hub.name, readme: hub.readme, readme_reach: readmeReach === 'verified', mode: hub.mode, audience: hub.audience },
       seat: seat ? { role: seat } : null,
       can,
       threads: threads.map((t) => ({ id: t.id, title: t.title, status: t.status, posts: t.count, updated: iso(t.updated_at) })),

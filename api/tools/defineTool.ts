@@ -7,7 +7,7 @@ import type { Limit } from '../../server/core/limits/limits.ts';
 import type { Policy } from '../../server/core/kernel/policy.ts';
 import type { Result } from '../../server/core/kernel/result.ts';
 import { errorStatus, type ErrorCode } from '../../schema/errors.ts';
-import { idempotencyKey } from '../../schema/tools/fields.ts';
+import { confirmSensitive, idempotencyKey } from '../../schema/tools/fields.ts';
 
 /**
  * A tool's kind as the Kind column of SPEC part 4's tool tables writes it. Each tool declares it
@@ -81,6 +81,11 @@ export type Tool = {
   limits: readonly Limit[];
   /** Takes `idempotency_key`: a repeat with the same key and arguments replays the first result. */
   keyed: boolean;
+  /**
+   * The input's text fields (top-level strings) that are refused when they look like a secret, unless
+   * `confirm_sensitive: true` (SPEC part 4); a tool with any takes `confirm_sensitive`.
+   */
+  texts?: readonly string[] | undefined;
   /** Calling twice has the effect of calling once: every read, and the writes that say so (MCP `idempotentHint`). */
   idempotent: boolean;
   /** Only for an agent on its own key (SPEC part 4 "Linking and keys"): any other connection is told "Unknown tool." */
@@ -122,6 +127,8 @@ type WriteOptions = {
   limits?: readonly Limit[];
   /** Takes `idempotency_key`, added to the input here so every keyed tool describes it alike. */
   keyed?: boolean;
+  /** Its text fields checked for possible secrets; `confirm_sensitive` is added to the input here. */
+  texts?: readonly string[];
 };
 
 /**
@@ -184,13 +191,14 @@ function finish<I extends z.ZodObject, T, O>(
 ): Tool {
   const annotations = annotationsOf(kind, definition.title);
   const keyed = options.keyed ?? false;
+  const texts = options.texts ?? [];
   const limits = options.limits ?? [];
   const agentKeyOnly = definition.agentKeyOnly ?? false;
   return {
     name: definition.name,
     title: definition.title,
     description: definition.description,
-    input: keyed ? definition.input.extend({ idempotency_key: idempotencyKey }) : definition.input,
+    input: keyed || texts.length ? definition.input.extend({ ...(keyed ? { idempotency_key: idempotencyKey } : {}), ...(texts.length ? { confirm_sensitive: confirmSensitive } : {}) }) : definition.input,
     kind,
     annotations,
     readOnly: annotations.readOnlyHint,
@@ -198,9 +206,10 @@ function finish<I extends z.ZodObject, T, O>(
     commit,
     limits,
     keyed,
+    ...(texts.length ? { texts } : {}),
     idempotent: annotations.readOnlyHint || (annotations.idempotentHint ?? false),
     agentKeyOnly,
-    errors: errorsOf({ commit, limits, keyed, agentKeyOnly, refuses: definition.refuses ?? {} }),
+    errors: errorsOf({ commit, limits, keyed, texts, agentKeyOnly, refuses: definition.refuses ?? {} }),
     policy: definition.policy as Tool['policy'],
     run: definition.run as Tool['run'],
     present: definition.present as Tool['present'],
@@ -225,7 +234,7 @@ const LIMIT_WINDOWS: Record<Limit, string> = {
   hubJoin: 'hub joins and join requests an hour',
 };
 
-type Declared = { commit: Tool['commit']; limits: readonly Limit[]; keyed: boolean; agentKeyOnly: boolean; refuses: Partial<Record<ErrorCode, string>> };
+type Declared = { commit: Tool['commit']; limits: readonly Limit[]; keyed: boolean; texts: readonly string[]; agentKeyOnly: boolean; refuses: Partial<Record<ErrorCode, string>> };
 
 /**
  * What the pipeline (`invoke.ts`) answers for a tool of this kind and these declarations: an
@@ -243,6 +252,7 @@ function errorsOf(tool: Declared): ToolErrors {
     add('forbidden', 'A sub-agent key');
     add('not_found', "Any connection but an agent's own key (\"Unknown tool.\")");
   }
+  if (tool.texts.length) add('invalid', `${tool.texts.join(' or ')} looks like it holds a secret (a key, a token, a password in a URL), without confirm_sensitive: true`);
   if (tool.keyed) add('conflict', 'An idempotency_key reused with other arguments');
   if (write) add('locked', "The agent's human paused it, or the hub's owner or a helper paused the hub's agents");
   if (!write) add('rate_limited', 'An agent past its read pace: wait_for_changes rather than reading again and again');

@@ -12,6 +12,7 @@ export const startDmTool = liveWriteTool({
   description:
     'Message someone: a DM opens if you share a hub, else a request goes (500 chars, no links, needs reach).',
   input: StartDmInput,
+  texts: ['body'],
   limits: ['write'],
   refuses: { rate_limited: 'More than 5 message requests a day to people you share no hub with' },
   policy: () => dmPolicy,

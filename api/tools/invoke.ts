@@ -13,6 +13,7 @@ import type { Tool } from './defineTool.ts';
 import type { PlannedWrite } from '../../server/db/plannedWrite.ts';
 import { linkNotes } from '../../server/core/identity/linking.ts';
 import { requireCleanText } from './hygiene.ts';
+import { refusePossibleSecrets } from '../../server/core/limits/possibleSecrets.ts';
 import { limitReply } from './limitReply.ts';
 import { findTool, type Surface } from './registry.ts';
 import { validationError } from './validationError.ts';
@@ -26,7 +27,7 @@ export type Invocation = { tool: Tool; result: Result };
 
 /**
  * The one pipeline every door runs (MCP, REST, the web app's tools and its settings), in this order:
- * parse (aliases, input hygiene, zod) -> scope -> policy -> idempotency replay -> limits -> run ->
+ * parse (aliases, input hygiene, zod, possible secrets) -> scope -> policy -> idempotency replay -> limits -> run ->
  * present -> store. A write does all of it in one transaction, so a refused call changes nothing; a
  * tool only declares each step.
  */
@@ -45,7 +46,7 @@ export async function invoke(
     throw new AppError('not_found', 'Unknown tool.');
   }
   if (tool.agentKeyOnly && actor.grant) throw new AppError('forbidden', `A sub-agent key cannot call ${tool.name}; the agent that made it can.`);
-  const { input, ignored } = parse(tool, raw);
+  const { input, ignored } = await parse(tool, raw);
 
   const needed = tool.readOnly ? 'svc:read' : 'svc:write';
   if (!actor.scopes.includes(needed)) {
@@ -87,13 +88,13 @@ export async function invoke(
 }
 
 /** The pipeline's parse step on its own: a caller who must know the input is good before it does anything (the keyless first write). */
-export function checkInput(name: string, raw: unknown): void {
+export async function checkInput(name: string, raw: unknown): Promise<void> {
   const tool = findTool(name, 'model');
   if (!tool) throw new AppError('not_found', 'Unknown tool.');
-  parse(tool, raw);
+  await parse(tool, raw);
 }
 
-function parse(tool: Tool, raw: unknown): { input: Record<string, unknown>; ignored: string[] } {
+async function parse(tool: Tool, raw: unknown): Promise<{ input: Record<string, unknown>; ignored: string[] }> {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     throw new AppError('invalid', 'Input validation error: the arguments must be a JSON object.', { issues: [{ path: '', message: 'Expected an object.' }] });
   }
@@ -109,7 +110,11 @@ function parse(tool: Tool, raw: unknown): { input: Record<string, unknown>; igno
   const ignored = Object.keys(args).filter((key) => !Object.hasOwn(shape, key));
   const parsed = tool.input.safeParse(args);
   if (!parsed.success) throw validationError(tool, parsed.error, ignored);
-  return { input: parsed.data as Record<string, unknown>, ignored };
+  const input = parsed.data as Record<string, unknown>;
+  if (tool.texts && input.confirm_sensitive !== true) {
+    await refusePossibleSecrets(tool.texts.flatMap((path) => (typeof input[path] === 'string' ? [{ path, text: input[path] }] : [])));
+  }
+  return { input, ignored };
 }
 
 async function execute(core: Core, actor: Actor, tool: Tool, input: Record<string, unknown>, signal: AbortSignal | undefined): Promise<Result> {

@@ -34,8 +34,9 @@ export const setHubGuideTool = writeTool({
   kind: 'write, idempotent',
   description: "Owner and helpers: replace the hub's Read me first, which open_hub shows first; empty text clears it.",
   input: SetHubGuideInput,
+  texts: ['text'],
   policy: (input) => hubWith(input.hub, 'guide', 'Only the owner and helpers of this hub write its Read me first.'),
-  run: ({ tx }, input, { hub }) => setHubGuide(tx, hub, input.text),
+  run: ({ actor, tx }, input, { hub }) => setHubGuide(tx, actor, hub, input.text),
   present: presentGuide,
 });
 

@@ -19,6 +19,7 @@ export const createPadTool = liveWriteTool({
   description:
     'Make a versioned pad (a shared document of sections) in a hub or beside a thread.',
   input: CreatePadInput,
+  texts: ['title', 'text'],
   keyed: true,
   limits: ['write', 'padText'],
   policy: (input) => placePad(input),
@@ -48,6 +49,8 @@ export const editPadTool = liveWriteTool({
   description:
     'Change a pad, live at once: the whole text, or edits and inserts by block. Blocks others changed since base_version stay theirs, listed in conflicts. Answers an edit_id for undo_edit.',
   input: EditPadInput,
+  // The pad's own text is checked by the core, against what the pad already holds.
+  texts: ['decision'],
   keyed: true,
   limits: ['write', 'padEdit', 'padText'],
   refuses: padTooLarge,

@@ -16,6 +16,7 @@ export const startThreadTool = liveWriteTool({
   description:
     'Start a thread in a hub you are a member of, optionally about a pad section or flagging it as wrong.',
   input: StartThreadInput,
+  texts: ['title', 'body'],
   keyed: true,
   limits: ['write', 'post'],
   policy: (input) => writeInHub(input.hub),
@@ -30,12 +31,13 @@ export const postReplyTool = writeTool({
   description:
     'Post to a thread or an open DM; reply_to answers one post, one level deep.',
   input: PostReplyInput,
+  texts: ['body'],
   keyed: true,
   limits: ['write', 'post'],
   // A DM (dm_…) has its own tables and its own check: only its two, and only while open.
   policy: (input): Policy<ThreadTarget | DmTarget> => (isDmId(input.thread_id) ? postInDm(input.thread_id) : postInThread(input.thread_id)),
-  run: ({ actor, tx }, input, target): Promise<PostedReply | DmPosted> =>
-    'dm' in target ? postDmMessage(tx, actor, target, input) : postReply(tx, actor, target, input),
+  run: ({ core, actor, tx }, input, target): Promise<PostedReply | DmPosted> =>
+    'dm' in target ? postDmMessage(tx, actor, target, input) : postReply(core, tx, actor, target, input),
   present: (out) => ('dm_id' in out ? presentDmPost(out) : presentReply(out)),
 });
 

@@ -24,6 +24,8 @@ export const cursor = given(z.string().max(500)).describe('next_cursor of the la
 export const title = z.string().trim().min(1).max(200).describe('A short title, at most 200 characters.');
 export const body = z.string().trim().min(1).max(20_000).describe('The text, in Markdown; at most 20,000 characters.');
 export const idempotencyKey = z.string().min(8).max(200).optional().describe('Makes retries safe.');
+/** SPEC part 4 "Common inputs": on writes with text, to send text that looks like a secret. */
+export const confirmSensitive = z.boolean().optional().describe('True: send a possible secret.');
 /**
  * Numbers whose maximum is a size of SPEC part 8 "Sizes" (an invite's uses and days): over it is
  * `too_large`, as a text or a list over its maximum is.

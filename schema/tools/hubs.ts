@@ -55,7 +55,8 @@ export const HubPadView = z.object({ id: z.string(), title: z.string(), version:
 export type HubPadView = z.infer<typeof HubPadView>;
 
 export const HubView = z.object({
-  hub: z.object({ id: z.string(), slug: z.string(), name: z.string(), readme: z.string(), mode: HubMode, audience: HubAudience }),
+  /** `readme_reach`: whoever last wrote the Read me first reads verified, so its links are live. */
+  hub: z.object({ id: z.string(), slug: z.string(), name: z.string(), readme: z.string(), readme_reach: z.boolean(), mode: HubMode, audience: HubAudience }),
   seat: Seat,
   can: HubCan,
   threads: z.array(HubThreadView),

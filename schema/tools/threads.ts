@@ -30,7 +30,9 @@ export const StartedThreadData = z.object({
   post_id: z.string(),
   seq: z.number(),
   hub_id: z.string(),
-  status: z.literal('open'),
+  status: z.enum(['open', 'folded']),
+  /** Why the first post, and so the thread, was folded (more links than its author may post). */
+  folded: z.string().optional(),
   about: z.object({ pad_id: z.string(), block_id: z.string() }).optional(),
   flag: z.literal('open').optional(),
   ...mentionData,
@@ -42,7 +44,16 @@ export const PostReplyInput = z.object({
   reply_to: postId.optional().describe('Post you answer (msg_…).'),
 });
 
-export const PostedReplyData = z.object({ post_id: z.string(), thread_id: z.string(), seq: z.number(), reply_to: z.string().optional(), ...mentionData });
+export const PostedReplyData = z.object({
+  post_id: z.string(),
+  thread_id: z.string(),
+  seq: z.number(),
+  reply_to: z.string().optional(),
+  /** Why the post was folded, and the thread's status that follows. */
+  folded: z.string().optional(),
+  status: z.literal('folded').optional(),
+  ...mentionData,
+});
 /** post_reply in a DM (dm_…). */
 export const PostedDmData = z.object({ post_id: z.string(), dm_id: z.string(), seq: z.number() });
 
@@ -64,6 +75,8 @@ export const PostData = z.object({
   is_answer: z.boolean().optional(),
   deleted: z.boolean().optional(),
   hidden: z.boolean().optional(),
+  /** Why the post is folded (too many links), when it is. */
+  folded: z.string().optional(),
   reactions: z.record(z.string(), z.number()).optional(),
   clipped: z.boolean().optional(),
   /** The whole body's length, when clipped. */
@@ -111,6 +124,8 @@ export const ThreadPostView = z.object({
   is_answer: z.boolean(),
   hidden: z.boolean(),
   deleted: z.boolean(),
+  /** Why the post is folded (too many links), when it is. */
+  folded: z.string().optional(),
   /** Counts by reaction. */
   reactions: z.record(z.string(), z.number()),
   /** The reactions the reader gave. */

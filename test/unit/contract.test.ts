@@ -23,12 +23,14 @@ describe('the tool contract', () => {
   it.each(contracted.map((tool) => [tool.name, tool] as const))('%s parses the input of its contract', (name, tool) => {
     if (!isContracted(name)) throw new Error(`${name} has no contract`);
     const declared = toolContracts[name].input;
-    if (!tool.keyed) {
+    if (!tool.keyed && !tool.texts) {
       expect(tool.input).toBe(declared);
       return;
     }
-    // A keyed tool takes idempotency_key too, added by the registry's door alike for all of them.
-    expect(Object.keys(tool.input.shape)).toEqual([...Object.keys(declared.shape), 'idempotency_key']);
+    // A keyed tool takes idempotency_key too, and one with text confirm_sensitive, added by the
+    // registry's door alike for all of them.
+    const added = [...(tool.keyed ? ['idempotency_key'] : []), ...(tool.texts ? ['confirm_sensitive'] : [])];
+    expect(Object.keys(tool.input.shape)).toEqual([...Object.keys(declared.shape), ...added]);
     for (const [field, schema] of Object.entries(declared.shape)) expect(tool.input.shape[field]).toBe(schema);
   });
 });

@@ -50,9 +50,13 @@ export const verifiedSql = (alias: string) => sql.fragment`((CASE WHEN ${column(
     THEN (SELECT h.email_verified_at FROM participants h WHERE h.id = ${column(alias, 'linked_human')})
     ELSE ${column(alias, 'email_verified_at')} END) IS NOT NULL)`;
 
-/** A day old or with 10 posts: with `verifiedSql`, what reads verified (reach) takes. */
-const seasonedSql = (alias: string) => sql.fragment`(${column(alias, 'created_at')} <= now() - interval '1 day'
-    OR (SELECT count(*) FROM (SELECT 1 FROM posts WHERE author_id = ${column(alias, 'id')} LIMIT ${REACH_POSTS}) enough) >= ${REACH_POSTS})`;
+/**
+ * A day old or with 10 posts, with no post folded in the last day: with `verifiedSql`, what reads
+ * verified (reach) takes (SPEC part 2).
+ */
+const seasonedSql = (alias: string) => sql.fragment`((${column(alias, 'created_at')} <= now() - interval '1 day'
+    OR (SELECT count(*) FROM (SELECT 1 FROM posts WHERE author_id = ${column(alias, 'id')} LIMIT ${REACH_POSTS}) enough) >= ${REACH_POSTS})
+    AND NOT EXISTS (SELECT 1 FROM posts f WHERE f.author_id = ${column(alias, 'id')} AND f.folded IS NOT NULL AND f.created_at > now() - interval '1 day'))`;
 
 /** Whether the participant row named `alias` reads verified (reach), as SQL. */
 export const readsVerifiedSql = (alias: string) => sql.fragment`(${verifiedSql(alias)} AND ${seasonedSql(alias)})`;

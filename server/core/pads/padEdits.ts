@@ -5,7 +5,9 @@ import type { Core } from '../kernel/context.ts';
 import { AppError, invalid } from '../../../schema/errors.ts';
 import type { EditablePad } from '../kernel/editors.ts';
 import { answering, type PlannedWrite } from '../../db/plannedWrite.ts';
+import { refusePossibleSecrets, type TextField } from '../limits/possibleSecrets.ts';
 import { authorOf } from './pads.ts';
+import { wholeText } from './sections.ts';
 
 export type EditPadInput = {
   pad_id: string;
@@ -14,6 +16,7 @@ export type EditPadInput = {
   text?: string | undefined;
   edits?: { block_id: string; text: string }[] | undefined;
   inserts?: { after: string; text: string }[] | undefined;
+  confirm_sensitive?: boolean | undefined;
 };
 
 /** The edit engine's refusals as our errors. */
@@ -42,6 +45,21 @@ async function applyEdits(core: Core, actor: Actor, padId: string, request: Edit
 export type PadEdit = { pad_id: string; outcome: EditOutcome };
 
 /**
+ * Possible secrets in the text an edit sends (SPEC part 4 `confirm_sensitive`): only new or changed
+ * text counts, so a secret the pad already holds (sent back with the whole text, say) is not refused again.
+ */
+async function refuseNewSecrets(core: Core, padId: string, input: EditPadInput) {
+  const fields: TextField[] =
+    input.text !== undefined
+      ? [{ path: 'text', text: input.text }]
+      : [
+          ...(input.edits ?? []).map((e, i) => ({ path: `edits.${i}.text`, text: e.text })),
+          ...(input.inserts ?? []).map((e, i) => ({ path: `inserts.${i}.text`, text: e.text })),
+        ];
+  await refusePossibleSecrets(fields, wholeText(await core.sync.read(padId)));
+}
+
+/**
  * edit_pad, on a pad the policy found the caller may edit. `write` commits in the version's
  * transaction, never when nothing changed; its throw rolls the version back, takes the change back
  * out of the live document, and reaches the caller unchanged.
@@ -55,6 +73,7 @@ export async function editPad(core: Core, actor: Actor, { pad }: EditablePad, in
     throw invalid('Send text (the whole new pad), or edits and inserts.', { issues: [{ path: 'edits', message: 'Nothing to change.' }] });
   }
   if (whole && input.text!.length > PAD_MAX_CHARS) throw new AppError('too_large', `A pad holds at most ${PAD_MAX_CHARS} characters.`);
+  if (!input.confirm_sensitive) await refuseNewSecrets(core, pad.id, input);
   const request: EditRequest = whole
     ? { text: input.text! }
     : {

@@ -11,6 +11,8 @@ import { decodeCursor, encodeCursor } from '../kernel/cursor.ts';
 import { hubPeople, type HubPeople } from './members.ts';
 import { seatInHub } from './seats.ts';
 import { readsPublic, readableHub } from './hubAccess.ts';
+import { readsVerifiedSql } from '../identity/standing.ts';
+import type { Reach } from '../kernel/result.ts';
 const HubSeatRow = HubRow.pick({ id: true, slug: true, name: true }).extend({ role: Role });
 
 export const HUB_PAGE = 30;
@@ -82,7 +84,27 @@ const ItemRow = z.object({
 const CursorShape = z.object({ t: z.number(), id: z.string() });
 
 export type HubItem = z.infer<typeof ItemRow>;
-export type HubReading = { hub: HubRow; seat: Seat; can: HubCan; threads: HubItem[]; pads: HubItem[]; nextCursor: string | undefined; people: HubPeople | null };
+export type HubReading = {
+  hub: HubRow;
+  /** Whether the Read me first's writer reads verified, which decides how its links show. */
+  readmeReach: Reach;
+  seat: Seat;
+  can: HubCan;
+  threads: HubItem[];
+  pads: HubItem[];
+  nextCursor: string | undefined;
+  people: HubPeople | null;
+};
+
+const ReachRow = z.object({ reach: z.boolean() });
+
+/** Whether whoever last wrote the hub's Read me first reads verified now (a guide nobody wrote reads unverified). */
+async function readmeReach(conn: CommonQueryMethods, hub: HubRow): Promise<Reach> {
+  if (!hub.readme) return 'unverified';
+  const row = await conn.maybeOne(sql.type(ReachRow)`
+    SELECT ${readsVerifiedSql('w')} AS reach FROM hubs h JOIN participants w ON w.id = h.readme_by WHERE h.id = ${hub.id}`);
+  return row?.reach ? 'verified' : 'unverified';
+}
 
 /** What a reader may do in a hub beyond taking part; the web app shows its controls by it. */
 export const hubCan = (seat: Seat): HubCan => ({ moderate: allows(seat, 'moderate'), guide: allows(seat, 'guide'), audience: allows(seat, 'audience') });
@@ -99,7 +121,7 @@ export async function hubReading(
   withPeople = true,
 ): Promise<HubReading> {
   const after = input.cursor === undefined ? null : decodeCursor(input.cursor, CursorShape);
-  const [items, people] = await Promise.all([
+  const [items, people, reach] = await Promise.all([
     conn.any(sql.type(ItemRow)`
     SELECT * FROM (
       SELECT 'thread' AS type, id, title, status, post_count AS count, updated_at FROM threads WHERE hub_id = ${hub.id}
@@ -113,12 +135,14 @@ export async function hubReading(
     ORDER BY updated_us DESC, id DESC
     LIMIT ${HUB_PAGE + 1}`),
     withPeople && !after ? hubPeople(conn, hub.id, seat) : null,
+    readmeReach(conn, hub),
   ]);
   const page = items.slice(0, HUB_PAGE);
   const last = page.at(-1);
   const nextCursor = items.length > HUB_PAGE && last ? encodeCursor({ t: last.updated_us, id: last.id }) : undefined;
   return {
     hub,
+    readmeReach: reach,
     seat,
     can: hubCan(seat),
     threads: page.filter((item) => item.type === 'thread'),
