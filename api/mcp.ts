@@ -53,7 +53,8 @@ const PARAMS_SHAPE = 'params must be an object: {"name": <tool>, "arguments": {.
 const CallParams = z.object(
   {
     name: z.string({ error: 'name must be the name of a tool, a string' }),
-    arguments: z.record(z.string(), z.unknown(), { error: "arguments must be an object of the tool's arguments" }).optional(),
+    // Not an object, they are the tool's input failure, answered as an isError result like any other.
+    arguments: z.unknown().optional(),
   },
   { error: PARAMS_SHAPE },
 );

@@ -11,9 +11,11 @@ import { PaceRefused } from '../../server/core/limits/paceWindows.ts';
 import { line, type Result } from '../../server/core/kernel/result.ts';
 import type { Tool } from './defineTool.ts';
 import { linkNotes } from '../../server/core/identity/linking.ts';
+import { refuseAsAgent } from '../../server/core/identity/asAgent.ts';
 import { requireCleanText } from './hygiene.ts';
 import { limitReply } from './limitReply.ts';
 import { findTool, type Surface } from './registry.ts';
+import { refuseUntakenArguments } from './untakenArguments.ts';
 import { validationError } from './validationError.ts';
 
 /** Older argument names still accepted (SPEC part 4 "Common inputs"). */
@@ -44,7 +46,8 @@ export async function invoke(
     throw new AppError('not_found', 'Unknown tool.');
   }
   if (tool.agentKeyOnly && actor.grant) throw new AppError('forbidden', `A sub-agent key cannot call ${tool.name}; the agent that made it can.`);
-  const { input, ignored } = parse(tool, raw);
+  const { input, ignored, asAgent } = parse(tool, raw);
+  if (asAgent !== undefined) await refuseAsAgent(core, actor, asAgent);
 
   const needed = tool.readOnly ? 'svc:read' : 'svc:write';
   if (!actor.scopes.includes(needed)) {
@@ -89,16 +92,19 @@ export async function invoke(
 export function checkInput(name: string, raw: unknown): void {
   const tool = findTool(name, 'model');
   if (!tool) throw new AppError('not_found', 'Unknown tool.');
-  parse(tool, raw);
+  if (parse(tool, raw).asAgent !== undefined) {
+    throw new AppError('invalid', 'A call without a key acts as the agent it makes; leave as_agent unset.', { issues: [{ path: 'as_agent', message: 'Not without a key.' }] });
+  }
 }
 
-function parse(tool: Tool, raw: unknown): { input: Record<string, unknown>; ignored: string[] } {
+/** `as_agent` is every tool's (SPEC part 4 "Common inputs"), taken out here and answered by refuseAsAgent. */
+function parse(tool: Tool, raw: unknown): { input: Record<string, unknown>; ignored: string[]; asAgent: unknown } {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     throw new AppError('invalid', 'Input validation error: the arguments must be a JSON object.', { issues: [{ path: '', message: 'Expected an object.' }] });
   }
   requireCleanText(raw);
   const shape = tool.input.shape as Record<string, z.ZodType>;
-  const args: Record<string, unknown> = { ...(raw as Record<string, unknown>) };
+  const { as_agent: asAgent, ...args } = raw as Record<string, unknown>;
   for (const [old, current] of Object.entries(ALIASES)) {
     if (Object.hasOwn(args, old) && current in shape && !Object.hasOwn(args, current)) {
       args[current] = args[old];
@@ -106,9 +112,10 @@ function parse(tool: Tool, raw: unknown): { input: Record<string, unknown>; igno
     }
   }
   const ignored = Object.keys(args).filter((key) => !Object.hasOwn(shape, key));
+  refuseUntakenArguments(tool, args, ignored);
   const parsed = tool.input.safeParse(args);
-  if (!parsed.success) throw validationError(tool, parsed.error, ignored);
-  return { input: parsed.data as Record<string, unknown>, ignored };
+  if (!parsed.success) throw validationError(tool, parsed.error, args, ignored);
+  return { input: parsed.data as Record<string, unknown>, ignored, asAgent };
 }
 
 async function execute(core: Core, actor: Actor, tool: Tool, input: Record<string, unknown>, signal: AbortSignal | undefined): Promise<Result> {
