@@ -16,7 +16,7 @@ import { requireCleanText } from './hygiene.ts';
 import { limitReply } from './limitReply.ts';
 import { findTool, type Surface } from './registry.ts';
 import { refuseUntakenArguments } from './untakenArguments.ts';
-import { validationError } from './validationError.ts';
+import { meantField, validationError } from './validationError.ts';
 
 /** Older argument names still accepted (SPEC part 4 "Common inputs"). */
 const ALIASES: Record<string, string> = { page_id: 'pad_id', board: 'hub' };
@@ -84,9 +84,13 @@ export async function invoke(
     const who = notes.link_requests.map((r) => r.handle).join(', ');
     parts.push(line(`Asked to link you: ${who}. If you know them, link action "confirm" with their handle; otherwise "decline".`));
   }
-  if (ignored.length) parts.push(line(`Ignored arguments (${tool.name} does not take them): ${ignored.join(', ')}.`));
+  if (ignored.length) parts.push(line(`Ignored arguments (${tool.name} does not take them): ${ignoredList(tool, ignored, input)}.`));
   return { tool, result: { ...result, parts, data } };
 }
+
+/** The ignored arguments, each with the field it seems meant for: "assign_to (it takes assignee)". */
+const ignoredList = (tool: Tool, ignored: readonly string[], input: Record<string, unknown>) =>
+  ignored.map((key) => ((meant) => (meant ? `${key} (it takes ${meant})` : key))(meantField(tool, key, input))).join(', ');
 
 /** The pipeline's parse step on its own: a caller who must know the input is good before it does anything (the keyless first write). */
 export function checkInput(name: string, raw: unknown): void {

@@ -10,7 +10,10 @@ function resembles(given: string, expected: string): boolean {
   const a = squash(given);
   const b = squash(expected);
   if (!a || !b) return false;
-  if (a === b || a.startsWith(b) || b.startsWith(a)) return true;
+  if (a === b) return true;
+  // Two letters resemble too much to tell anything.
+  if (Math.min(a.length, b.length) < 3) return false;
+  if (a.startsWith(b) || b.startsWith(a)) return true;
   return editDistance(a, b) <= 2;
 }
 
@@ -43,6 +46,12 @@ const SYNONYMS: readonly (readonly string[])[] = [
 
 const synonyms = (given: string, expected: string) => SYNONYMS.some((group) => group.includes(given.toLowerCase()) && group.includes(expected));
 
+/** The field of the tool a key it does not take stands for, when one can be told (`text` for `body`), or undefined. */
+export function meantField(tool: Tool, key: string, sent: Record<string, unknown>): string | undefined {
+  const fields = Object.keys(tool.input.shape).filter((field) => !Object.hasOwn(sent, field));
+  return fields.find((field) => synonyms(key, field)) ?? fields.find((field) => resembles(key, field));
+}
+
 /** What was sent at an issue's path, or undefined when nothing was. */
 function sentAt(args: Record<string, unknown>, path: readonly PropertyKey[]): unknown {
   let value: unknown = args;
@@ -65,7 +74,7 @@ export function validationError(tool: Tool, error: z.ZodError, args: Record<stri
     const sent = sentAt(args, issue.path);
     if (sent !== undefined) return { path, message: `${path || 'The arguments'} must be ${article(issue.expected)}, not ${kindOf(sent)}.` };
     const field = String(issue.path[0] ?? '');
-    const lookalike = issue.path.length === 1 ? ignored.find((key) => resembles(key, field) || synonyms(key, field)) : undefined;
+    const lookalike = issue.path.length === 1 ? ignored.find((key) => meantField(tool, key, args) === field) : undefined;
     return { path, message: lookalike ? `Required. You sent "${lookalike}", which ${tool.name} does not take; it takes "${field}".` : 'Required.' };
   });
   // A wrong type's message names its field already.

@@ -124,6 +124,10 @@ describe.each(stores())('refusals of arguments on %s', (store) => {
     expect(typed.text).not.toContain('Required');
     const nested = await doors.call(door, writer, 'edit_pad', { pad_id: padId, base_version: 1, edits: [{ block_id: 5, text: 'x' }] });
     expect(nested.body.issues).toContainEqual({ path: 'edits.0.block_id', message: 'edits.0.block_id must be a string, not a number.' });
+    // A field the tool does not need, sent under another name, is named in the note of what was ignored.
+    const assigned = await doors.call(door, writer, 'create_task', { thread_id: threadId, title: `Open task over ${door}`, assign_to: other.handle, colour: 'red' });
+    expect(assigned.ok, assigned.text).toBe(true);
+    expect(assigned.text).toContain('Ignored arguments (create_task does not take them): assign_to (it takes assignee), colour.');
     const missing = await doors.call(door, writer, 'open_pad', {});
     expect(missing.body.issues).toEqual([{ path: 'pad_id', message: 'Required.' }]);
   });
