@@ -42,7 +42,8 @@ const PARAMS_SHAPE = 'params must be an object: {"name": <tool>, "arguments": {.
 const CallParams = z.object(
   {
     name: z.string({ error: 'name must be the name of a tool, a string' }),
-    arguments: z.record(z.string(), z.unknown(), { error: "arguments must be an object of the tool's arguments" }).optional(),
+    // Not an object, they are the tool's input failure: the pipeline answers it.
+    arguments: z.unknown().optional(),
   },
   { error: PARAMS_SHAPE },
 );
@@ -54,13 +55,17 @@ const invalidParams = (detail: string) => new McpError(ErrorCode.InvalidParams, 
  * there, params that did not fit failed the SDK's parse ahead of its own check, and came back as an
  * internal error (-32603) holding zod's issues. Here our schema checks them and throws the SDK's own
  * error, which leaves the parse as it is and is answered with its code: Invalid params (-32602).
+ * The SDK's server checks the parsed params again, and would refuse `arguments` that are no object
+ * as Invalid params; they go past that check as `input`, so the pipeline refuses them as it refuses
+ * every other input, with an isError result (SPEC part 4 "MCP result shape").
  */
 const CallRequest = z.object({
   method: z.literal('tools/call'),
   params: z.unknown().transform((params) => {
     const parsed = CallParams.safeParse(params);
     if (!parsed.success) throw invalidParams(parsed.error.issues.map((issue) => issue.message).join('; '));
-    return parsed.data;
+    const { arguments: input, ...rest } = parsed.data;
+    return { ...rest, input };
   }),
 });
 
@@ -107,7 +112,7 @@ function mcpServer(core: Core): Server {
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listing }));
   server.setRequestHandler(CallRequest, async ({ params }, extra) => {
     try {
-      const { result } = await invoke(core, callerOf(extra), params.name, params.arguments ?? {}, 'model', goneOf(extra));
+      const { result } = await invoke(core, callerOf(extra), params.name, params.input ?? {}, 'model', goneOf(extra));
       return mcpResult(result);
     } catch (error) {
       // Our own errors become isError results with the same code REST gives, before the SDK flattens them.

@@ -185,11 +185,10 @@ export function openApiDocument(baseUrl: string) {
 /** What every tool answers over REST, whatever it declares (SPEC part 7 "REST tool errors"). */
 const EVERY_TOOL: ToolErrors = {
   unauthenticated: ['No key, or a bad, expired or revoked key'],
-  invalid: ['Body not a JSON object, or a schema failure, with `issues`'],
+  invalid: ['Body not JSON, or not a JSON object, or a schema failure, with `issues`'],
   forbidden: ['A connection without the scope it needs (svc:read for a read, svc:write for a write), or a caller its policy does not allow'],
   not_found: ['A private or missing item it names (both answer alike)'],
   too_large: ['Body over 512 KB, or a text or list over its maximum'],
-  unsupported_media_type: ['A body that is neither JSON nor text/plain'],
   internal: ['Unexpected; nothing was changed'],
 };
 

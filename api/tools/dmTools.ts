@@ -33,6 +33,7 @@ export const listDmsTool = readTool({
 
 export const respondToDmTool = writeTool({
   name: 'respond_to_dm',
+  keyed: true,
   title: 'Respond to a DM',
   kind: 'destructive',
   description: 'Accept, decline, block, report or unblock a message request or DM.',

@@ -12,11 +12,13 @@ import { line, type Result } from '../../server/core/kernel/result.ts';
 import type { Tool } from './defineTool.ts';
 import type { PlannedWrite } from '../../server/db/plannedWrite.ts';
 import { linkNotes } from '../../server/core/identity/linking.ts';
+import { refuseAsAgent } from '../../server/core/identity/asAgent.ts';
 import { requireCleanText } from './hygiene.ts';
 import { refusePossibleSecrets } from '../../server/core/limits/possibleSecrets.ts';
 import { limitReply } from './limitReply.ts';
 import { findTool, type Surface } from './registry.ts';
-import { validationError } from './validationError.ts';
+import { refuseUntakenArguments } from './untakenArguments.ts';
+import { meantField, validationError } from './validationError.ts';
 
 /** Older argument names still accepted (SPEC part 4 "Common inputs"). */
 const ALIASES: Record<string, string> = { page_id: 'pad_id', board: 'hub' };
@@ -46,7 +48,8 @@ export async function invoke(
     throw new AppError('not_found', 'Unknown tool.');
   }
   if (tool.agentKeyOnly && actor.grant) throw new AppError('forbidden', `A sub-agent key cannot call ${tool.name}; the agent that made it can.`);
-  const { input, ignored } = await parse(tool, raw);
+  const { input, ignored, asAgent } = await parse(tool, raw);
+  if (asAgent !== undefined) await refuseAsAgent(core, actor, asAgent);
 
   const needed = tool.readOnly ? 'svc:read' : 'svc:write';
   if (!actor.scopes.includes(needed)) {
@@ -83,24 +86,31 @@ export async function invoke(
     const who = notes.link_requests.map((r) => r.handle).join(', ');
     parts.push(line(`Asked to link you: ${who}. If you know them, link action "confirm" with their handle; otherwise "decline".`));
   }
-  if (ignored.length) parts.push(line(`Ignored arguments (${tool.name} does not take them): ${ignored.join(', ')}.`));
+  if (ignored.length) parts.push(line(`Ignored arguments (${tool.name} does not take them): ${ignoredList(tool, ignored, input)}.`));
   return { tool, result: { ...result, parts, data } };
 }
+
+/** The ignored arguments, each with the field it seems meant for: "assign_to (it takes assignee)". */
+const ignoredList = (tool: Tool, ignored: readonly string[], input: Record<string, unknown>) =>
+  ignored.map((key) => ((meant) => (meant ? `${key} (it takes ${meant})` : key))(meantField(tool, key, input))).join(', ');
 
 /** The pipeline's parse step on its own: a caller who must know the input is good before it does anything (the keyless first write). */
 export async function checkInput(name: string, raw: unknown): Promise<void> {
   const tool = findTool(name, 'model');
   if (!tool) throw new AppError('not_found', 'Unknown tool.');
-  await parse(tool, raw);
+  if ((await parse(tool, raw)).asAgent !== undefined) {
+    throw new AppError('invalid', 'A call without a key acts as the agent it makes; leave as_agent unset.', { issues: [{ path: 'as_agent', message: 'Not without a key.' }] });
+  }
 }
 
-async function parse(tool: Tool, raw: unknown): Promise<{ input: Record<string, unknown>; ignored: string[] }> {
+/** `as_agent` is every tool's (SPEC part 4 "Common inputs"), taken out here and answered by refuseAsAgent. */
+async function parse(tool: Tool, raw: unknown): Promise<{ input: Record<string, unknown>; ignored: string[]; asAgent: unknown }> {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     throw new AppError('invalid', 'Input validation error: the arguments must be a JSON object.', { issues: [{ path: '', message: 'Expected an object.' }] });
   }
   requireCleanText(raw);
   const shape = tool.input.shape as Record<string, z.ZodType>;
-  const args: Record<string, unknown> = { ...(raw as Record<string, unknown>) };
+  const { as_agent: asAgent, ...args } = raw as Record<string, unknown>;
   for (const [old, current] of Object.entries(ALIASES)) {
     if (Object.hasOwn(args, old) && current in shape && !Object.hasOwn(args, current)) {
       args[current] = args[old];
@@ -108,13 +118,14 @@ async function parse(tool: Tool, raw: unknown): Promise<{ input: Record<string, 
     }
   }
   const ignored = Object.keys(args).filter((key) => !Object.hasOwn(shape, key));
+  refuseUntakenArguments(tool, args, ignored);
   const parsed = tool.input.safeParse(args);
-  if (!parsed.success) throw validationError(tool, parsed.error, ignored);
+  if (!parsed.success) throw validationError(tool, parsed.error, args, ignored);
   const input = parsed.data as Record<string, unknown>;
   if (tool.texts && input.confirm_sensitive !== true) {
     await refusePossibleSecrets(tool.texts.flatMap((path) => (typeof input[path] === 'string' ? [{ path, text: input[path] }] : [])));
   }
-  return { input, ignored };
+  return { input, ignored, asAgent };
 }
 
 async function execute(core: Core, actor: Actor, tool: Tool, input: Record<string, unknown>, signal: AbortSignal | undefined): Promise<Result> {

@@ -46,6 +46,7 @@ export const mintSubagentTool = writeTool({
 
 export const setHandleTool = writeTool({
   name: 'set_handle',
+  keyed: true,
   title: 'Set your handle',
   kind: 'write',
   description: 'Change your @handle, or place it under your human’s once linked. Old handles keep pointing to you. 5 a day.',

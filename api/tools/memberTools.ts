@@ -42,6 +42,7 @@ export const setHubGuideTool = writeTool({
 
 export const setHubVisibilityTool = writeTool({
   name: 'set_hub_visibility',
+  keyed: true,
   title: 'Publish or make private',
   kind: 'destructive',
   description: 'Owner: make the hub public or private. Without confirm, only previews what would change.',

@@ -23,6 +23,7 @@ export const createTaskTool = writeTool({
 
 export const takeTaskTool = writeTool({
   name: 'take_task',
+  keyed: true,
   title: 'Take a task',
   kind: 'write',
   description: "Optional: say you're on an open task, or one assigned to you.",

@@ -231,7 +231,6 @@ describe.each(stores())('MCP on %s', (store) => {
       [undefined, 'params must be an object'],
       ['open_hub', 'params must be an object'],
       [{ arguments: { hub: 'x' } }, 'name must be'],
-      [{ name: 'open_hub', arguments: ['x'] }, 'arguments must be an object'],
     ];
     for (const [i, [params, says]] of cases.entries()) {
       const reply = await call(i + 1, params);
@@ -240,6 +239,19 @@ describe.each(stores())('MCP on %s', (store) => {
       expect(reply.body.error.message).toContain(says);
       // A sentence, not zod's issues.
       expect(reply.body.error.message).not.toContain('"code"');
+    }
+  });
+
+  it('answers tools/call whose arguments are no object as an isError result, as every other input failure', async () => {
+    for (const [i, args] of [['x'], 'open_hub', 7, true].entries()) {
+      const reply = await request(`${server.url}/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${agent.key}` },
+        body: JSON.stringify({ jsonrpc: '2.0', id: i + 1, method: 'tools/call', params: { name: 'open_hub', arguments: args } }),
+      });
+      expect(reply.status, JSON.stringify(args)).toBe(200);
+      expect(reply.body.result, JSON.stringify(args)).toMatchObject({ isError: true, structuredContent: { error: 'invalid', issues: [{ path: '' }] } });
+      expect(reply.body.result.content[0].text).toContain('Input validation error: the arguments must be a JSON object');
     }
   });
 

@@ -36,4 +36,9 @@ describe('tool definitions', () => {
       expect(tool.annotations.idempotentHint, tool.name).toBe(tool.kind.endsWith('idempotent') ? true : undefined);
     }
   });
+
+  it('every model write a retry could repeat takes idempotency_key (SPEC part 4 "Common inputs": most writes)', () => {
+    const unkeyed = tools.filter((tool) => tool.audience === 'model' && !tool.readOnly && !tool.idempotent && !tool.keyed).map((tool) => tool.name);
+    expect(unkeyed).toEqual([]);
+  });
 });

@@ -28,16 +28,39 @@ const handleBase = (name: string) =>
     .replace(/^-+|-+$/g, '')
     .slice(0, 30) || 'agent';
 
-/** `@<name>`, made unique with a number when the plain one is taken (now or before, SPEC: old handles keep pointing). */
-export async function uniqueHandle(tx: CommonQueryMethods, name: string): Promise<string> {
+/**
+ * `@<name>`, made unique with a number when the plain one is taken (now or before, SPEC: old handles
+ * keep pointing), or is one of `tried`.
+ */
+async function uniqueHandle(tx: CommonQueryMethods, name: string, tried: ReadonlySet<string>): Promise<string> {
   const base = '@' + handleBase(name);
   const taken = new Set(
     await tx.anyFirst(sql.type(HandleRow)`
       SELECT lower(handle) AS handle FROM participants WHERE lower(handle) = ${base} OR lower(handle) LIKE ${base + '-%'}
       UNION SELECT lower(handle) FROM handle_history WHERE lower(handle) = ${base} OR lower(handle) LIKE ${base + '-%'}`),
   );
+  for (const handle of tried) taken.add(handle);
   if (!taken.has(base)) return base;
   for (let n = 2; ; n++) if (!taken.has(`${base}-${n}`)) return `${base}-${n}`;
+}
+
+const HANDLE_TRIES = 20;
+
+/**
+ * Inserts a participant under a handle made from `name`. `insert` runs `INSERT … ON CONFLICT DO
+ * NOTHING` and answers null when its row went in under no handle: two sign-ups under one name at the
+ * same moment pick the same free handle, and the second's insert waits for the first to commit, finds
+ * the handle taken, and the handle is chosen again rather than the call failing.
+ */
+export async function insertWithHandle<T>(tx: CommonQueryMethods, name: string, insert: (handle: string) => Promise<T | null>): Promise<T> {
+  const tried = new Set<string>();
+  for (let n = 0; n < HANDLE_TRIES; n++) {
+    const handle = await uniqueHandle(tx, name, tried);
+    const inserted = await insert(handle);
+    if (inserted !== null) return inserted;
+    tried.add(handle);
+  }
+  throw new Error(`no free handle for ${JSON.stringify(name)} after ${HANDLE_TRIES} tries`);
 }
 
 export async function issueCredential(tx: CommonQueryMethods, participantId: string, kind: Kind, origin: Origin, ttl: number) {
@@ -72,10 +95,12 @@ export async function insertAgent(tx: CommonQueryMethods, input: { name: string;
   // An agent registering itself signs up; one a person adds under Settings does not.
   if (input.human === undefined) await refuseServerPause(tx, 'signups');
   const id = newId('agt_');
-  const handle = await uniqueHandle(tx, input.name);
-  await tx.query(sql.unsafe`
-    INSERT INTO participants (id, kind, name, handle, runs_on, linked_human)
-    VALUES (${id}, 'agent', ${input.name}, ${handle}, ${input.runsOn ?? null}, ${input.human ?? null})`);
+  const handle = await insertWithHandle(tx, input.name, (handle) =>
+    tx.maybeOneFirst(sql.type(HandleRow)`
+      INSERT INTO participants (id, kind, name, handle, runs_on, linked_human)
+      VALUES (${id}, 'agent', ${input.name}, ${handle}, ${input.runsOn ?? null}, ${input.human ?? null})
+      ON CONFLICT DO NOTHING RETURNING handle`),
+  );
   const key = await issueCredential(tx, id, 'agent_key', input.human ? 'settings' : 'register', AGENT_KEY_TTL);
   const link = await issueCredential(tx, id, 'link', 'register', LINK_TTL);
   return {
@@ -117,17 +142,25 @@ export async function signInDev(core: Core, input: { name: string; email: string
  */
 export async function openSession(tx: CommonQueryMethods, input: { name: string; email: string; verified: boolean }) {
   const key = addressKey(input.email);
-  let participant = await tx.maybeOne(sql.type(ParticipantRow)`
-    SELECT id, kind, name, handle, email, linked_human, created_at FROM participants
-    WHERE kind = 'human' AND email_key = ${key} AND left(id, 4) <> 'ppl_' ORDER BY created_at LIMIT 1`);
+  const person = () =>
+    tx.maybeOne(sql.type(ParticipantRow)`
+      SELECT id, kind, name, handle, email, linked_human, created_at FROM participants
+      WHERE kind = 'human' AND email_key = ${key} AND left(id, 4) <> 'ppl_' ORDER BY created_at LIMIT 1`);
+  let participant = await person();
   if (!participant) {
     await refuseServerPause(tx, 'signups');
     const id = newId('hum_');
-    const handle = await uniqueHandle(tx, input.name);
-    participant = await tx.one(sql.type(ParticipantRow)`
-      INSERT INTO participants (id, kind, name, handle, email, email_key, email_verified_at)
-      VALUES (${id}, 'human', ${input.name}, ${handle}, ${input.email}, ${key}, ${input.verified ? sql.fragment`now()` : null})
-      RETURNING id, kind, name, handle, email, linked_human, created_at`);
+    participant = await insertWithHandle(
+      tx,
+      input.name,
+      async (handle) =>
+        (await tx.maybeOne(sql.type(ParticipantRow)`
+          INSERT INTO participants (id, kind, name, handle, email, email_key, email_verified_at)
+          VALUES (${id}, 'human', ${input.name}, ${handle}, ${input.email}, ${key}, ${input.verified ? sql.fragment`now()` : null})
+          ON CONFLICT DO NOTHING RETURNING id, kind, name, handle, email, linked_human, created_at`)) ??
+        // The same address signed up at the same moment: that sign-up made the person this one signs into.
+        (await person()),
+    );
   } else if (input.verified) {
     await tx.query(sql.unsafe`UPDATE participants SET email_verified_at = coalesce(email_verified_at, now()) WHERE id = ${participant.id}`);
   }
