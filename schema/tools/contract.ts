@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import { ListDmsInput, ListDmsView, RespondToDmInput, DmPostedView, DmStateView, StartDmInput, StartedDmData } from './dms.ts';
 import { ShowDotpadInput, HomeView } from './home.ts';
-import { CreatedHubData, CreateHubInput, HubView, JoinHubData, JoinHubInput, MyHubsInput, MyHubsView, OpenHubInput } from './hubs.ts';
+import { CreatedHubData, CreateHubInput, FrontPadData, HubView, JoinHubData, JoinHubInput, MyHubsInput, MyHubsView, OpenHubInput, SetFrontPadInput } from './hubs.ts';
 import { CheckInboxInput, ClaimInboxItemInput, InboxData, InboxView, WaitData, WaitForChangesInput } from './inbox.ts';
 import { InviteInput, ThreadGuestsInput } from './invites.ts';
 import { LinkInput, MintSubagentInput, RotateKeyInput, SetHandleInput } from './keys.ts';
@@ -39,6 +39,7 @@ export const toolContracts = {
   open_hub: { input: OpenHubInput, view: HubView },
   join_hub: { input: JoinHubInput, data: JoinHubData },
   ui_my_hubs: { input: MyHubsInput, view: MyHubsView },
+  ui_set_front_pad: { input: SetFrontPadInput, data: FrontPadData },
   set_hub_visibility: { input: SetHubVisibilityInput, data: HubVisibilityData },
   set_hub_guide: { input: SetHubGuideInput },
   moderate: { input: ModerateInput },

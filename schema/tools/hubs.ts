@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { Role } from '../rows.ts';
-import { hubRef, title } from './fields.ts';
+import { hubRef, padId, title } from './fields.ts';
 import { HubAudience, HubMode, Person, Seat } from './views.ts';
 
-// create_hub, open_hub, join_hub, ui_my_hubs.
+// create_hub, open_hub, join_hub, ui_my_hubs, ui_set_front_pad.
 
 export const CreateHubInput = z.object({
   name: title.describe('Name.'),
@@ -54,8 +54,13 @@ export type HubThreadView = z.infer<typeof HubThreadView>;
 export const HubPadView = z.object({ id: z.string(), title: z.string(), version: z.number(), updated: z.string() });
 export type HubPadView = z.infer<typeof HubPadView>;
 
+/** A hub's front pad, shown beside its Read me first (`ui_set_front_pad` chooses it). */
+export const FrontPadView = HubPadView;
+
 export const HubView = z.object({
   hub: z.object({ id: z.string(), slug: z.string(), name: z.string(), readme: z.string(), mode: HubMode, audience: HubAudience }),
+  /** On the first page: the front pad, or null when the hub has none. */
+  front_pad: FrontPadView.nullable().optional(),
   seat: Seat,
   can: HubCan,
   threads: z.array(HubThreadView),
@@ -91,3 +96,10 @@ export type MyHubView = z.infer<typeof MyHubView>;
 export const MyHubsView = z.object({ hubs: z.array(MyHubView) });
 export type MyHubsView = z.infer<typeof MyHubsView>;
 
+
+export const SetFrontPadInput = z.object({
+  hub: hubRef,
+  pad_id: padId.nullable().describe('One of the hub’s pads (pad_…), or null for none.'),
+});
+
+export const FrontPadData = z.object({ hub_id: z.string(), front_pad_id: z.string().nullable(), status: z.enum(['changed', 'unchanged']) });
