@@ -16,3 +16,19 @@ CREATE TABLE suspensions (
   note            text NOT NULL DEFAULT '',
   suspended_at    timestamptz NOT NULL DEFAULT now()
 );
+
+-- A suspension made or lifted is told to every instance as the account's credentials (and its
+-- agents') ending are (migration 0008): each drops its credential cache, and closes the live
+-- connections of a suspended one.
+CREATE FUNCTION notify_suspension() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  who text := CASE WHEN TG_OP = 'DELETE' THEN OLD.participant_id ELSE NEW.participant_id END;
+BEGIN
+  PERFORM pg_notify('dotpad_credentials', c.id)
+  FROM credentials c JOIN participants p ON p.id = c.participant_id
+  WHERE (p.id = who OR p.linked_human = who) AND c.revoked_at IS NULL AND c.expires_at > now();
+  RETURN NULL;
+END $$;
+
+CREATE TRIGGER suspensions_changed AFTER INSERT OR DELETE ON suspensions
+  FOR EACH ROW EXECUTE FUNCTION notify_suspension();

@@ -1,7 +1,7 @@
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SUSPENDED } from '../../server/core/identity/standing.ts';
-import { appTool, liveCredentials, mcpClient, openProvider, poke, registerAgent, request, rest, signIn, startTestServer, stores, type TestServer } from '../support/server.ts';
+import { appTool, instancePair, liveCredentials, mcpClient, openProvider, poke, registerAgent, request, rest, signIn, startTestServer, stores, type TestServer } from '../support/server.ts';
 import { authenticateBearer } from '../../server/core/identity/credentials.ts';
 
 /**
@@ -10,6 +10,16 @@ import { authenticateBearer } from '../../server/core/identity/credentials.ts';
  * account is refused on every door (REST, MCP, Markdown, the web app and Settings, /sync, signing in),
  * and so are the keys of the agents linked to it; lifting the suspension lets the same credentials in.
  */
+const redisUrl = process.env.TEST_REDIS_URL;
+const databaseUrl = process.env.TEST_DATABASE_URL;
+
+const settingsOf = (server: TestServer) => (cookie: string, op: string, body: unknown = {}) =>
+  request(`${server.url}/api/settings/${op}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-svc': '1', origin: server.url, cookie },
+    body: JSON.stringify(body),
+  });
+
 const jumpIn = (server: TestServer, body: unknown) =>
   request(`${server.url}/api/jump-in`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
@@ -22,12 +32,7 @@ describe.each(stores())('platform moderators on %s', (store) => {
   let padId: string;
   let openThread: string;
 
-  const settings = (cookie: string, op: string, body: unknown = {}) =>
-    request(`${server.url}/api/settings/${op}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-svc': '1', origin: server.url, cookie },
-      body: JSON.stringify(body),
-    });
+  const settings = (cookie: string, op: string, body: unknown = {}) => settingsOf(server)(cookie, op, body);
   const devSignIn = (name: string, email: string) =>
     request(`${server.url}/signin`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-svc': '1' }, body: JSON.stringify({ name, email }) });
   const mcpStatus = async (key: string) =>
@@ -167,5 +172,43 @@ describe.each(stores())('platform moderators on %s', (store) => {
     expect(resumed.body).toEqual({ paused: [] });
     expect((await appTool(server, guestCookie, 'post_reply', { thread_id: openThread, body: 'Back.' })).status).toBe(200);
     expect((await jumpIn(server, { thread: openThread, name: 'Later guest' })).status).toBe(201);
+  });
+});
+
+describe.skipIf(!redisUrl || !databaseUrl)('a suspension across instances', () => {
+  const closers: (() => void | Promise<void>)[] = [];
+  afterAll(async () => {
+    for (const close of closers.reverse()) await close();
+  });
+
+  it('made through A, is heard by B on the change feed: B refuses the key at once and closes its live connection; lifting it lets the key in on B', async () => {
+    const [a, b] = await instancePair(redisUrl!, closers, { SVC_MODERATORS: 'mod@example.test' });
+    const moderator = await signIn(a, 'Mona Moderator', 'mod@example.test');
+    await poke(a, sql.unsafe`UPDATE participants SET email_verified_at = now() WHERE id = ${moderator.id}`);
+    const pat = await signIn(a, 'Pat', 'pat@example.test');
+    const made = await settingsOf(a)(pat.cookie, 'create-agent', { name: 'Pat bot' });
+    const key = made.body.agent_key as string;
+    const hub = await rest(a, key, 'create_hub', { name: 'Pat hub' });
+    const padId = (await rest(a, key, 'create_pad', { hub: hub.body.data.slug, title: 'Live', text: 'Live text.' })).body.data.pad_id as string;
+    // B holds the key's lookup and a live connection made with it.
+    expect((await rest(b, key, 'open_pad', { pad_id: padId })).status).toBe(200);
+    const live = await openProvider(b, padId, key);
+    closers.push(() => live.close());
+    await live.synced;
+    let closed = 0;
+    live.provider.on('close', () => closed++);
+    const credentialId = (await authenticateBearer(a.core, key)).credentialId;
+    const heard: string[] = [];
+    b.core.db.watchChanges({ changed: () => {}, hearing: () => {}, credentialEnded: (id) => heard.push(id) });
+
+    expect((await settingsOf(a)(moderator.cookie, 'suspend', { who: pat.id, suspended: true })).status).toBe(200);
+    await expect.poll(() => heard).toContain(credentialId);
+    expect((await rest(b, key, 'open_pad', { pad_id: padId })).status).toBe(401);
+    await expect.poll(() => closed).toBeGreaterThan(0);
+
+    heard.length = 0;
+    expect((await settingsOf(a)(moderator.cookie, 'suspend', { who: pat.id, suspended: false })).status).toBe(200);
+    await expect.poll(() => heard).toContain(credentialId);
+    expect((await rest(b, key, 'open_pad', { pad_id: padId })).status).toBe(200);
   });
 });

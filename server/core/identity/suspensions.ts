@@ -47,7 +47,8 @@ export type Suspension = { participant: { id: string; kind: 'human' | 'agent'; n
  * `platformModerator` checked). A moderator cannot be suspended
  * here (nor suspend themselves): the configuration names them. Suspending again keeps the first time
  * and takes the new note. Once committed, this instance forgets its cached lookups and closes the
- * live connections of the account and its agents; other instances stop them within 4 seconds.
+ * live connections of the account and its agents; other instances hear it on the change feed (the
+ * trigger of migration 0023 tells them as it tells an ended credential) and do the same.
  */
 export async function suspendAccount(core: Core, moderator: Actor, input: { who: string; suspended: boolean; note?: string | undefined }): Promise<Suspension> {
   const done = await core.db.write(async (tx) => {
