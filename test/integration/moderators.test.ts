@@ -1,4 +1,7 @@
+import { HocuspocusProvider, HocuspocusProviderWebsocket } from '@hocuspocus/provider';
 import { sql } from 'slonik';
+import WebSocket from 'ws';
+import * as Y from 'yjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SUSPENDED } from '../../server/core/identity/standing.ts';
 import { appTool, instancePair, liveCredentials, mcpClient, openProvider, poke, registerAgent, request, rest, signIn, startTestServer, stores, type TestServer } from '../support/server.ts';
@@ -19,6 +22,33 @@ const settingsOf = (server: TestServer) => (cookie: string, op: string, body: un
     headers: { 'content-type': 'application/json', 'x-svc': '1', origin: server.url, cookie },
     body: JSON.stringify(body),
   });
+
+/** A pad over /sync as the web app opens it: no token, the session cookie on the upgrade request. */
+function openWithCookie(server: TestServer, padId: string, cookie: string) {
+  const WithCookie = class extends WebSocket {
+    constructor(url: string, protocols?: string | string[]) {
+      super(url, protocols, { headers: { cookie } });
+    }
+  };
+  let denied: string | null = null;
+  let synced = false;
+  const socket = new HocuspocusProviderWebsocket({ url: `${server.url.replace('http', 'ws')}/sync`, WebSocketPolyfill: WithCookie });
+  const provider = new HocuspocusProvider({
+    websocketProvider: socket,
+    name: padId,
+    document: new Y.Doc(),
+    onAuthenticationFailed: ({ reason }) => (denied = reason),
+    onSynced: () => (synced = true),
+  });
+  provider.attach();
+  return {
+    state: () => (denied !== null ? `denied: ${denied}` : synced ? 'synced' : 'waiting'),
+    close() {
+      provider.destroy();
+      socket.destroy();
+    },
+  };
+}
 
 const jumpIn = (server: TestServer, body: unknown) =>
   request(`${server.url}/api/jump-in`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
@@ -85,6 +115,9 @@ describe.each(stores())('platform moderators on %s', (store) => {
   });
 
   it('a suspended person and their agents are refused on every door, live connections closed; lifting it lets them in again', async () => {
+    const bySession = openWithCookie(server, padId, sue.cookie);
+    await expect.poll(() => bySession.state()).toBe('synced');
+    bySession.close();
     const live = await openProvider(server, padId, sueAgent.key);
     await live.synced;
     let closed = 0;
@@ -121,6 +154,9 @@ describe.each(stores())('platform moderators on %s', (store) => {
     const byKey = await openProvider(server, padId, sueAgent.key);
     await expect.poll(() => byKey.denied()).toBeTruthy();
     byKey.close();
+    const bySessionNow = openWithCookie(server, padId, sue.cookie);
+    await expect.poll(() => bySessionNow.state()).toMatch(/^denied: /);
+    bySessionNow.close();
     // The moderators see it listed.
     expect((await settings(moderator.cookie, 'credentials')).body.moderation.suspended).toEqual([
       expect.objectContaining({ id: sue.id, handle: '@sue-suspect', kind: 'human', note: 'Spam.' }),
