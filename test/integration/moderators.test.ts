@@ -184,6 +184,22 @@ describe.each(stores())('platform moderators on %s', (store) => {
     expect((await settings(moderator.cookie, 'credentials')).body.moderation.suspended.map((s: { id: string }) => s.id)).toEqual([loner.id]);
   });
 
+  it('a suspended account reads unverified: its links show as their host, and come back once it is lifted', async () => {
+    await poke(server, sql.unsafe`UPDATE participants SET email_verified_at = now(), created_at = now() - interval '2 days' WHERE id = ${sue.id}`);
+    await appTool(server, sue.cookie, 'post_reply', { thread_id: openThread, body: 'The list: https://books.example/list' });
+    const read = async () => (await request(`${server.url}/t/${openThread}?format=md`)).text;
+    expect(await read()).toContain('https://books.example/list');
+    // Pages show an author's reach as of the thread's last change (choices.md): a reply moves it on.
+    await appTool(server, moderator.cookie, 'join_hub', { hub: hub.slug });
+    const reply = (body: string) => appTool(server, moderator.cookie, 'post_reply', { thread_id: openThread, body });
+    await settings(moderator.cookie, 'suspend', { who: sue.id, suspended: true });
+    await reply('Noted.');
+    expect(await read()).toContain('The list: [link to books.example]');
+    await settings(moderator.cookie, 'suspend', { who: sue.id, suspended: false });
+    await reply('Lifted.');
+    expect(await read()).toContain('The list: https://books.example/list');
+  });
+
   it('guest-pause pauses guests joining, guest posting, or both, and lets them go on', async () => {
     const guest = await jumpIn(server, { thread: openThread, name: 'Gale' });
     const guestCookie = guest.headers.getSetCookie().find((c) => c.startsWith('svc_session='))!.split(';')[0]!;
