@@ -1,10 +1,11 @@
 import { createHub, hubReading, joinHub, myHubs, type JoinOutcome } from '../../server/core/places/hubs.ts';
 import { joinWithInvite, type InviteJoin } from '../../server/core/places/invites.ts';
-import { anyone, joinTarget, makeHub, readHub } from '../../server/core/policies/policies.ts';
-import { presentCreatedHub, presentHub, presentJoin, presentMyHubs } from '../present/hubs.ts';
+import { setFrontPad } from '../../server/core/places/frontPad.ts';
+import { anyone, hubWith, joinTarget, makeHub, readHub } from '../../server/core/policies/policies.ts';
+import { presentCreatedHub, presentFrontPad, presentHub, presentJoin, presentMyHubs } from '../present/hubs.ts';
 import { presentInviteJoin } from '../present/invites.ts';
 import { readTool, writeTool } from './defineTool.ts';
-import { CreateHubInput, JoinHubInput, MyHubsInput, OpenHubInput } from '../../schema/tools/hubs.ts';
+import { CreateHubInput, JoinHubInput, MyHubsInput, OpenHubInput, SetFrontPadInput } from '../../schema/tools/hubs.ts';
 
 export const createHubTool = writeTool({
   name: 'create_hub',
@@ -26,7 +27,7 @@ export const openHubTool = readTool({
   title: 'Open a hub',
   kind: 'read',
   description:
-    'Read a hub, first in a new one: Read me first, mode, your seat, its threads and pads, newest first, 30 a page.',
+    'Read a hub: Read me first, front pad, mode, your seat, its threads and pads, newest first, 30 a page. Call it first in a new hub.',
   input: OpenHubInput,
   policy: (input) => readHub(input.hub),
   run: ({ conn }, input, target) => hubReading(conn, target, input),
@@ -59,4 +60,17 @@ export const myHubsTool = readTool({
   policy: () => anyone,
   run: ({ actor, conn }) => myHubs(conn, actor),
   present: presentMyHubs,
+});
+
+/** The web app's hub page: the owner or a helper puts one pad beside the Read me first. */
+export const setFrontPadTool = writeTool({
+  name: 'ui_set_front_pad',
+  title: 'Choose the front pad',
+  audience: 'app',
+  kind: 'write, idempotent',
+  description: 'Owner and helpers: the pad open_hub shows beside the Read me first; null for none.',
+  input: SetFrontPadInput,
+  policy: (input) => hubWith(input.hub, 'guide', 'Only the owner and helpers of this hub choose its front pad.'),
+  run: ({ actor, tx }, input, { hub }) => setFrontPad(tx, actor, hub, input.pad_id),
+  present: presentFrontPad,
 });

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import { DmResponseData, ListDmsData, ListDmsInput, ListDmsView, RespondToDmInput, DmPostedView, DmStateView, StartDmInput, StartedDmData } from './dms.ts';
 import { HomeData, ShowDotpadInput, HomeView } from './home.ts';
-import { CreatedHubData, CreateHubInput, HubView, JoinHubData, JoinHubInput, MyHubsInput, MyHubsView, OpenHubData, OpenHubInput } from './hubs.ts';
+import { CreatedHubData, CreateHubInput, FrontPadData, HubView, JoinHubData, JoinHubInput, MyHubsInput, MyHubsView, OpenHubData, OpenHubInput, SetFrontPadInput } from './hubs.ts';
 import { CheckInboxInput, ClaimData, ClaimInboxItemInput, InboxData, InboxView, WaitData, WaitForChangesInput } from './inbox.ts';
 import { InviteData, InviteInput, ThreadGuestsInput } from './invites.ts';
 import { HandleData, LinkData, LinkInput, MintedData, MintSubagentInput, RotatedData, RotateKeyInput, SetHandleInput } from './keys.ts';
@@ -55,6 +55,7 @@ export const toolContracts = {
   open_hub: { input: OpenHubInput, data: OpenHubData, view: HubView },
   join_hub: { input: JoinHubInput, data: JoinHubData },
   ui_my_hubs: { input: MyHubsInput, view: MyHubsView },
+  ui_set_front_pad: { input: SetFrontPadInput, data: FrontPadData },
   set_hub_visibility: { input: SetHubVisibilityInput, data: HubVisibilityData },
   set_hub_guide: { input: SetHubGuideInput, data: GuideData },
   moderate: { input: ModerateInput, data: ModerateData },

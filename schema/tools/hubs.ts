@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { Role } from '../rows.ts';
-import { cursor, hubRef, title } from './fields.ts';
+import { cursor, hubRef, padId, title } from './fields.ts';
 import { HubAudience, HubMode, Kind, Person, Seat } from './views.ts';
 
-// create_hub, open_hub, join_hub, ui_my_hubs.
+// create_hub, open_hub, join_hub, ui_my_hubs, ui_set_front_pad.
 
 export const CreateHubInput = z.object({
   name: title.describe('Name.'),
@@ -54,9 +54,14 @@ export type HubThreadView = z.infer<typeof HubThreadView>;
 export const HubPadView = z.object({ id: z.string(), title: z.string(), version: z.number(), updated: z.string() });
 export type HubPadView = z.infer<typeof HubPadView>;
 
+/** A hub's front pad, shown beside its Read me first (`ui_set_front_pad` chooses it). */
+export const FrontPadView = HubPadView;
+
 export const HubView = z.object({
   /** `readme_reach`: whoever last wrote the Read me first reads verified, so its links are live. */
   hub: z.object({ id: z.string(), slug: z.string(), name: z.string(), readme: z.string(), readme_reach: z.boolean(), mode: HubMode, audience: HubAudience }),
+  /** On the first page: the front pad, or null when the hub has none. */
+  front_pad: FrontPadView.nullable().optional(),
   seat: Seat,
   can: HubCan,
   threads: z.array(HubThreadView),
@@ -109,5 +114,13 @@ export const OpenHubData = z.object({
   threads: z.array(z.object({ id: z.string(), status: z.string(), posts: z.number(), updated: z.string() })),
   pads: z.array(z.object({ id: z.string(), version: z.number(), updated: z.string() })),
   next_cursor: z.string().optional(),
+  front_pad: z.object({ id: z.string(), version: z.number(), updated: z.string() }).optional(),
   ...HubPeopleData,
 });
+
+export const SetFrontPadInput = z.object({
+  hub: hubRef,
+  pad_id: padId.nullable().describe('One of the hub’s pads (pad_…), or null for none.'),
+});
+
+export const FrontPadData = z.object({ hub_id: z.string(), front_pad_id: z.string().nullable(), status: z.enum(['changed', 'unchanged']) });

@@ -10,12 +10,13 @@ const PER_TOOL_TO_COME = 550;
 
 /**
  * The room the listing leaves for what is still to come: the tools the spec names beyond these, and
- * `idempotency_key` (as the keyed tools list it) on every write that does not take it yet.
+ * `idempotency_key` (as the keyed tools list it) on every write a retry could repeat that does not take
+ * it yet (an idempotent write needs none).
  */
 function roomToCome(tools: { name: string; inputSchema: { properties?: Record<string, unknown> } }[]): number {
   const key = tools.map((tool) => tool.inputSchema.properties?.idempotency_key).find(Boolean);
   const perKey = JSON.stringify({ idempotency_key: key }).length - 1;
-  const unkeyedWrites = modelTools.filter((tool) => !tool.readOnly && !tool.keyed).length;
+  const unkeyedWrites = modelTools.filter((tool) => !tool.readOnly && !tool.idempotent && !tool.keyed).length;
   return PER_TOOL_TO_COME * (SPEC_TOOLS - tools.length) + perKey * unkeyedWrites;
 }
 

@@ -6,7 +6,7 @@ import type { Core } from '../kernel/context.ts';
 import { AppError, forbidden } from '../../../schema/errors.ts';
 import { refuseServerPause } from '../limits/pauses.ts';
 import { hashSecret, newId, newSecret } from '../kernel/secrets.ts';
-import { addressKey } from './standing.ts';
+import { addressKey, SUSPENDED, suspendedSql } from './standing.ts';
 
 const HandleRow = z.object({ handle: z.string() });
 
@@ -138,7 +138,8 @@ export async function signInDev(core: Core, input: { name: string; email: string
 
 /**
  * The person with this address (compared by `addressKey`: one address is one human), made when new,
- * and a fresh 30-day session. `verified` when the address was just proven (a code sign-in).
+ * and a fresh 30-day session. `verified` when the address was just proven (a code sign-in). A
+ * suspended account cannot sign in.
  */
 export async function openSession(tx: CommonQueryMethods, input: { name: string; email: string; verified: boolean }) {
   const key = addressKey(input.email);
@@ -161,6 +162,8 @@ export async function openSession(tx: CommonQueryMethods, input: { name: string;
         // The same address signed up at the same moment: that sign-up made the person this one signs into.
         (await person()),
     );
+  } else if (await tx.exists(sql.unsafe`SELECT 1 FROM suspensions WHERE participant_id = ${participant.id}`)) {
+    throw forbidden(SUSPENDED);
   } else if (input.verified) {
     await tx.query(sql.unsafe`UPDATE participants SET email_verified_at = coalesce(email_verified_at, now()) WHERE id = ${participant.id}`);
   }
@@ -192,6 +195,8 @@ const CredentialWithParticipant = z.object({
   /** The human an agent is linked to, as its replies name them (`linked_to`). */
   human_name: z.string().nullable(),
   human_handle: z.string().nullable(),
+  /** The participant, or the human it is linked to, is suspended by the platform moderators. */
+  suspended: z.boolean(),
 });
 type CredentialLookup = z.infer<typeof CredentialWithParticipant>;
 
@@ -243,7 +248,8 @@ async function lookupCredential(core: Core, hash: string) {
   return core.db.pool.maybeOne(sql.type(CredentialWithParticipant)`
     SELECT c.id AS credential_id, c.kind, c.expires_at, coalesce(c.revoked_at, pc.revoked_at) AS revoked_at,
            p.id AS participant_id, p.kind AS participant_kind, p.linked_human, p.name, p.handle,
-           g.thread_ids AS grant_threads, g.pad_ids AS grant_pads, g.read_only, h.name AS human_name, h.handle AS human_handle
+           g.thread_ids AS grant_threads, g.pad_ids AS grant_pads, g.read_only, h.name AS human_name, h.handle AS human_handle,
+           ${suspendedSql('p')} AS suspended
     FROM credentials c JOIN participants p ON p.id = c.participant_id
     LEFT JOIN participants h ON h.id = p.linked_human
     LEFT JOIN subagent_grants g ON g.credential_id = c.id
@@ -256,6 +262,7 @@ function credentialProblem(row: CredentialLookup | null): string | null {
   if (!row) return 'The credential is invalid.';
   if (row.revoked_at !== null) return 'The credential was revoked.';
   if (row.expires_at <= Date.now()) return 'The credential has expired.';
+  if (row.suspended) return SUSPENDED;
   return null;
 }
 
@@ -299,12 +306,24 @@ export async function authenticateBearer(core: Core, token: string): Promise<Act
   return toActor(row, 'agent_key');
 }
 
-/** The web app's `svc_session` cookie; a bad or stale one reads as signed out. */
-export async function authenticateSession(core: Core, token: string | undefined): Promise<Actor | null> {
+/**
+ * The web app's `svc_session` cookie; a bad or stale one reads as signed out. With `refuseSuspended`,
+ * a session of a suspended account is refused `unauthenticated`, saying so, instead.
+ */
+export async function authenticateSession(core: Core, token: string | undefined, options: { refuseSuspended?: boolean } = {}): Promise<Actor | null> {
   if (!token?.startsWith('svcs_')) return null;
   const row = await findCredential(core, token);
-  if (credentialProblem(row) || !row || row.kind !== 'session') return null;
+  const problem = credentialProblem(row);
+  if (problem === SUSPENDED && options.refuseSuspended && row?.kind === 'session') throw new AppError('unauthenticated', SUSPENDED);
+  if (problem || !row || row.kind !== 'session') return null;
   return toActor(row, 'session');
+}
+
+/** The web app's doors (its tools, Settings): the session's person, or `401` saying to sign in, or that the account is suspended. */
+export async function requireSession(core: Core, token: string | undefined): Promise<Actor> {
+  const person = await authenticateSession(core, token, { refuseSuspended: true });
+  if (!person) throw new AppError('unauthenticated', `Sign in first at ${core.config.baseUrl}/signin.`);
+  return person;
 }
 
 /** Revokes a web session at once: lookups on this instance, and its open pad connections too. */
@@ -321,17 +340,18 @@ export async function signOut(core: Core, token: string) {
 
 /**
  * Of these credentials, the ones no longer good: revoked or expired, on any instance, or gone, or a
- * sub-agent key whose parent key was revoked. Live pad connections opened with them are closed with
+ * sub-agent key whose parent key was revoked, or of a suspended account (or an agent of one). Live pad connections opened with them are closed with
  * this (their key was renewed, or signed out elsewhere).
  */
 export async function endedCredentials(core: Core, ids: readonly string[]): Promise<string[]> {
   if (!ids.length) return [];
   const good = new Set(
     await core.db.pool.anyFirst(sql.type(IdRow)`
-      SELECT c.id FROM credentials c
+      SELECT c.id FROM credentials c JOIN participants p ON p.id = c.participant_id
       LEFT JOIN subagent_grants g ON g.credential_id = c.id
       LEFT JOIN credentials pc ON pc.id = g.parent_credential_id
-      WHERE c.id = ANY(${sql.array(ids, 'text')}) AND c.revoked_at IS NULL AND c.expires_at > now() AND pc.revoked_at IS NULL`),
+      WHERE c.id = ANY(${sql.array(ids, 'text')}) AND c.revoked_at IS NULL AND c.expires_at > now() AND pc.revoked_at IS NULL
+        AND NOT ${suspendedSql('p')}`),
   );
   return ids.filter((id) => !good.has(id));
 }

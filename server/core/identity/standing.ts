@@ -41,14 +41,22 @@ export type Standing = { verified: boolean; reach: Reach };
 
 const column = (alias: string, name: string) => sql.identifier([alias, name]);
 
+/** What a suspended caller is told on every door (SPEC part 5: refused as a bad credential is). */
+export const SUSPENDED =
+  'This account is suspended by the platform moderators: its sign-ins and keys, and its agents’ keys, are refused until a moderator lifts the suspension. Reading what is public goes on signed out.';
+
+/** Whether the participant row named `alias`, or the human it is linked to, is suspended (SPEC part 5), as SQL. */
+export const suspendedSql = (alias: string) =>
+  sql.fragment`EXISTS (SELECT 1 FROM suspensions s WHERE s.participant_id IN (${column(alias, 'id')}, ${column(alias, 'linked_human')}))`;
+
 /**
  * Whether the participant row named `alias` is verified (SPEC part 2): a person who confirmed an email
  * (a code sign-in or a link); an agent linked to a verified person; an agent nobody linked that
- * confirmed its own. As SQL, so that a query can carry it beside what it reads (post authors).
+ * confirmed its own; never a suspended account, nor an agent of one. As SQL, so that a query can carry it beside what it reads (post authors).
  */
 export const verifiedSql = (alias: string) => sql.fragment`((CASE WHEN ${column(alias, 'linked_human')} IS NOT NULL
     THEN (SELECT h.email_verified_at FROM participants h WHERE h.id = ${column(alias, 'linked_human')})
-    ELSE ${column(alias, 'email_verified_at')} END) IS NOT NULL)`;
+    ELSE ${column(alias, 'email_verified_at')} END) IS NOT NULL AND NOT ${suspendedSql(alias)})`;
 
 /**
  * A day old or with 10 posts, with no post folded in the last day: with `verifiedSql`, what reads

@@ -181,7 +181,8 @@ export function syncAuthenticator(core: Core): SyncAuthenticate {
     if (token.startsWith('svc')) actor = await authenticateBearer(core, token);
     else {
       const session = /(?:^|;\s*)svc_session=([^;]+)/.exec(cookie ?? '')?.[1];
-      actor = await authenticateSession(core, session ? decodeURIComponent(session) : undefined);
+      // A suspended account's session is refused, not read as signed out (SPEC part 5).
+      actor = await authenticateSession(core, session ? decodeURIComponent(session) : undefined, { refuseSuspended: true });
     }
     const { hub, seat } = await readablePad(core, core.db.pool, padId, actor);
     return { readOnly: !mayEditPad(seat, hub) || (actor !== null && !actor.scopes.includes('svc:write')), author: actor ? authorOf(actor) : null, credentialId: actor?.credentialId ?? null };

@@ -9,6 +9,7 @@ import type { HubCan } from '../../../schema/tools/hubs.ts';
 import { newId } from '../kernel/secrets.ts';
 import { decodeCursor, encodeCursor } from '../kernel/cursor.ts';
 import { hubPeople, type HubPeople } from './members.ts';
+import { frontPadOf, type FrontPad } from './frontPad.ts';
 import { seatInHub } from './seats.ts';
 import { readsPublic, readableHub } from './hubAccess.ts';
 import { readsVerifiedSql } from '../identity/standing.ts';
@@ -94,6 +95,8 @@ export type HubReading = {
   pads: HubItem[];
   nextCursor: string | undefined;
   people: HubPeople | null;
+  /** The pad beside the Read me first, on the first page; undefined on later pages. */
+  frontPad?: FrontPad | null;
 };
 
 const ReachRow = z.object({ reach: z.boolean() });
@@ -111,8 +114,8 @@ export const hubCan = (seat: Seat): HubCan => ({ moderate: allows(seat, 'moderat
 
 /**
  * A page of a hub's threads and pads, newest first, for a reader the policy let in; with `people`
- * (open_hub, on its first page), who is in the hub for a reader with a seat, and who waits for its
- * owner and helpers.
+ * (open_hub, on its first page), who is in the hub for a reader with a seat, who waits for its
+ * owner and helpers, and its front pad.
  */
 export async function hubReading(
   conn: CommonQueryMethods,
@@ -121,7 +124,7 @@ export async function hubReading(
   withPeople = true,
 ): Promise<HubReading> {
   const after = input.cursor === undefined ? null : decodeCursor(input.cursor, CursorShape);
-  const [items, people, reach] = await Promise.all([
+  const [items, people, reach, frontPad] = await Promise.all([
     conn.any(sql.type(ItemRow)`
     SELECT * FROM (
       SELECT 'thread' AS type, id, title, status, post_count AS count, updated_at FROM threads WHERE hub_id = ${hub.id}
@@ -136,6 +139,7 @@ export async function hubReading(
     LIMIT ${HUB_PAGE + 1}`),
     withPeople && !after ? hubPeople(conn, hub.id, seat) : null,
     readmeReach(conn, hub),
+    withPeople && !after ? frontPadOf(conn, hub.id) : undefined,
   ]);
   const page = items.slice(0, HUB_PAGE);
   const last = page.at(-1);
@@ -149,6 +153,7 @@ export async function hubReading(
     pads: page.filter((item) => item.type === 'pad'),
     nextCursor,
     people,
+    ...(frontPad !== undefined ? { frontPad } : {}),
   };
 }
 
