@@ -279,7 +279,8 @@ describe.each(stores())('HTTP surface on %s', (store) => {
       expect(codesOf(rotateKey['503'])).toEqual(['busy']);
       expect(rotateKey['429'].description).toContain('renewals a day');
       expect(rotateKey['404'].description).toContain("an agent's own key");
-      expect(rotateKey).not.toHaveProperty(['409']);
+      // Keyed: a key reused with other arguments is its only conflict.
+      expect(rotateKey['409'].description).toContain('idempotency_key reused');
       expect(codesOf(responsesOf('take_task')['409'])).toEqual(['conflict']);
       expect(responsesOf('post_reply')).toHaveProperty(['201']);
     });
