@@ -243,9 +243,9 @@ async function findCredential(core: Core, secret: string) {
   return row;
 }
 
-/** A sub-agent key reads as revoked once the key that made it is. */
+/** A sub-agent key reads as revoked once the key that made it is. Prepared: every call with a key not cached starts here. */
 async function lookupCredential(core: Core, hash: string) {
-  return core.db.pool.maybeOne(sql.type(CredentialWithParticipant)`
+  return core.db.pool.maybeOne(sql.prepared('credential_lookup', CredentialWithParticipant)`
     SELECT c.id AS credential_id, c.kind, c.expires_at, coalesce(c.revoked_at, pc.revoked_at) AS revoked_at,
            p.id AS participant_id, p.kind AS participant_kind, p.linked_human, p.name, p.handle,
            g.thread_ids AS grant_threads, g.pad_ids AS grant_pads, g.read_only, h.name AS human_name, h.handle AS human_handle,

@@ -92,7 +92,9 @@ export async function factsOf(conn: CommonQueryMethods, actor: Actor, place: Pla
   const owner = actor.human ?? actor.id;
   const agent = actor.kind === 'agent';
   const others = sql.fragment`o.id <> ${actor.human ?? ''} AND o.linked_human IS DISTINCT FROM ${actor.human ?? ''}`;
-  const row = await conn.one(sql.type(FactsRow)`
+  // Prepared once per connection: every counted write starts here, and planning this statement cost
+  // more than running it (1.1 ms of 2.9 under load, SPEC part 8's writes' hot path).
+  const row = await conn.one(sql.prepared('pace_facts', FactsRow)`
     SELECT
       (SELECT until FROM pace_cooldowns WHERE ${agent} AND participant_id = ${actor.id} AND until > ${now}) AS cooldown,
       ${verifiedSql('p')} AS verified, ${readsVerifiedSql('p')} AS reach,

@@ -26,10 +26,10 @@ const PadAccessRow = PadRow.extend({
 
 /**
  * The pad (with its current version), its hub and the reader's seat, in one query: this sits on the
- * path of every edit. Private and missing answer the same `not_found`.
+ * path of every edit, so it is prepared. Private and missing answer the same `not_found`.
  */
 export async function readablePad(core: Core, conn: CommonQueryMethods, padId: string, reader: Actor | null) {
-  const row = await conn.maybeOne(sql.type(PadAccessRow)`
+  const row = await conn.maybeOne(sql.prepared('readable_pad', PadAccessRow)`
     SELECT p.id, p.hub_id, p.thread_id, p.title, p.version, p.created_by, p.created_at, p.updated_at,
            json_build_object('id', h.id, 'slug', h.slug, 'name', h.name, 'readme', h.readme, 'audience', h.audience,
              'mode', h.mode, 'owner_id', h.owner_id,
