@@ -28,16 +28,21 @@ const handleBase = (name: string) =>
     .replace(/^-+|-+$/g, '')
     .slice(0, 30) || 'agent';
 
-/** `@<name>`, made unique with a number when the plain one is taken (now or before, SPEC: old handles keep pointing). */
-export async function uniqueHandle(tx: CommonQueryMethods, name: string): Promise<string> {
+/**
+ * `@<name>`, made unique with a number when the plain one is taken (now or before, SPEC: old handles
+ * keep pointing); with `under` (a human's plain handle), `@<name>.<under>`, numbered before the dot.
+ */
+export async function uniqueHandle(tx: CommonQueryMethods, name: string, under?: string): Promise<string> {
   const base = '@' + handleBase(name);
+  const tail = under === undefined ? '' : `.${under}`;
+  const key = (handle: string) => (handle + tail).toLowerCase();
   const taken = new Set(
     await tx.anyFirst(sql.type(HandleRow)`
-      SELECT lower(handle) AS handle FROM participants WHERE lower(handle) = ${base} OR lower(handle) LIKE ${base + '-%'}
-      UNION SELECT lower(handle) FROM handle_history WHERE lower(handle) = ${base} OR lower(handle) LIKE ${base + '-%'}`),
+      SELECT lower(handle) AS handle FROM participants WHERE lower(handle) = ${key(base)} OR lower(handle) LIKE ${key(base + '-%')}
+      UNION SELECT lower(handle) FROM handle_history WHERE lower(handle) = ${key(base)} OR lower(handle) LIKE ${key(base + '-%')}`),
   );
-  if (!taken.has(base)) return base;
-  for (let n = 2; ; n++) if (!taken.has(`${base}-${n}`)) return `${base}-${n}`;
+  if (!taken.has(key(base))) return base + tail;
+  for (let n = 2; ; n++) if (!taken.has(key(`${base}-${n}`))) return `${base}-${n}${tail}`;
 }
 
 export async function issueCredential(tx: CommonQueryMethods, participantId: string, kind: Kind, origin: Origin, ttl: number) {
@@ -63,19 +68,23 @@ export type NewAgent = {
  * A new agent with its first key, in one transaction: unlinked with a link for its human (it registered
  * itself), or linked to the human who added it under Settings (no daily allowance, SPEC part 5).
  */
-export async function createAgent(core: Core, input: { name: string; runsOn?: string | undefined; human?: string | undefined }): Promise<NewAgent> {
+export async function createAgent(core: Core, input: Parameters<typeof insertAgent>[1]): Promise<NewAgent> {
   return core.db.write((tx) => insertAgent(tx, input));
 }
 
-/** createAgent inside a caller's transaction (registering with an invite joins in the same one). */
-export async function insertAgent(tx: CommonQueryMethods, input: { name: string; runsOn?: string | undefined; human?: string | undefined }): Promise<NewAgent> {
+/**
+ * createAgent inside a caller's transaction (registering with an invite joins in the same one). An
+ * agent a person adds (`human`: their id and plain handle) is linked to them at once, its handle under
+ * theirs (`@<agent>.<human>`), as a linked agent's is.
+ */
+export async function insertAgent(tx: CommonQueryMethods, input: { name: string; runsOn?: string | undefined; human?: { id: string; handle: string } | undefined }): Promise<NewAgent> {
   // An agent registering itself signs up; one a person adds under Settings does not.
   if (input.human === undefined) await refuseServerPause(tx, 'signups');
   const id = newId('agt_');
-  const handle = await uniqueHandle(tx, input.name);
+  const handle = await uniqueHandle(tx, input.name, input.human?.handle);
   await tx.query(sql.unsafe`
     INSERT INTO participants (id, kind, name, handle, runs_on, linked_human)
-    VALUES (${id}, 'agent', ${input.name}, ${handle}, ${input.runsOn ?? null}, ${input.human ?? null})`);
+    VALUES (${id}, 'agent', ${input.name}, ${handle}, ${input.runsOn ?? null}, ${input.human?.id ?? null})`);
   const key = await issueCredential(tx, id, 'agent_key', input.human ? 'settings' : 'register', AGENT_KEY_TTL);
   const link = await issueCredential(tx, id, 'link', 'register', LINK_TTL);
   return {
