@@ -27,6 +27,13 @@ export async function seatIn(conn: CommonQueryMethods, hubId: string, participan
 /** Whether this hub reads as public on this server (SVC_PUBLIC_THREADS gates every public read). */
 export const readsPublic = (core: Core, hub: Pick<HubRow, 'audience'>) => core.config.publicThreads && hub.audience === 'public';
 
+/**
+ * The hub as its readers see it: with public reading off on this server, nothing reads as public, so
+ * a hub published earlier shows as private (what is stored is left as it is, for when it is back on).
+ */
+export const hubAsSeen = <H extends Pick<HubRow, 'audience'>>(core: Core, hub: H): H =>
+  hub.audience === 'public' && !readsPublic(core, hub) ? { ...hub, audience: 'private' } : hub;
+
 const HubSeatOfRow = HubRow.extend({ role: Role.nullable() });
 
 /**

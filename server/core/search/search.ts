@@ -147,7 +147,7 @@ export async function search(core: Core, conn: CommonQueryMethods, reader: Actor
 
   const parts: Record<SearchType, FragmentSqlToken> = {
     hub: sql.fragment`SELECT 'hub' AS type, h.id, h.name AS title, h.slug AS hub_slug, h.name AS hub_name, NULL::text AS thread_id, NULL::text AS pad_id,
-        NULL::text AS parent_title, h.audience AS state, NULL::int AS seq, left(h.readme, 2000) AS text, h.updated_at, h.search_tsv AS tsv
+        NULL::text AS parent_title, ${core.config.publicThreads ? sql.fragment`h.audience` : sql.fragment`'private'`} AS state, NULL::int AS seq, left(h.readme, 2000) AS text, h.updated_at, h.search_tsv AS tsv
       FROM hubs h WHERE ${matches(sql.fragment`h.search_tsv`)} AND ${inHub} AND ${scope.hub}`,
     thread: sql.fragment`SELECT 'thread', t.id, t.title, h.slug, h.name, t.id, NULL::text, NULL::text, t.status, NULL::int, NULL::text, t.updated_at, t.search_tsv
       FROM threads t JOIN hubs h ON h.id = t.hub_id WHERE ${matches(sql.fragment`t.search_tsv`)} AND ${inHub} AND ${threadState} AND ${scope.thread}`,
