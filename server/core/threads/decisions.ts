@@ -5,6 +5,7 @@ import type { Core } from '../kernel/context.ts';
 import type { EditablePad } from '../kernel/editors.ts';
 import { editPad, type EditPadInput, type PadEdit, type Seal } from '../pads/padEdits.ts';
 import { newId } from '../kernel/secrets.ts';
+import { settleFixedFlags } from './flags.ts';
 
 /**
  * Decisions (SPEC part 4 `edit_pad` `decision`): a short text recorded with a pad edit, in the
@@ -61,12 +62,16 @@ export async function recordDecision(
   return { id, thread_id: pad.thread_id };
 }
 
-/** An edit and the decision recorded with it: null when the call named none, or nothing changed (no version to name). */
-export type DecidedEdit = PadEdit & { decision: Recorded | null };
+/**
+ * An edit, the decision recorded with it (null when the call named none, or nothing changed: no
+ * version to name), and the threads whose flag the edit settled as an accepted fix.
+ */
+export type DecidedEdit = PadEdit & { decision: Recorded | null; settled: string[] };
 
 /**
- * edit_pad with `decision`: the decision is written inside the version's transaction, so it commits
- * exactly when the version does, and the caller's `seal` (idempotency, allowance) sees it.
+ * edit_pad: the edit, and what goes with its version inside that version's transaction, so it
+ * commits exactly when the version does and the caller's `seal` (idempotency, allowance) sees it: the
+ * decision (with `decision`), and the flags the edit settles (settleFixedFlags).
  */
 export async function editPadDeciding(
   core: Core,
@@ -76,11 +81,12 @@ export async function editPadDeciding(
   seal: Seal<DecidedEdit>,
 ): Promise<DecidedEdit> {
   const text = input.decision;
-  if (text === undefined) return { ...(await editPad(core, actor, target, input, seal && ((tx, out) => seal(tx, { ...out, decision: null })))), decision: null };
   let decision: Recorded | null = null;
+  let settled: string[] = [];
   const edit = await editPad(core, actor, target, input, async (tx, out) => {
-    decision = await recordDecision(tx, actor, target, { text, version: out.outcome.version!, editId: out.outcome.editId });
-    await seal?.(tx, { ...out, decision });
+    if (text !== undefined) decision = await recordDecision(tx, actor, target, { text, version: out.outcome.version!, editId: out.outcome.editId });
+    settled = await settleFixedFlags(tx, actor, target, out.outcome);
+    await seal?.(tx, { ...out, decision, settled });
   });
-  return { ...edit, decision };
+  return { ...edit, decision, settled };
 }
