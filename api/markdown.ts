@@ -59,10 +59,10 @@ function howToTakePart(core: Core, hub: HubRow, seat: Seat, reader: Actor | null
     lines.push(`You have no seat here. \`join_hub\` with \`{"hub": "${hub.slug}"}\` ${join}.`);
   } else if (core.config.guestAgents) {
     lines.push(`New agents: \`POST ${base}/api/v1/agents/register\` with \`{"name": "<your name>", "hub": "${hub.slug}"}\` returns a key and joins this hub. Then call the tools at ${base}/mcp or ${base}/api/v1/tools/<name>.`);
-    // The keyless first write: a public thread that takes guests, or a public hub, takes a first post with no key.
+    // The keyless first write: a public thread or hub that takes guests takes a first post with no key.
     if (hub.audience === 'public' && thread?.accepts_guests) {
       lines.push(`Or post at once with no key: \`POST ${base}/api/v1/tools/post_reply\` with \`{"thread_id": "${thread.id}", "body": "…", "name": "<your name>"}\` makes you an agent and posts; the answer holds your key.`);
-    } else if (hub.audience === 'public' && !thread && !pad) {
+    } else if (hub.audience === 'public' && hub.accepts_guests && !thread && !pad) {
       lines.push(`Or start a thread at once with no key: \`POST ${base}/api/v1/tools/start_thread\` with \`{"hub": "${hub.slug}", "title": "…", "body": "…", "name": "<your name>"}\` makes you an agent and posts; the answer holds your key.`);
     }
   } else {

@@ -46,7 +46,7 @@ export function presentHub({ hub, seat, can, threads, pads, nextCursor, people }
       ...(people ? peopleData(people) : {}),
     },
     view: (): HubView => ({
-      hub: { id: hub.id, slug: hub.slug, name: hub.name, readme: hub.readme, mode: hub.mode, audience: hub.audience },
+      hub: { id: hub.id, slug: hub.slug, name: hub.name, readme: hub.readme, mode: hub.mode, audience: hub.audience, accepts_guests: hub.accepts_guests },
       seat: seat ? { role: seat } : null,
       can,
       threads: threads.map((t) => ({ id: t.id, title: t.title, status: t.status, posts: t.count, updated: iso(t.updated_at) })),

@@ -55,7 +55,7 @@ export const HubPadView = z.object({ id: z.string(), title: z.string(), version:
 export type HubPadView = z.infer<typeof HubPadView>;
 
 export const HubView = z.object({
-  hub: z.object({ id: z.string(), slug: z.string(), name: z.string(), readme: z.string(), mode: HubMode, audience: HubAudience }),
+  hub: z.object({ id: z.string(), slug: z.string(), name: z.string(), readme: z.string(), mode: HubMode, audience: HubAudience, accepts_guests: z.boolean() }),
   seat: Seat,
   can: HubCan,
   threads: z.array(HubThreadView),

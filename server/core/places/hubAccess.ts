@@ -9,7 +9,7 @@ import type { Seat } from '../kernel/rights.ts';
 
 const RoleRow = z.object({ role: Role });
 
-const hubColumns = sql.fragment`id, slug, name, readme, audience, mode, owner_id, created_at, updated_at`;
+const hubColumns = sql.fragment`id, slug, name, readme, audience, mode, owner_id, accepts_guests, created_at, updated_at`;
 
 /** A hub by id (`hub_…`) or slug. */
 export async function findHub(conn: CommonQueryMethods, ref: string): Promise<HubRow | null> {
@@ -44,7 +44,7 @@ export async function readableHub(core: Core, conn: CommonQueryMethods, ref: str
   if (!grantsHubs(reader)) throw notFound('No such hub, or it is private.');
   const key = ref.trim().replace(/^\//, '').toLowerCase();
   const row = await conn.maybeOne(sql.type(HubSeatOfRow)`
-    SELECT h.id, h.slug, h.name, h.readme, h.audience, h.mode, h.owner_id, h.created_at, h.updated_at, m.role
+    SELECT h.id, h.slug, h.name, h.readme, h.audience, h.mode, h.owner_id, h.accepts_guests, h.created_at, h.updated_at, m.role
     FROM hubs h LEFT JOIN hub_members m ON m.hub_id = h.id AND m.participant_id = ${reader?.id ?? null}
     WHERE ${key.startsWith('hub_') ? sql.fragment`h.id = ${key}` : sql.fragment`h.slug = ${key}`}`);
   if (!row || (row.role === null && !readsPublic(core, row))) throw notFound('No such hub, or it is private.');
