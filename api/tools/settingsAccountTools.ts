@@ -40,7 +40,7 @@ const revoke = coreWriteTool({
 
 const exportOne = coreWriteTool({
   name: 'export',
-  title: 'Export a thread or pad',
+  title: 'Export a thread, pad or task',
   audience: 'settings',
   description: 'One thread, pad or task you may read, whole, as Markdown or JSON file content; three exports a minute.',
   input: z.object({
