@@ -16,7 +16,8 @@ import { isVerified } from '../identity/standing.ts';
  * Threads about a pad section, and flags on one (SPEC part 3 "Flag (dispute) on a pad section"): a
  * flag is open until the hub's owner or a helper settles it (`moderate` action "settle", or marking an
  * answer, or an edit of theirs that changes the section: an accepted fix); the flag's own starter
- * marking an answer leaves it open. Every move raises the thread's version. The 14-day lapse to `unresolved` belongs to the scheduled cleanup, not here.
+ * marking an answer leaves it open. Every move raises the thread's version. The 14-day lapse to
+ * `unresolved` belongs to the scheduled cleanup, not here.
  */
 export type FlagState = NonNullable<ThreadRow['flag']>;
 
