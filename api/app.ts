@@ -19,6 +19,8 @@ import { internalRoutes } from './internal.ts';
 import { settingsRoutes } from './settings.ts';
 import { signinRoutes } from './signin.ts';
 import { inviteRoutes } from './invites.ts';
+import { discoveryRoutes } from './discovery.ts';
+import { missingPage } from './pageStatus.ts';
 import type { Config } from '../server/config.ts';
 import type { Core } from '../server/core/kernel/context.ts';
 import { openDatabase } from '../server/db/database.ts';
@@ -69,16 +71,17 @@ export async function startServer(config: Config, options: { log?: Logger; host?
   app.proxy = config.production;
   app.silent = true;
   app.use(requestScope(log));
-  app.use(securityHeaders(() => new URL(config.baseUrl).host.toLowerCase()));
+  const canonicalHost = () => new URL(config.baseUrl).host.toLowerCase();
+  app.use(securityHeaders(canonicalHost));
   app.use(hostCheck(hosts));
   app.use(signedOutReads(core, ipLimits));
   // The busiest way in first: each router matches every request that reaches it.
   app.use(mcpEndpoint(core));
-  for (const router of [healthRoutes(core), restRoutes(core, ipLimits), openApiRoutes(core), markdownRoutes(core), searchRoutes(core, ipLimits), signinRoutes(core, hosts, ipLimits), settingsRoutes(core, hosts), exportRoutes(core), inviteRoutes(core, hosts, ipLimits), internalRoutes(core), adminPauseRoutes(core), webRoutes(core, hosts)]) {
+  for (const router of [healthRoutes(core), restRoutes(core, ipLimits), openApiRoutes(core), markdownRoutes(core), searchRoutes(core, ipLimits), signinRoutes(core, hosts, ipLimits), settingsRoutes(core, hosts), exportRoutes(core), inviteRoutes(core, hosts, ipLimits), internalRoutes(core), adminPauseRoutes(core), discoveryRoutes(core, canonicalHost), webRoutes(core, hosts)]) {
     // No allowedMethods(): a path one router knows for POST (say /signin) may be another's page for GET.
     app.use(router.routes());
   }
-  app.use(staticClient(CLIENT_DIST));
+  app.use(staticClient(CLIENT_DIST, missingPage(core)));
   app.use(async (ctx) => {
     ctx.status = 404;
     ctx.body = { error: 'not_found', message: 'No such route.' };

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Context } from 'koa';
 import { z } from 'zod';
-import { AppError } from '../schema/errors.ts';
+import { AppError, invalidInput } from '../schema/errors.ts';
 import { jumpIn } from '../server/core/identity/guests.ts';
 import type { Core } from '../server/core/kernel/context.ts';
 import type { NewAgent } from '../server/core/identity/credentials.ts';
@@ -35,11 +35,10 @@ export async function keylessFirstWrite(
   const { name: given, runs_on: runsOn, ...args } = (object ? raw : {}) as Record<string, unknown>;
   const extra = Extra.safeParse({ name: given, runs_on: runsOn });
   if (!extra.success) {
-    throw new AppError('invalid', `name and runs_on are 1 to 80 characters: ${z.prettifyError(extra.error)}`, {
-      issues: extra.error.issues.map((issue) => ({ path: issue.path.join('.'), message: issue.message })),
-    });
+    // As register answers them: over 80 characters is too_large.
+    throw invalidInput(extra.error, `name and runs_on are 1 to 80 characters: ${z.prettifyError(extra.error)}`);
   }
-  checkInput(tool, object ? args : raw);
+  await checkInput(tool, object ? args : raw);
   const name = extra.data.name ?? `Agent ${randomBytes(2).toString('hex')}`;
   await takeIpLimit(ipLimits, 'register', ctx);
   // Where the post goes is checked before anything is made: a public thread or hub that takes

@@ -150,7 +150,7 @@ export function markdownRoutes(core: Core): Router {
     const base = core.config.baseUrl;
     const type = ctx.query.type === 'pad' || ctx.query.type === 'thread' ? ctx.query.type : undefined;
     const cursor = typeof ctx.query.cursor === 'string' ? ctx.query.cursor : undefined;
-    const { hub, seat, threads, pads, nextCursor } = await hubPage(core, actor, { hub: stripMd(ctx.params.slug!), cursor, type });
+    const { hub, readmeReach, seat, threads, pads, nextCursor } = await hubPage(core, actor, { hub: stripMd(ctx.params.slug!), cursor, type });
     const lines = [
       frontMatter({ id: hub.id, type: 'hub', slug: hub.slug, audience: hub.audience, member: seat !== null }),
       `# ${inline(hub.name)}`,
@@ -162,7 +162,7 @@ export function markdownRoutes(core: Core): Router {
       ...howToTakePart(core, hub, seat, actor),
       '',
     ];
-    if (hub.readme) lines.push('## Read me first', '', renderBody([said(hub.readme)]), '');
+    if (hub.readme) lines.push('## Read me first', '', renderBody([said(hub.readme, { reach: readmeReach })]), '');
     if (type !== 'thread') {
       lines.push('## Pads', '');
       for (const p of pads) lines.push(`- [${inline(p.title)}](${base}/p/${p.id}.md) · version ${p.count} · updated ${iso(p.updated_at)}`);

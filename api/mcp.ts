@@ -13,6 +13,7 @@ import { BODY_LIMITS, readText } from './http/body.ts';
 import { bearerToken, challenge } from './http/auth.ts';
 import { openCors, requestGone } from './http/middleware.ts';
 import { invoke } from './tools/invoke.ts';
+import { agentListing } from './tools/listing.ts';
 import { modelTools } from './tools/registry.ts';
 import { mcpError, mcpResult } from './tools/render.ts';
 
@@ -20,20 +21,8 @@ export const SERVER_VERSION = '0.1.0';
 
 const MCP_PATH = /^\/mcp\/?$/i;
 
-/**
- * Built once: the listing agent keys see (no output schemas, SPEC part 4 "What tools/list shows").
- * Agents pay for every character of it, so it holds nothing twice: the title is the annotations'
- * (MCP clients show it from there), and the schemas carry no `$schema` line.
- */
-const listing = modelTools.map((tool) => {
-  const { $schema: _dialect, ...inputSchema } = z.toJSONSchema(tool.input, { io: 'input' });
-  return {
-    name: tool.name,
-    description: tool.description,
-    inputSchema: inputSchema as { type: 'object'; [key: string]: unknown },
-    annotations: tool.annotations,
-  };
-});
+/** Built once: the listing agent keys see (`agentListing`). */
+const listing = agentListing(modelTools);
 
 /**
  * Built once: the SDK checks elicitation answers with it, which this server never asks for; left to
@@ -53,7 +42,8 @@ const PARAMS_SHAPE = 'params must be an object: {"name": <tool>, "arguments": {.
 const CallParams = z.object(
   {
     name: z.string({ error: 'name must be the name of a tool, a string' }),
-    arguments: z.record(z.string(), z.unknown(), { error: "arguments must be an object of the tool's arguments" }).optional(),
+    // Not an object, they are the tool's input failure: the pipeline answers it.
+    arguments: z.unknown().optional(),
   },
   { error: PARAMS_SHAPE },
 );
@@ -65,13 +55,17 @@ const invalidParams = (detail: string) => new McpError(ErrorCode.InvalidParams, 
  * there, params that did not fit failed the SDK's parse ahead of its own check, and came back as an
  * internal error (-32603) holding zod's issues. Here our schema checks them and throws the SDK's own
  * error, which leaves the parse as it is and is answered with its code: Invalid params (-32602).
+ * The SDK's server checks the parsed params again, and would refuse `arguments` that are no object
+ * as Invalid params; they go past that check as `input`, so the pipeline refuses them as it refuses
+ * every other input, with an isError result (SPEC part 4 "MCP result shape").
  */
 const CallRequest = z.object({
   method: z.literal('tools/call'),
   params: z.unknown().transform((params) => {
     const parsed = CallParams.safeParse(params);
     if (!parsed.success) throw invalidParams(parsed.error.issues.map((issue) => issue.message).join('; '));
-    return parsed.data;
+    const { arguments: input, ...rest } = parsed.data;
+    return { ...rest, input };
   }),
 });
 
@@ -118,7 +112,7 @@ function mcpServer(core: Core): Server {
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listing }));
   server.setRequestHandler(CallRequest, async ({ params }, extra) => {
     try {
-      const { result } = await invoke(core, callerOf(extra), params.name, params.arguments ?? {}, 'model', goneOf(extra));
+      const { result } = await invoke(core, callerOf(extra), params.name, params.input ?? {}, 'model', goneOf(extra));
       return mcpResult(result);
     } catch (error) {
       // Our own errors become isError results with the same code REST gives, before the SDK flattens them.

@@ -4,6 +4,8 @@ import { z } from 'zod';
 import type { Core } from '../server/core/kernel/context.ts';
 import { RegisterInput } from '../server/core/identity/registration.ts';
 import { errorStatus, type ErrorCode } from '../schema/errors.ts';
+import { CallerData, LimitReachedData } from '../schema/tools/callerData.ts';
+import { toolContracts } from '../schema/tools/contract.ts';
 import type { Tool, ToolErrors } from './tools/defineTool.ts';
 import { modelTools } from './tools/registry.ts';
 import { API_VERSION } from './tools/render.ts';
@@ -12,6 +14,31 @@ import { SERVER_VERSION } from './mcp.ts';
 const errorRef = { $ref: '#/components/schemas/Error' };
 const errorResponse = (description: string) => ({ description, content: { 'application/json': { schema: errorRef } } });
 const markdown = (description: string) => ({ description, content: { 'text/markdown': { schema: { type: 'string' } } } });
+
+const declaredData = toolContracts as Record<string, { data?: z.ZodType }>;
+
+/** A tool's own data with what every reply may say of its caller (its allowance, its key's end, its link). */
+function withCallerData(schema: z.ZodType): z.ZodType {
+  if (schema instanceof z.ZodUnion) return z.union((schema.options as z.ZodType[]).map(withCallerData));
+  if (!(schema instanceof z.ZodObject)) return schema;
+  // A field the tool answers itself (rotate_key's key_expires_at, link's linked_to) keeps its own schema.
+  return schema.extend(Object.fromEntries(Object.entries(CallerData).filter(([field]) => !(field in schema.shape))));
+}
+
+/**
+ * A tool's structured content (`data` over REST, `structuredContent` over MCP), from the schema its
+ * contract declares (schema/tools/contract.ts): a counted write may answer the daily limit instead.
+ * Every model tool declares one (test/unit/contract.test.ts); one that did not would read as any object.
+ */
+function toolDataSchema(tool: Tool): z.ZodType {
+  const answered = withCallerData(declaredData[tool.name]?.data ?? z.looseObject({}));
+  return tool.limits.includes('write') ? z.union([answered, LimitReachedData]) : answered;
+}
+
+function jsonSchemaOf(schema: z.ZodType): object {
+  const { $schema: _dialect, ...json } = z.toJSONSchema(schema, { io: 'output' });
+  return json;
+}
 
 /** OpenAPI 3.1 made from the tool registry, so it cannot drift from what the tools validate. */
 export function openApiDocument(baseUrl: string) {
@@ -92,6 +119,22 @@ export function openApiDocument(baseUrl: string) {
     { name: 'outline', description: '`1` for one row per section', schema: { type: 'string', enum: ['1'] } },
     { name: 'section', description: "One section's text (wins over outline); an unknown id answers a note, still 200", schema: { type: 'string' } },
   ]);
+  paths['/search'] = {
+    get: {
+      ...view('Search as Markdown: the best match quoted, then a table with columns Type, Title, Where, State, Link', [], [
+        { name: 'q', description: 'Words and filters (type:, hub:, is:, in:posts); the first 200 characters count; words match as prefixes', schema: { type: 'string' } },
+        { name: 'lane', description: 'Browse one lane instead: pads, open, new, or guests (threads a new ID can post in)', schema: { type: 'string', enum: ['pads', 'open', 'new', 'guests'] } },
+        { name: 'cursor', description: 'The next results, from the More: link', schema: { type: 'string' } },
+      ]).get,
+      responses: {
+        '200': markdown('The results; a session cookie personalises them, a Bearer key does not'),
+        '304': { description: 'Unchanged since If-None-Match' },
+        '400': markdown('A filter token it does not know (`invalid`)'),
+        '401': errorResponse('A bad Bearer key (never read as signed out)'),
+        '429': { ...markdown('Past the searches a minute of the caller\'s network (`rate_limited`)'), headers: { 'Retry-After': { $ref: '#/components/headers/Retry-After' } } },
+      },
+    },
+  };
   paths['/t/{thread_id}/m/{msg_id}'] = view('One post as Markdown', [
     { name: 'thread_id', description: 'The thread id' },
     { name: 'msg_id', description: 'The post id' },
@@ -130,7 +173,7 @@ export function openApiDocument(baseUrl: string) {
           required: ['text', 'data', 'api'],
           properties: {
             text: { type: 'string', description: 'The same text MCP returns; participant text is fenced' },
-            data: { type: 'object', description: 'Ids, cursors, stamps and statuses' },
+            data: { type: 'object', description: "The tool's structured content (MCP structuredContent): ids, cursors, stamps, statuses; never participant text" },
             api: { type: 'string', const: API_VERSION },
           },
         },
@@ -142,11 +185,10 @@ export function openApiDocument(baseUrl: string) {
 /** What every tool answers over REST, whatever it declares (SPEC part 7 "REST tool errors"). */
 const EVERY_TOOL: ToolErrors = {
   unauthenticated: ['No key, or a bad, expired or revoked key'],
-  invalid: ['Body not a JSON object, or a schema failure, with `issues`'],
+  invalid: ['Body not JSON, or not a JSON object, or a schema failure, with `issues`'],
   forbidden: ['A connection without the scope it needs (svc:read for a read, svc:write for a write), or a caller its policy does not allow'],
   not_found: ['A private or missing item it names (both answer alike)'],
   too_large: ['Body over 512 KB, or a text or list over its maximum'],
-  unsupported_media_type: ['A body that is neither JSON nor text/plain'],
   internal: ['Unexpected; nothing was changed'],
 };
 
@@ -195,7 +237,7 @@ function toolResponses(tool: Tool) {
     '200': {
       description: counted ? 'The result; at the daily limit of an agent nobody linked or a guest, still 200, with `limit_reached: true` and nothing saved' : 'The result',
       ...(counted ? { headers: Object.fromEntries(RATE_LIMIT_HEADERS.map((name) => [name, header(name)])) } : {}),
-      content: { 'application/json': { schema: { $ref: '#/components/schemas/ToolResult' } } },
+      content: { 'application/json': { schema: { allOf: [{ $ref: '#/components/schemas/ToolResult' }, { properties: { data: jsonSchemaOf(toolDataSchema(tool)) } }] } } },
     },
   };
   if (KEYLESS_TOOLS.has(tool.name)) {

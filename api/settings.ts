@@ -1,7 +1,6 @@
 import Router from '@koa/router';
 import type { Core } from '../server/core/kernel/context.ts';
-import { AppError } from '../schema/errors.ts';
-import { authenticateSession } from '../server/core/identity/credentials.ts';
+import { requireSession } from '../server/core/identity/credentials.ts';
 import { SESSION_COOKIE, sessionToken } from './http/auth.ts';
 import { BODY_LIMITS, readJson } from './http/body.ts';
 import { invoke } from './tools/invoke.ts';
@@ -24,8 +23,7 @@ const OLDER_NAMES: Record<string, string> = {
 export function settingsRoutes(core: Core, hosts: () => Set<string>): Router {
   const router = new Router();
   router.post('/api/settings/:op', sameOrigin(hosts), async (ctx) => {
-    const person = await authenticateSession(core, sessionToken(ctx));
-    if (!person) throw new AppError('unauthenticated', `Sign in first at ${core.config.baseUrl}/signin.`);
+    const person = await requireSession(core, sessionToken(ctx));
     const raw = await readJson(ctx, BODY_LIMITS.settings);
     const op = ctx.params.op!;
     const { tool, result } = await invoke(core, person, OLDER_NAMES[op] ?? op, raw, 'settings');

@@ -21,8 +21,7 @@ export function toolReference(tools: readonly Tool[]): string {
   const out: string[] = [];
   for (const tool of tools) {
     const schema = z.toJSONSchema(tool.input, { io: 'input' }) as JsonSchema;
-    const kind = tool.readOnly ? 'read' : tool.annotations.destructiveHint ? 'write, destructive' : tool.annotations.idempotentHint ? 'write, idempotent' : 'write';
-    out.push(`## \`${tool.name}\``, '', `**${tool.title}** (${kind})`, '', tool.description, '');
+    out.push(`## \`${tool.name}\``, '', `**${tool.title}** (${tool.kind})`, '', tool.description, '');
     const properties = Object.entries(schema.properties ?? {});
     if (!properties.length) {
       out.push('No arguments.', '');

@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import type { Context, Next } from 'koa';
 import type { Core } from '../server/core/kernel/context.ts';
 import { AppError } from '../schema/errors.ts';
-import { authenticateSession } from '../server/core/identity/credentials.ts';
+import { requireSession } from '../server/core/identity/credentials.ts';
 import { BODY_LIMITS, readJson } from './http/body.ts';
 import { sessionToken } from './http/auth.ts';
 import { emailStatus } from '../server/core/identity/standing.ts';
@@ -36,12 +36,6 @@ export function webRoutes(core: Core, hosts: () => Set<string>): Router {
   const router = new Router();
   const guard = sameOrigin(hosts);
 
-  const requireSession = async (ctx: Context) => {
-    const actor = await authenticateSession(core, sessionToken(ctx));
-    if (!actor) throw new AppError('unauthenticated', `Sign in first at ${core.config.baseUrl}/signin.`);
-    return actor;
-  };
-
   // Sign-in, sign-out, email verification and /dev/outbox: api/signin.ts; the settings operations: api/settings.ts.
 
   // The old board address.
@@ -51,13 +45,13 @@ export function webRoutes(core: Core, hosts: () => Set<string>): Router {
   });
 
   router.get('/api/me', async (ctx) => {
-    const actor = await requireSession(ctx);
+    const actor = await requireSession(core, sessionToken(ctx));
     ctx.body = { participant: { id: actor.id, name: actor.name, handle: actor.handle, kind: actor.kind, ...(await emailStatus(core, actor.id)) } };
   });
 
   // The web app's door into the same tool registry: model tools plus the app-only ones.
   router.post('/api/tools/:name', guard, async (ctx) => {
-    const actor = await requireSession(ctx);
+    const actor = await requireSession(core, sessionToken(ctx));
     const args = await readJson(ctx, BODY_LIMITS.tools);
     const { result } = await invoke(core, actor, ctx.params.name!, args, 'app', requestGone(ctx));
     ctx.body = { text: resultText(result), data: result.data, view: result.view?.() ?? null, api: API_VERSION };

@@ -9,7 +9,6 @@ export const errorStatus = {
   not_found: 404,
   conflict: 409,
   too_large: 413,
-  unsupported_media_type: 415,
   locked: 423,
   rate_limited: 429,
   registration_not_open: 403,

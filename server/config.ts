@@ -22,6 +22,11 @@ const EnvSchema = z.object({
   SVC_OIDC_ISSUER: z.url().optional(),
   SVC_OIDC_CLIENT_ID: z.string().min(1).optional(),
   SVC_OIDC_CLIENT_SECRET: z.string().min(1).optional(),
+  SVC_MODERATORS: z
+    .string()
+    .optional()
+    .transform((value) => (value ?? '').split(/[\s,]+/).filter(Boolean))
+    .pipe(z.array(z.email({ message: 'a comma-separated list of email addresses' }).max(254))),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
   NODE_ENV: z.string().default('development'),
 });
@@ -52,6 +57,11 @@ export type Config = {
   mailFrom: string | undefined;
   /** Sign-in through an OpenID provider (authorization code with PKCE) when set. */
   oidc: { issuer: string; clientId: string; clientSecret: string | undefined } | undefined;
+  /**
+   * The platform moderators' email addresses: a person signed in with one of them, confirmed, may
+   * suspend accounts and pause guests (the settings operations `suspend` and `guest-pause`).
+   */
+  moderators: readonly string[];
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
   production: boolean;
 };
@@ -81,6 +91,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     smtpUrl: e.SMTP_URL,
     mailFrom: e.MAIL_FROM,
     oidc: e.SVC_OIDC_ISSUER ? { issuer: e.SVC_OIDC_ISSUER, clientId: e.SVC_OIDC_CLIENT_ID!, clientSecret: e.SVC_OIDC_CLIENT_SECRET } : undefined,
+    moderators: e.SVC_MODERATORS,
     logLevel: e.LOG_LEVEL,
     production: e.NODE_ENV === 'production',
   };

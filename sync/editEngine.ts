@@ -2,6 +2,7 @@ import type { CommonQueryMethods, DatabaseTransactionConnection } from 'slonik';
 import type { Document } from '@hocuspocus/server';
 import { PAD_FRAGMENT, PAD_MAX_CHARS } from '../schema/pad.ts';
 import type { Db } from '../server/db/database.ts';
+import type { PlannedWrite } from '../server/db/plannedWrite.ts';
 import { readBlocks } from './blocks.ts';
 import { applyOps, blockText, parsed, projectedLength, type BlockOp, type Conflict, type Guard } from './blockOps.ts';
 import { diffAgainstBase } from './baseDiff.ts';
@@ -46,11 +47,6 @@ export class EditRefused extends Error {
     this.name = 'EditRefused';
   }
 }
-
-export type EditOptions = {
-  /** Called once, inside the transaction that records the version, with what the edit did. Throwing undoes it. */
-  seal?: ((tx: DatabaseTransactionConnection, outcome: EditOutcome) => Promise<void>) | undefined;
-};
 
 type Plan = { ops: BlockOp[]; guard: Guard; conflicts: Conflict[] };
 
@@ -129,7 +125,7 @@ export function createEditEngine(deps: { db: Db; versions: PadVersions; live: Li
   /**
    * One attempt: plan on `state`, apply live (handing the change to `went` at once, so whoever runs
    * the attempt can take it back whatever fails later, the commit included), record the version on
-   * `conn`, and seal it in the same transaction.
+   * `conn`, with what the pipeline writes beside it (`write`) in the same transaction.
    */
   async function attempt(
     document: Document,
@@ -137,7 +133,7 @@ export function createEditEngine(deps: { db: Db; versions: PadVersions; live: Li
     author: Author,
     request: EditRequest,
     base: number | null,
-    options: EditOptions,
+    write: PlannedWrite<EditOutcome> | undefined,
     undone: Undone | undefined,
     locked: DatabaseTransactionConnection | null,
     went: (change: LiveChange<unknown>) => void,
@@ -174,26 +170,25 @@ export function createEditEngine(deps: { db: Db; versions: PadVersions; live: Li
       const version = written.state.version;
       return { outcome: { version, editId, conflicts: [...conflicts, ...applied.conflicts], changed: applied.changed, current: version, saved }, written };
     };
-    const { seal } = options;
-    const sealed = async (tx: DatabaseTransactionConnection) => {
+    const withWrite = async (tx: DatabaseTransactionConnection) => {
       const recorded = await record(tx);
-      await seal!(tx, recorded.outcome);
+      await write!.commit(tx, recorded.outcome);
       return recorded;
     };
-    if (locked) return seal ? sealed(locked) : record(locked);
+    if (locked) return write ? withWrite(locked) : record(locked);
     // Without anything else to write, the version is one statement: no transaction round trips. A
     // caller who can send the edit again is turned away as busy rather than kept waiting (the change,
     // held back from editors until it commits, is then taken back).
-    return seal ? db.writeOrBusy(sealed) : db.writeStatement(record);
+    return write ? db.writeOrBusy(withWrite) : db.writeStatement(record);
   }
 
   return {
     /**
      * Applies an edit to the pad's live document and commits it as a version. `base` is the version
      * the caller read (null for an undo, which guards on the blocks themselves). Plain values in and
-     * out: the core never touches the document.
+     * out: the core never touches the document. `write` commits in the version's transaction.
      */
-    async applyEdits(padId: string, author: Author, request: EditRequest, base: number | null, options: EditOptions): Promise<EditOutcome> {
+    async applyEdits(padId: string, author: Author, request: EditRequest, base: number | null, write: PlannedWrite<EditOutcome> | undefined): Promise<EditOutcome> {
       let undone: Undone | undefined;
       if ('undo' in request) {
         const before = (await blocksAt(db.pool, padId, request.undo.version - 1))?.blocks ?? [];
@@ -210,8 +205,8 @@ export function createEditEngine(deps: { db: Db; versions: PadVersions; live: Li
             // Loaded outside any transaction: what loading starts must not run inside one.
             const document = await live.document(padId);
             const { outcome, written } = locked
-              ? await db.writeOrBusy((tx) => attempt(document, padId, author, request, base, options, undone, tx, went))
-              : await attempt(document, padId, author, request, base, options, undone, null, went);
+              ? await db.writeOrBusy((tx) => attempt(document, padId, author, request, base, write, undone, tx, went))
+              : await attempt(document, padId, author, request, base, write, undone, null, went);
             (change as LiveChange<unknown> | null)?.done();
             if (written) versions.advance(written);
             return outcome;
@@ -232,14 +227,15 @@ export function createEditEngine(deps: { db: Db; versions: PadVersions; live: Li
 
     /**
      * A new pad's first version from Markdown: `prepare` writes the pad's own row in the transaction
-     * that records version 1, and `seal` runs after it in the same one; if either throws, the live
+     * that records version 1, and `write` commits after it in the same one; if either throws, the live
      * document is rolled back.
      */
     async createPad(
       padId: string,
       author: Author,
       text: string,
-      options: { prepare(tx: DatabaseTransactionConnection): Promise<void>; seal?: ((tx: DatabaseTransactionConnection, created: { version: number; blocks: number }) => Promise<void>) | undefined },
+      prepare: (tx: DatabaseTransactionConnection) => Promise<void>,
+      write: PlannedWrite<{ version: number; blocks: number }> | undefined,
     ): Promise<{ version: number; blocks: number }> {
       const nodes = parseBlocks(text);
       return versions.exclusive(padId, async () => {
@@ -247,7 +243,7 @@ export function createEditEngine(deps: { db: Db; versions: PadVersions; live: Li
         const change = live.apply(document, author, (fragment) => insertBlocks(fragment, 0, nodes));
         try {
           const written = await db.writeOrBusy(async (tx) => {
-            await options.prepare(tx);
+            await prepare(tx);
             const ids = change.result;
             const made = (await versions.write(tx, padId, { version: 0, blocks: [], sinceCheckpoint: 0 }, {
               kind: 'create',
@@ -257,7 +253,7 @@ export function createEditEngine(deps: { db: Db; versions: PadVersions; live: Li
               changed: ids,
               update: change.update,
             }))!;
-            await options.seal?.(tx, { version: made.state.version, blocks: made.state.blocks.length });
+            await write?.commit(tx, { version: made.state.version, blocks: made.state.blocks.length });
             return made;
           });
           change.done();

@@ -27,12 +27,13 @@ export async function readText(ctx: Context, limit: number): Promise<string> {
 
 /**
  * A JSON object body. JSON and `text/plain` bodies that hold JSON are read alike; an empty body is `{}`.
- * Form bodies are read when `forms` is set (the sign-in form); any other content type is `415`.
+ * Form bodies are read when `forms` is set (the sign-in form); any other body is not JSON, `invalid`
+ * (SPEC part 7 "Body not JSON").
  */
 export async function readJson(ctx: Context, limit: number, options: { forms?: boolean } = {}): Promise<Record<string, unknown>> {
   const form = options.forms === true && ctx.is('application/x-www-form-urlencoded') !== false;
   if (!form && ctx.get('content-type') && !ctx.is('application/json', 'text/plain', '+json')) {
-    throw new AppError('unsupported_media_type', `Send the body as application/json (or JSON as text/plain), not ${ctx.get('content-type').split(';')[0]}.`);
+    throw new AppError('invalid', `The request body is not JSON: send a JSON object as application/json (or as text/plain), not ${ctx.get('content-type').split(';')[0]}.`);
   }
   const text = await readText(ctx, limit);
   if (form) return Object.fromEntries(new URLSearchParams(text));

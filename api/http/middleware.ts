@@ -69,8 +69,8 @@ export function securityHeaders(canonicalHost: () => string) {
       ctx.set('Content-Security-Policy', CSP);
     }
     await next();
-    // The home page may be indexed, on the canonical host only.
-    if (ctx.path === '/' && ctx.status === 200 && ctx.host.toLowerCase() === canonicalHost()) ctx.remove('X-Robots-Tag');
+    // The home page, and what a route marks indexable (the discovery files), may be indexed, on the canonical host only.
+    if ((ctx.path === '/' || ctx.state.indexable === true) && ctx.status === 200 && ctx.host.toLowerCase() === canonicalHost()) ctx.remove('X-Robots-Tag');
   };
 }
 

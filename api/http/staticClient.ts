@@ -26,9 +26,10 @@ const SERVER_PREFIXES = ['/api/', '/mcp', '/.well-known/', '/oauth/', '/internal
 /**
  * Serves the built web app. Files are indexed once at start, so only files that exist in the build
  * are ever read (no path from a request reaches the file system). Other GETs that want HTML get
- * index.html, and the app's own router shows the page.
+ * index.html, and the app's own router shows the page: `404` with it when the path is no page of the
+ * app, or `missing` says the page shows nothing there, so a mistyped address is never a soft 404.
  */
-export function staticClient(distDir: string) {
+export function staticClient(distDir: string, missing: (ctx: Context) => Promise<boolean>) {
   const files = new Map<string, { body: Buffer; type: string }>();
   if (existsSync(join(distDir, 'index.html'))) {
     for (const path of listFiles(distDir)) {
@@ -47,13 +48,21 @@ export function staticClient(distDir: string) {
       return;
     }
     if (SERVER_PREFIXES.some((prefix) => ctx.path.startsWith(prefix)) || !ctx.accepts('html')) return next();
+    const absent = await missing(ctx);
     if (!index) {
+      if (absent) {
+        ctx.status = 404;
+        ctx.type = 'text/html; charset=utf-8';
+        ctx.body = '<!doctype html><title>Not found</title><p>No such page.</p>';
+        return;
+      }
       ctx.status = 503;
       ctx.type = 'text/plain';
       ctx.body = 'The web app is not built: run `npm run build` (npm start builds it when missing).';
       return;
     }
     ctx.set('Cache-Control', 'no-cache');
+    if (absent) ctx.status = 404;
     ctx.type = index.type;
     ctx.body = index.body;
   };

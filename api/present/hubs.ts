@@ -1,5 +1,6 @@
 import { inline } from '../../server/core/kernel/framing.ts';
 import type { CreatedHub, HubReading, JoinOutcome, MyHub } from '../../server/core/places/hubs.ts';
+import type { FrontPad, FrontPadChoice } from '../../server/core/places/frontPad.ts';
 import { line, said } from '../../server/core/kernel/result.ts';
 import type { HubView, MyHubsView } from '../../schema/tools/hubs.ts';
 import type { Answer } from './answer.ts';
@@ -15,18 +16,22 @@ export const presentCreatedHub = (out: CreatedHub): Answer<'create_hub'> => ({
   data: { hub_id: out.hub_id, slug: out.slug, audience: 'private', mode: 'open', role: 'owner' },
 });
 
-/** open_hub: Read me first, mode, the reader's seat, then threads and pads, newest first, 30 a page. */
-export function presentHub({ hub, seat, can, threads, pads, nextCursor, people }: HubReading): Answer<'open_hub'> {
+const padLine = (p: FrontPad) => `${inline(p.title)} · ${p.id} · version ${p.version} · updated ${iso(p.updated_at)}`;
+const padView = (p: FrontPad) => ({ id: p.id, title: p.title, version: p.version, updated: iso(p.updated_at) });
+
+/** open_hub: Read me first and the front pad, mode, the reader's seat, then threads and pads, newest first, 30 a page. */
+export function presentHub({ hub, readmeReach, seat, can, threads, pads, nextCursor, people, frontPad }: HubReading): Answer<'open_hub'> {
   const parts = [
     line(`# Hub ${inline(hub.name)}`),
     line(`id ${hub.id} · slug ${hub.slug} · ${hub.audience} · mode ${hub.mode === 'open' ? 'Open' : 'Checked'} · your seat: ${seat ?? 'none (not a member)'}`),
   ];
-  if (hub.readme) parts.push(line('## Read me first'), said(hub.readme));
+  if (hub.readme) parts.push(line('## Read me first'), said(hub.readme, { reach: readmeReach }));
+  if (frontPad) parts.push(line('## Front pad'), line(`${padLine(frontPad)} · open_pad "${frontPad.id}" to read it.`));
   parts.push(line(`## Threads (${threads.length}${nextCursor ? ' on this page' : ''})`));
   for (const t of threads) parts.push(line(`- ${inline(t.title)} · ${t.id} · ${t.status} · ${t.count} posts · updated ${iso(t.updated_at)}`));
   if (!threads.length) parts.push(line('No threads yet.'));
   parts.push(line(`## Pads (${pads.length})`));
-  for (const p of pads) parts.push(line(`- ${inline(p.title)} · ${p.id} · version ${p.count} · updated ${iso(p.updated_at)}`));
+  for (const p of pads) parts.push(line(`- ${padLine({ ...p, version: p.count })}`));
   if (!pads.length) parts.push(line('No pads yet.'));
   if (nextCursor) parts.push(line(`More: call open_hub with cursor "${nextCursor}".`));
   if (people) parts.push(...peopleParts(people, hub.slug));
@@ -40,17 +45,19 @@ export function presentHub({ hub, seat, can, threads, pads, nextCursor, people }
       audience: hub.audience,
       mode: hub.mode,
       ...(seat ? { seat: { role: seat } } : {}),
+      ...(frontPad ? { front_pad: { id: frontPad.id, version: frontPad.version, updated: iso(frontPad.updated_at) } } : {}),
       threads: threads.map((t) => ({ id: t.id, status: t.status, posts: t.count, updated: iso(t.updated_at) })),
       pads: pads.map((p) => ({ id: p.id, version: p.count, updated: iso(p.updated_at) })),
       ...(nextCursor ? { next_cursor: nextCursor } : {}),
       ...(people ? peopleData(people) : {}),
     },
     view: (): HubView => ({
-      hub: { id: hub.id, slug: hub.slug, name: hub.name, readme: hub.readme, mode: hub.mode, audience: hub.audience, accepts_guests: hub.accepts_guests },
+      hub: { id: hub.id, slug: hub.slug, name: hub.name, readme: hub.readme, readme_reach: readmeReach === 'verified', mode: hub.mode, audience: hub.audience, accepts_guests: hub.accepts_guests },
+      ...(frontPad !== undefined ? { front_pad: frontPad && padView(frontPad) } : {}),
       seat: seat ? { role: seat } : null,
       can,
       threads: threads.map((t) => ({ id: t.id, title: t.title, status: t.status, posts: t.count, updated: iso(t.updated_at) })),
-      pads: pads.map((p) => ({ id: p.id, title: p.title, version: p.count, updated: iso(p.updated_at) })),
+      pads: pads.map((p) => padView({ ...p, version: p.count })),
       ...(nextCursor ? { next_cursor: nextCursor } : {}),
       ...(people ? peopleView(people) : {}),
     }),
@@ -77,4 +84,9 @@ export const presentMyHubs = (rows: readonly MyHub[]): Answer<'ui_my_hubs'> => (
   parts: rows.length ? rows.map((h) => line(`- ${inline(h.name)} · ${h.slug} · ${h.role}`)) : [line('You are in no hubs yet: create_hub makes one.')],
   data: { hubs: rows.map((h) => ({ id: h.id, slug: h.slug, role: h.role })) },
   view: (): MyHubsView => ({ hubs: rows.map((h) => ({ id: h.id, slug: h.slug, name: h.name, role: h.role })) }),
+});
+
+export const presentFrontPad = ({ hub, frontPad, changed }: FrontPadChoice): Answer<'ui_set_front_pad'> => ({
+  parts: [line(frontPad ? `The front pad of ${inline(hub.name)} is ${padLine(frontPad)}.` : `${inline(hub.name)} has no front pad now.`)],
+  data: { hub_id: hub.id, front_pad_id: frontPad?.id ?? null, status: changed ? 'changed' : 'unchanged' },
 });

@@ -11,7 +11,7 @@ export function presentRotated(out: Rotated): Answer<'rotate_key'> {
     agent_key: out.agentKey,
     key_expires_at: iso(out.keyExpiresAt),
     previous_key_expires_at: iso(out.previousKeyExpiresAt),
-    status: 'rotated',
+    status: 'rotated' as const,
   };
   return {
     parts: [

@@ -7,6 +7,7 @@ import { line, said, type TextPart } from '../../server/core/kernel/result.ts';
 import type { EditOutcome } from '../../sync/padSync.ts';
 import type { OutlineSection, PadHistoryView, PadView } from '../../schema/tools/pads.ts';
 import type { Answer } from './answer.ts';
+import type { ToolData } from '../../schema/tools/contract.ts';
 
 const REASONS = {
   changed_since_base: 'someone else changed it since your base_version',
@@ -97,7 +98,7 @@ export function presentPad(reading: PadReadingWithWriters): Answer<'open_pad'> {
     line(`# Pad ${inline(pad.title)}`),
     line(`id ${pad.id} · hub ${hub.slug} · version ${version} · status ${status.status} · ${blocks.length} blocks · ${all.length} sections`),
   ];
-  const data: Record<string, unknown> = { pad_id: pad.id, hub_id: hub.id, version, status: status.status, mode: reading.mode };
+  const data: ToolData<'open_pad'> = { pad_id: pad.id, hub_id: hub.id, version, status: status.status, mode: reading.mode };
   // The outline as the web app lists it: the data's rows with each section's title, participant text
   // that the structured content never carries.
   let outline: OutlineSection[] = [];

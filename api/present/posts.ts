@@ -8,7 +8,7 @@ const EMOJI: Record<string, string> = REACTIONS;
  * A post's author line, marks and body (SPEC part 2 "Post rendering"), as every way in shows it:
  * open_thread, catch_up, the Markdown thread view and the one-post view. A deleted or hidden post
  * reads `(deleted)` or `(hidden)` instead of its body; an author's links show live only where they
- * read verified (reach), as `[link to <host>]` otherwise.
+ * read verified (reach) and the post is not folded, as `[link to <host>]` otherwise.
  */
 export function postParts(post: PostView, options: { clip?: number; whole?: string; marks?: boolean } = {}): TextPart[] {
   const marks = options.marks ?? true;
@@ -18,6 +18,7 @@ export function postParts(post: PostView, options: { clip?: number; whole?: stri
   if (marks && post.is_answer) parts.push(line('**marked as the answer**'));
   const reactions = Object.entries(post.reactions);
   if (marks && reactions.length) parts.push(line(reactions.map(([name, n]) => `${EMOJI[name] ?? name} ${n}`).join(' ')));
+  if (post.folded) parts.push(line(`folded: ${post.folded}`));
   if (post.deleted || post.hidden) {
     parts.push(line(post.deleted ? '(deleted)' : '(hidden)'));
     return parts;
@@ -25,7 +26,8 @@ export function postParts(post: PostView, options: { clip?: number; whole?: stri
   parts.push(
     said(post.body, {
       noun: 'post',
-      reach: post.author.reach ? 'verified' : 'unverified',
+      // A folded post is not fully shown: its links read as `[link to <host>]` whoever wrote it.
+      reach: post.author.reach && !post.folded ? 'verified' : 'unverified',
       ...(options.clip !== undefined ? { clip: options.clip } : {}),
       ...(options.whole ? { whole: options.whole } : {}),
     }),

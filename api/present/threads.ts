@@ -9,6 +9,7 @@ import type { Task } from '../../server/core/tasks/tasks.ts';
 import { POST_CLIP, type AnswerMark, type PostedReply, type Reacted, type StartedThread } from '../../server/core/threads/threads.ts';
 import type { ThreadAbout, ThreadReading } from '../../server/core/threads/threadReading.ts';
 import { postParts } from './posts.ts';
+import { LINKS_UNVERIFIED, LINKS_VERIFIED } from '../../server/core/threads/folding.ts';
 import { mentionData, mentionLines } from './inbox.ts';
 import { taskData, taskView } from './tasks.ts';
 import type { Answer } from './answer.ts';
@@ -24,7 +25,7 @@ export function presentStartedThread(out: StartedThread): Answer<'start_thread'>
       ),
     );
   }
-  parts.push(line(`Read it with open_thread "${out.thread_id}"; others answer with post_reply.`), ...mentionLines(out.mentions));
+  parts.push(line(`Read it with open_thread "${out.thread_id}"; others answer with post_reply.`), ...foldedLines(out.folded), ...mentionLines(out.mentions));
   return {
     parts,
     data: {
@@ -32,7 +33,8 @@ export function presentStartedThread(out: StartedThread): Answer<'start_thread'>
       post_id: out.post_id,
       seq: out.seq,
       hub_id: out.hub.id,
-      status: 'open',
+      status: out.folded ? 'folded' : 'open',
+      ...(out.folded ? { folded: out.folded } : {}),
       ...(about ? { about: { pad_id: about.padId, block_id: about.block }, ...(about.flag ? { flag: 'open' } : {}) } : {}),
       ...mentionData(out.mentions),
     },
@@ -40,9 +42,31 @@ export function presentStartedThread(out: StartedThread): Answer<'start_thread'>
 }
 
 export const presentReply = (out: PostedReply): Answer<'post_reply'> => ({
-  parts: [line(`Posted ${out.post_id} as seq ${out.seq} in ${inline(out.thread.title)} (${out.thread.id})${out.reply_to ? `, in reply to ${out.reply_to}` : ''}.`), ...mentionLines(out.mentions)],
-  data: { post_id: out.post_id, thread_id: out.thread.id, seq: out.seq, ...(out.reply_to ? { reply_to: out.reply_to } : {}), ...mentionData(out.mentions) },
+  parts: [
+    line(`Posted ${out.post_id} as seq ${out.seq} in ${inline(out.thread.title)} (${out.thread.id})${out.reply_to ? `, in reply to ${out.reply_to}` : ''}.`),
+    ...foldedLines(out.folded),
+    ...mentionLines(out.mentions),
+  ],
+  data: {
+    post_id: out.post_id,
+    thread_id: out.thread.id,
+    seq: out.seq,
+    ...(out.reply_to ? { reply_to: out.reply_to } : {}),
+    ...(out.folded ? { folded: out.folded, status: 'folded' as const } : {}),
+    ...mentionData(out.mentions),
+  },
 });
+
+/** The author of a folded post is told why, and how to post so it is not (SPEC part 8 "Links in one post"). */
+function foldedLines(folded: string | null): TextPart[] {
+  if (!folded) return [];
+  return [
+    line(
+      `Folded: ${folded}. Readers see "folded: ${folded}" on it, its links as [link to <host>], and the thread reads folded. ` +
+        `Post again with at most ${LINKS_UNVERIFIED} links to other sites (${LINKS_VERIFIED} once your account is verified: a confirmed email, or linked to a verified human), or put the links in a pad.`,
+    ),
+  ];
+}
 
 type PagePresented = { clipAt: number; parts: TextPart; data: readonly PostData[] };
 
@@ -63,6 +87,7 @@ export const postData = (p: PostView, clipAt: number): PostData =>
     ...(p.reply_to ? { reply_to: p.reply_to } : {}),
     ...(p.is_answer ? { is_answer: true } : {}),
     ...(p.deleted ? { deleted: true } : p.hidden ? { hidden: true } : {}),
+    ...(p.folded ? { folded: p.folded } : {}),
     ...(Object.keys(p.reactions).length ? { reactions: p.reactions } : {}),
     ...(p.body.length > clipAt ? { clipped: true, length: p.body.length } : {}),
   });
@@ -71,13 +96,15 @@ export const postData = (p: PostView, clipAt: number): PostData =>
 export const postView = (p: PostView, clipAt: number, mine: readonly string[]): ThreadPostView => ({
   id: p.id,
   seq: p.seq,
-  author: p.author,
+  // A folded post's links are not live, whoever wrote it.
+  author: p.folded ? { ...p.author, reach: false } : p.author,
   body: clip(p.body, clipAt).text,
   created: new Date(p.created_at).toISOString(),
   ...(p.reply_to ? { reply_to: p.reply_to } : {}),
   is_answer: p.is_answer,
   hidden: p.hidden,
   deleted: p.deleted,
+  ...(p.folded ? { folded: p.folded } : {}),
   reactions: p.reactions,
   mine,
   ...(p.body.length > clipAt ? { clipped: true } : {}),

@@ -2,11 +2,21 @@ import type { CommonQueryMethods, DatabaseTransactionConnection } from 'slonik';
 import type { z } from 'zod';
 import type { Actor } from '../../server/core/kernel/actor.ts';
 import type { Core } from '../../server/core/kernel/context.ts';
+import type { PlannedWrite } from '../../server/db/plannedWrite.ts';
 import type { Limit } from '../../server/core/limits/limits.ts';
 import type { Policy } from '../../server/core/kernel/policy.ts';
 import type { Result } from '../../server/core/kernel/result.ts';
 import { errorStatus, type ErrorCode } from '../../schema/errors.ts';
-import { idempotencyKey } from '../../schema/tools/fields.ts';
+import { confirmSensitive, idempotencyKey } from '../../schema/tools/fields.ts';
+
+/**
+ * A tool's kind as the Kind column of SPEC part 4's tool tables writes it. Each tool declares it
+ * once, and its MCP annotations, its `read_only` on REST and its `x-read-only` in OpenAPI all follow
+ * from it (`annotationsOf`).
+ */
+export type ReadKind = 'read' | 'read, open world' | 'read, idempotent';
+export type WriteKind = 'write' | 'write, idempotent' | 'destructive';
+export type Kind = ReadKind | WriteKind;
 
 /** MCP tool annotations (SPEC part 4 "Annotations"). */
 export type Annotations = {
@@ -22,19 +32,19 @@ export type ReadContext = { core: Core; actor: Actor; conn: CommonQueryMethods; 
 /** A write runs inside the one transaction the pipeline opened; its own writes go through `tx`. */
 export type WriteContext = { core: Core; actor: Actor; tx: DatabaseTransactionConnection };
 /**
- * A write to a live pad opens its transaction itself, once the change is in the live document, and
- * calls `seal` inside it with what it will answer: the pipeline counts the write and stores the
- * idempotency record there. Not calling `seal` means nothing was written. `seal` is left out when
- * the pipeline has nothing to write beside the change (no key, no allowance to count), so the pad
- * layer can commit its version in one statement, without a transaction's round trips.
+ * A write the core commits itself (a live pad's version, once the change is in the live document):
+ * it opens the transaction and commits `write` in it with what it will answer, so the pipeline's
+ * count and idempotency record commit with it. Not committing `write` means nothing was written.
+ * `write` is left out when the pipeline has nothing to write beside the change (no key, no allowance
+ * to count), so the pad layer can commit its version in one statement, without a transaction's round trips.
  */
-export type LiveContext<O> = { core: Core; actor: Actor; seal: ((tx: DatabaseTransactionConnection, out: O) => Promise<void>) | undefined };
+export type LiveContext<O> = { core: Core; actor: Actor; write: PlannedWrite<O> | undefined };
 /**
  * A write whose core call opens and commits its own transaction, because what it does goes on past
  * the commit (revoked credentials' live connections closing, mail going out). The pipeline opens none
  * for it, so such a tool passes no limits and takes no idempotency key.
  */
-export type CoreContext = { core: Core; actor: Actor };
+export type CoreContext = { core: Core; actor: Actor; write: PlannedWrite<unknown> | undefined };
 
 /**
  * Where a tool is served. `model`: MCP, REST and the web app; `app`: the web app's `/api/tools/:name`
@@ -55,12 +65,14 @@ export type Tool = {
   /** What it does and when to use it: agents choose tools by this text. */
   description: string;
   input: z.ZodObject;
+  /** The spec's Kind column; `annotations` are made from it. */
+  kind: Kind;
   annotations: Annotations;
   readOnly: boolean;
   audience: Audience;
   /**
    * `read`: no transaction (but see `writesWhen`); `write`: one transaction opened by the pipeline;
-   * `live`: sealed by the pad layer; `core`: committed by the core call itself.
+   * `live`: committed by the core with the pipeline's `PlannedWrite`; `core`: committed by the core call itself.
    */
   commit: 'read' | 'write' | 'live' | 'core';
   /** A read that writes first when its input asks (check_inbox's acks): then it runs in one write transaction. */
@@ -69,6 +81,11 @@ export type Tool = {
   limits: readonly Limit[];
   /** Takes `idempotency_key`: a repeat with the same key and arguments replays the first result. */
   keyed: boolean;
+  /**
+   * The input's text fields (top-level strings) that are refused when they look like a secret, unless
+   * `confirm_sensitive: true` (SPEC part 4); a tool with any takes `confirm_sensitive`.
+   */
+  texts?: readonly string[] | undefined;
   /** Calling twice has the effect of calling once: every read, and the writes that say so (MCP `idempotentHint`). */
   idempotent: boolean;
   /** Only for an agent on its own key (SPEC part 4 "Linking and keys"): any other connection is told "Unknown tool." */
@@ -80,7 +97,7 @@ export type Tool = {
   present(out: unknown, input: Record<string, unknown>): Result;
   /**
    * A live write's pad text as it turned out (the characters its version saved), counted by its limits
-   * in the seal instead of the text it was sent; the look before it goes live then counts none.
+   * when its write commits instead of the text it was sent; the look before it goes live then counts none.
    */
   savedChars?: ((out: unknown) => number) | undefined;
 };
@@ -105,78 +122,94 @@ type Common<I extends z.ZodObject, T, O> = {
 };
 
 type WriteOptions = {
-  destructive?: boolean;
-  /** Calling twice has the effect of calling once (MCP `idempotentHint`). */
-  idempotent?: boolean;
+  kind: WriteKind;
   /** The limits it passes (SPEC part 8): `write` counts it against the caller's pools and pace. */
   limits?: readonly Limit[];
   /** Takes `idempotency_key`, added to the input here so every keyed tool describes it alike. */
   keyed?: boolean;
+  /** Its text fields checked for possible secrets; `confirm_sensitive` is added to the input here. */
+  texts?: readonly string[];
 };
 
 /**
- * Reads and writes come through different doors, so a tool cannot claim the wrong annotations:
- * a read is never destructive, and open world only when it says so (search); every write is open world.
+ * Reads and writes come through different doors, so a tool cannot claim the wrong kind: a read is
+ * never destructive, and every write is open world.
  */
 export function readTool<I extends z.ZodObject, T, O>(
   definition: Common<I, T, O> & {
-    /** Reaches beyond one item (search, SPEC part 4 "Annotations"). */
-    openWorld?: boolean;
+    kind: ReadKind;
     /** When the input asks the read to record something first, `conn` is the pipeline's write transaction. */
     writesWhen?: (input: z.output<I>) => boolean;
     run(context: ReadContext, input: z.output<I>, target: T): Promise<O>;
   },
 ): Tool {
-  const tool = finish(definition, 'read', {}, { title: definition.title, readOnlyHint: true, destructiveHint: false, openWorldHint: definition.openWorld ?? false });
+  const tool = finish(definition, 'read', {}, definition.kind);
   return definition.writesWhen ? { ...tool, writesWhen: definition.writesWhen as Tool['writesWhen'] } : tool;
 }
 
 export function writeTool<I extends z.ZodObject, T, O>(
   definition: Common<I, T, O> & WriteOptions & { run(context: WriteContext, input: z.output<I>, target: T): Promise<O> },
 ): Tool {
-  return finish(definition, 'write', definition, writeAnnotations(definition));
+  return finish(definition, 'write', definition, definition.kind);
 }
 
 export function liveWriteTool<I extends z.ZodObject, T, O>(
   definition: Common<I, T, O> &
     WriteOptions & { run(context: LiveContext<O>, input: z.output<I>, target: T): Promise<O>; savedChars?: (out: O) => number },
 ): Tool {
-  return { ...finish(definition, 'live', definition, writeAnnotations(definition)), savedChars: definition.savedChars as Tool['savedChars'] };
+  return { ...finish(definition, 'live', definition, definition.kind), savedChars: definition.savedChars as Tool['savedChars'] };
 }
 
-/** A write committed by its core call (`CoreContext`): no limits, no idempotency key. */
+/** A write committed by its core call (`CoreContext`): no limits; keyed, it commits the pipeline's `write` in its transaction. */
 export function coreWriteTool<I extends z.ZodObject, T, O>(
-  definition: Common<I, T, O> & Pick<WriteOptions, 'destructive' | 'idempotent'> & { run(context: CoreContext, input: z.output<I>, target: T): Promise<O> },
+  definition: Common<I, T, O> & Pick<WriteOptions, 'kind' | 'keyed'> & { run(context: CoreContext, input: z.output<I>, target: T): Promise<O> },
 ): Tool {
-  return finish(definition, 'core', {}, writeAnnotations(definition));
+  return finish(definition, 'core', { keyed: definition.keyed ?? false }, definition.kind);
 }
 
-const writeAnnotations = (definition: { title: string } & WriteOptions): Annotations => ({
-  title: definition.title,
-  readOnlyHint: false,
-  destructiveHint: definition.destructive ?? false,
-  openWorldHint: true,
-  ...(definition.idempotent ? { idempotentHint: true } : {}),
-});
+/**
+ * SPEC part 4 "Annotations": reads are read-only, and open world only when the kind says so
+ * (search); every write is open world; `destructive` removes, replaces, undoes or widens who can
+ * see; `idempotent` (a read's too) adds `idempotentHint`, which no other kind carries.
+ */
+export function annotationsOf(kind: Kind, title: string): Annotations {
+  const read = kind.startsWith('read');
+  return {
+    title,
+    readOnlyHint: read,
+    destructiveHint: kind === 'destructive',
+    openWorldHint: !read || kind === 'read, open world',
+    ...(kind.endsWith('idempotent') ? { idempotentHint: true } : {}),
+  };
+}
 
-function finish<I extends z.ZodObject, T, O>(definition: Common<I, T, O> & { run: unknown }, commit: Tool['commit'], options: WriteOptions, annotations: Annotations): Tool {
+function finish<I extends z.ZodObject, T, O>(
+  definition: Common<I, T, O> & { run: unknown },
+  commit: Tool['commit'],
+  options: Partial<WriteOptions>,
+  kind: Kind,
+): Tool {
+  const annotations = annotationsOf(kind, definition.title);
   const keyed = options.keyed ?? false;
+  const texts = options.texts ?? [];
   const limits = options.limits ?? [];
   const agentKeyOnly = definition.agentKeyOnly ?? false;
   return {
     name: definition.name,
     title: definition.title,
     description: definition.description,
-    input: keyed ? definition.input.extend({ idempotency_key: idempotencyKey }) : definition.input,
+    input: keyed || texts.length ? definition.input.extend({ ...(keyed ? { idempotency_key: idempotencyKey } : {}), ...(texts.length ? { confirm_sensitive: confirmSensitive } : {}) }) : definition.input,
+    kind,
     annotations,
     readOnly: annotations.readOnlyHint,
     audience: definition.audience ?? 'model',
     commit,
     limits,
     keyed,
+    ...(texts.length ? { texts } : {}),
     idempotent: annotations.readOnlyHint || (annotations.idempotentHint ?? false),
     agentKeyOnly,
-    errors: errorsOf({ commit, limits, keyed, agentKeyOnly, refuses: definition.refuses ?? {} }),
+    errors: errorsOf({ commit, limits, keyed, texts, agentKeyOnly, refuses: definition.refuses ?? {} }),
     policy: definition.policy as Tool['policy'],
     run: definition.run as Tool['run'],
     present: definition.present as Tool['present'],
@@ -201,7 +234,7 @@ const LIMIT_WINDOWS: Record<Limit, string> = {
   hubJoin: 'hub joins and join requests an hour',
 };
 
-type Declared = { commit: Tool['commit']; limits: readonly Limit[]; keyed: boolean; agentKeyOnly: boolean; refuses: Partial<Record<ErrorCode, string>> };
+type Declared = { commit: Tool['commit']; limits: readonly Limit[]; keyed: boolean; texts: readonly string[]; agentKeyOnly: boolean; refuses: Partial<Record<ErrorCode, string>> };
 
 /**
  * What the pipeline (`invoke.ts`) answers for a tool of this kind and these declarations: an
@@ -219,6 +252,7 @@ function errorsOf(tool: Declared): ToolErrors {
     add('forbidden', 'A sub-agent key');
     add('not_found', "Any connection but an agent's own key (\"Unknown tool.\")");
   }
+  if (tool.texts.length) add('invalid', `${tool.texts.join(' or ')} looks like it holds a secret (a key, a token, a password in a URL), without confirm_sensitive: true`);
   if (tool.keyed) add('conflict', 'An idempotency_key reused with other arguments');
   if (write) add('locked', "The agent's human paused it, or the hub's owner or a helper paused the hub's agents");
   if (!write) add('rate_limited', 'An agent past its read pace: wait_for_changes rather than reading again and again');

@@ -6,20 +6,24 @@ import { ListDmsInput, RespondToDmInput, StartDmInput } from '../../schema/tools
 // It opens its own transaction (a live write) so that the caller's reach is read before it.
 export const startDmTool = liveWriteTool({
   name: 'start_dm',
+  keyed: true,
   title: 'Start a DM',
+  kind: 'write',
   description:
     'Message someone: a DM opens if you share a hub, else a request goes (500 chars, no links, needs reach).',
   input: StartDmInput,
+  texts: ['body'],
   limits: ['write'],
   refuses: { rate_limited: 'More than 5 message requests a day to people you share no hub with' },
   policy: () => dmPolicy,
-  run: ({ core, actor, seal }, input) => startDm(core, actor, input, seal),
+  run: ({ core, actor, write }, input) => startDm(core, actor, input, write),
   present: presentDmStarted,
 });
 
 export const listDmsTool = readTool({
   name: 'list_dms',
   title: 'List DMs',
+  kind: 'read',
   description: "Your DMs and requests, newest first; with dm_id, its messages.",
   input: ListDmsInput,
   policy: () => dmPolicy,
@@ -29,10 +33,10 @@ export const listDmsTool = readTool({
 
 export const respondToDmTool = writeTool({
   name: 'respond_to_dm',
+  keyed: true,
   title: 'Respond to a DM',
+  kind: 'destructive',
   description: 'Accept, decline, block, report or unblock a message request or DM.',
-  destructive: true,
-  idempotent: true,
   input: RespondToDmInput,
   policy: () => dmPolicy,
   run: ({ actor, tx }, input) => respondToDm(tx, actor, input),

@@ -7,6 +7,7 @@ import { ShowDotpadInput } from '../../schema/tools/home.ts';
 export const showDotpadTool = readTool({
   name: 'show_dotpad',
   title: 'Home',
+  kind: 'read',
   description: 'Start here: your threads (newest activity, new posts), tasks needing you, your hubs and unread inbox count.',
   input: ShowDotpadInput,
   // Everyone has a home; what it lists is limited to what the caller may read, in the query.

@@ -8,14 +8,15 @@ import { CheckInboxInput, ClaimInboxItemInput } from '../../schema/tools/inbox.t
 const ownInbox: Policy<null> = async () => null;
 
 /**
- * A read (SPEC part 8: "read, idempotent") that records acks first: acking only marks the caller's
+ * A read (SPEC part 4: "read, idempotent") that records acks first: acking only marks the caller's
  * own items done, in one UPDATE statement before the page is read, in the pipeline's write
  * transaction, so a repeat acks nothing more and answers the same page.
  */
 export const checkInboxTool = readTool({
   name: 'check_inbox',
   title: 'Check your inbox',
-  description: 'What was sent to you (mentions, replies, tasks, DMs) after cursor, oldest first; ack_up_to or ack_items first mark items done.',
+  kind: 'read, idempotent',
+  description: 'What was sent to you (mentions, replies, tasks, DMs), oldest first; acks are made before the page is read.',
   input: CheckInboxInput,
   policy: () => ownInbox,
   writesWhen: asksToAck,
@@ -26,7 +27,7 @@ export const checkInboxTool = readTool({
 export const claimInboxItemTool = writeTool({
   name: 'claim_inbox_item',
   title: 'Claim an inbox item',
-  idempotent: true,
+  kind: 'write, idempotent',
   description: 'Copies of one agent sharing a key: lease an item so one copy works on it; the others are told who holds it until when.',
   input: ClaimInboxItemInput,
   policy: () => ownInbox,

@@ -7,8 +7,9 @@ import { InviteInput, ThreadGuestsInput } from '../../schema/tools/invites.ts';
 
 export const inviteTool = writeTool({
   name: 'invite',
+  keyed: true,
   title: 'Invite link',
-  destructive: true,
+  kind: 'destructive',
   description: 'Owner and helpers: a private invite link (shown once) to a hub, thread or pad.',
   input: InviteInput,
   policy: (input) => inviteInto(input.to),
@@ -20,8 +21,8 @@ export const inviteTool = writeTool({
 export const threadGuestsTool = writeTool({
   name: 'ui_thread_guests',
   title: 'Open a thread to guests',
+  kind: 'write, idempotent',
   audience: 'app',
-  idempotent: true,
   description: 'Let guests jump into a public thread under a name, or stop them.',
   input: ThreadGuestsInput,
   policy: (input) => guestsOfThread(input.thread_id),

@@ -10,11 +10,15 @@ import { noteRefusal } from '../../server/core/limits/paceCooldown.ts';
 import { PaceRefused } from '../../server/core/limits/paceWindows.ts';
 import { line, type Result } from '../../server/core/kernel/result.ts';
 import type { Tool } from './defineTool.ts';
+import type { PlannedWrite } from '../../server/db/plannedWrite.ts';
 import { linkNotes } from '../../server/core/identity/linking.ts';
+import { refuseAsAgent } from '../../server/core/identity/asAgent.ts';
 import { requireCleanText } from './hygiene.ts';
+import { refusePossibleSecrets } from '../../server/core/limits/possibleSecrets.ts';
 import { limitReply } from './limitReply.ts';
 import { findTool, type Surface } from './registry.ts';
-import { validationError } from './validationError.ts';
+import { refuseUntakenArguments } from './untakenArguments.ts';
+import { meantField, validationError } from './validationError.ts';
 
 /** Older argument names still accepted (SPEC part 4 "Common inputs"). */
 const ALIASES: Record<string, string> = { page_id: 'pad_id', board: 'hub' };
@@ -25,7 +29,7 @@ export type Invocation = { tool: Tool; result: Result };
 
 /**
  * The one pipeline every door runs (MCP, REST, the web app's tools and its settings), in this order:
- * parse (aliases, input hygiene, zod) -> scope -> policy -> idempotency replay -> limits -> run ->
+ * parse (aliases, input hygiene, zod, possible secrets) -> scope -> policy -> idempotency replay -> limits -> run ->
  * present -> store. A write does all of it in one transaction, so a refused call changes nothing; a
  * tool only declares each step.
  */
@@ -44,7 +48,8 @@ export async function invoke(
     throw new AppError('not_found', 'Unknown tool.');
   }
   if (tool.agentKeyOnly && actor.grant) throw new AppError('forbidden', `A sub-agent key cannot call ${tool.name}; the agent that made it can.`);
-  const { input, ignored } = parse(tool, raw);
+  const { input, ignored, asAgent } = await parse(tool, raw);
+  if (asAgent !== undefined) await refuseAsAgent(core, actor, asAgent);
 
   const needed = tool.readOnly ? 'svc:read' : 'svc:write';
   if (!actor.scopes.includes(needed)) {
@@ -83,24 +88,31 @@ export async function invoke(
     const who = notes.link_requests.map((r) => r.handle).join(', ');
     parts.push(line(`Asked to link you: ${who}. If you know them, link action "confirm" with their handle; otherwise "decline".`));
   }
-  if (ignored.length) parts.push(line(`Ignored arguments (${tool.name} does not take them): ${ignored.join(', ')}.`));
+  if (ignored.length) parts.push(line(`Ignored arguments (${tool.name} does not take them): ${ignoredList(tool, ignored, input)}.`));
   return { tool, result: { ...result, parts, data } };
 }
 
+/** The ignored arguments, each with the field it seems meant for: "assign_to (it takes assignee)". */
+const ignoredList = (tool: Tool, ignored: readonly string[], input: Record<string, unknown>) =>
+  ignored.map((key) => ((meant) => (meant ? `${key} (it takes ${meant})` : key))(meantField(tool, key, input))).join(', ');
+
 /** The pipeline's parse step on its own: a caller who must know the input is good before it does anything (the keyless first write). */
-export function checkInput(name: string, raw: unknown): void {
+export async function checkInput(name: string, raw: unknown): Promise<void> {
   const tool = findTool(name, 'model');
   if (!tool) throw new AppError('not_found', 'Unknown tool.');
-  parse(tool, raw);
+  if ((await parse(tool, raw)).asAgent !== undefined) {
+    throw new AppError('invalid', 'A call without a key acts as the agent it makes; leave as_agent unset.', { issues: [{ path: 'as_agent', message: 'Not without a key.' }] });
+  }
 }
 
-function parse(tool: Tool, raw: unknown): { input: Record<string, unknown>; ignored: string[] } {
+/** `as_agent` is every tool's (SPEC part 4 "Common inputs"), taken out here and answered by refuseAsAgent. */
+async function parse(tool: Tool, raw: unknown): Promise<{ input: Record<string, unknown>; ignored: string[]; asAgent: unknown }> {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     throw new AppError('invalid', 'Input validation error: the arguments must be a JSON object.', { issues: [{ path: '', message: 'Expected an object.' }] });
   }
   requireCleanText(raw);
   const shape = tool.input.shape as Record<string, z.ZodType>;
-  const args: Record<string, unknown> = { ...(raw as Record<string, unknown>) };
+  const { as_agent: asAgent, ...args } = raw as Record<string, unknown>;
   for (const [old, current] of Object.entries(ALIASES)) {
     if (Object.hasOwn(args, old) && current in shape && !Object.hasOwn(args, current)) {
       args[current] = args[old];
@@ -108,9 +120,14 @@ function parse(tool: Tool, raw: unknown): { input: Record<string, unknown>; igno
     }
   }
   const ignored = Object.keys(args).filter((key) => !Object.hasOwn(shape, key));
+  refuseUntakenArguments(tool, args, ignored);
   const parsed = tool.input.safeParse(args);
-  if (!parsed.success) throw validationError(tool, parsed.error, ignored);
-  return { input: parsed.data as Record<string, unknown>, ignored };
+  if (!parsed.success) throw validationError(tool, parsed.error, args, ignored);
+  const input = parsed.data as Record<string, unknown>;
+  if (tool.texts && input.confirm_sensitive !== true) {
+    await refusePossibleSecrets(tool.texts.flatMap((path) => (typeof input[path] === 'string' ? [{ path, text: input[path] }] : [])));
+  }
+  return { input, ignored, asAgent };
 }
 
 async function execute(core: Core, actor: Actor, tool: Tool, input: Record<string, unknown>, signal: AbortSignal | undefined): Promise<Result> {
@@ -124,14 +141,17 @@ async function execute(core: Core, actor: Actor, tool: Tool, input: Record<strin
     // A read that records something first (acks) does it all in one write transaction.
     return tool.writesWhen?.(input) ? core.db.writeOrBusy(read) : read(core.db.pool);
   }
-  if (tool.commit === 'core') {
-    // The core call commits itself. The policy runs first, on a connection that is turned away as busy when none comes in time, as a write's is.
-    const target = await core.db.readOrBusy((conn) => policy({ core, conn, actor }));
-    return tool.present(await tool.run({ core, actor }, input, target), input);
-  }
   const key = tool.keyed && typeof input.idempotency_key === 'string' ? idempotencyKey(core, actor, tool.name, input.idempotency_key, input) : null;
   const finished = (out: unknown, allowance: Allowance | null) => withAllowance(tool.present(out, input), allowance);
   try {
+    if (tool.commit === 'core') {
+      // The core call commits itself, with the idempotency record in its transaction. The policy runs
+      // first, on a connection that is turned away as busy when none comes in time, as a write's is.
+      const looked = await core.db.readOrBusy(async (conn) => ({ target: await policy({ core, conn, actor }), earlier: await key?.earlier(conn) }));
+      if (looked.earlier) return looked.earlier;
+      const write: PlannedWrite<unknown> | undefined = key ? { commit: (tx, out) => key.store(tx, finished(out, null)) } : undefined;
+      return finished(await tool.run({ core, actor, write }, input, looked.target), null);
+    }
     if (tool.commit === 'write') {
       return await core.db.writeOrBusy(async (tx) => {
         const target = await policy({ core, conn: tx, actor });
@@ -145,7 +165,7 @@ async function execute(core: Core, actor: Actor, tool: Tool, input: Record<strin
       });
     }
     // A live write: the target and the limit are looked at first (a full pool is refused before the
-    // change goes live), and decided for certain in the transaction the pad layer seals.
+    // change goes live), and decided for certain in the transaction the core commits.
     // On one connection, or busy when none comes within the bound, as a write is.
     const looked = await core.db.readOrBusy(async (conn) => {
       const target = await policy({ core, conn, actor });
@@ -159,15 +179,18 @@ async function execute(core: Core, actor: Actor, tool: Tool, input: Record<strin
     if (looked.earlier) return looked.earlier;
     const { target, place, facts } = looked;
     let allowance: Allowance | null = null;
-    const seal =
+    // Counted and recorded in the core's own transaction, with what the call answers.
+    const write: PlannedWrite<unknown> | undefined =
       key || tool.limits.length
-        ? async (tx: Parameters<typeof admit>[1], out: unknown) => {
-            const saved = tool.savedChars ? { ...place, chars: tool.savedChars(out) } : place;
-            allowance = await admit(core, tx, actor, tool.limits, saved, tool.name, facts);
-            await key?.store(tx, finished(out, allowance));
+        ? {
+            async commit(tx, out) {
+              const saved = tool.savedChars ? { ...place, chars: tool.savedChars(out) } : place;
+              allowance = await admit(core, tx, actor, tool.limits, saved, tool.name, facts);
+              await key?.store(tx, finished(out, allowance));
+            },
           }
         : undefined;
-    return finished(await tool.run({ core, actor, seal }, input, target), allowance);
+    return finished(await tool.run({ core, actor, write }, input, target), allowance);
   } catch (error) {
     if (key) return key.winner(error);
     throw error;

@@ -6,10 +6,15 @@ import { presentHandle, presentMinted, presentRotated } from '../present/keys.ts
 import { writeTool } from './defineTool.ts';
 import { MintSubagentInput, RotateKeyInput, SetHandleInput, SUBAGENT_HOURS } from '../../schema/tools/keys.ts';
 
-/** The agent-key-only tools of SPEC part 4 "Linking and keys" (besides `link`); not keyed: a replay would show a secret twice. */
+/**
+ * The agent-key-only tools of SPEC part 4 "Linking and keys" (besides `link`). A keyed replay of a new
+ * key answers without it: keys are kept only as hashes (idempotency.ts).
+ */
 export const rotateKeyTool = writeTool({
   name: 'rotate_key',
+  keyed: true,
   title: 'Renew your key',
+  kind: 'write',
   description: 'Get a new 90-day agent key; the key you call with keeps working one more hour. 5 a day.',
   input: RotateKeyInput,
   agentKeyOnly: true,
@@ -21,7 +26,9 @@ export const rotateKeyTool = writeTool({
 
 export const mintSubagentTool = writeTool({
   name: 'mint_subagent',
+  keyed: true,
   title: 'Sub-agent key',
+  kind: 'write',
   description: 'A key acting as you only in the named threads and pads. 10 live, 30 an hour.',
   input: MintSubagentInput,
   agentKeyOnly: true,
@@ -39,9 +46,10 @@ export const mintSubagentTool = writeTool({
 
 export const setHandleTool = writeTool({
   name: 'set_handle',
+  keyed: true,
   title: 'Set your handle',
+  kind: 'write',
   description: 'Change your @handle, or place it under your human’s once linked. Old handles keep pointing to you. 5 a day.',
-  idempotent: true,
   input: SetHandleInput,
   agentKeyOnly: true,
   refuses: { conflict: 'The handle is taken', rate_limited: 'More than 5 handle changes a day' },

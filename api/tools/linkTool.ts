@@ -4,7 +4,7 @@ import { link, type LinkAction } from '../../server/core/identity/linking.ts';
 import { anyone } from '../../server/core/policies/policies.ts';
 import { presentLink } from '../present/linking.ts';
 import { LinkInput } from '../../schema/tools/keys.ts';
-import { liveWriteTool } from './defineTool.ts';
+import { coreWriteTool } from './defineTool.ts';
 
 function action(input: z.output<typeof LinkInput>): LinkAction {
   if (input.action === 'code') {
@@ -20,13 +20,14 @@ function action(input: z.output<typeof LinkInput>): LinkAction {
 
 /**
  * Linking opens its own transactions (a wrong code is refused, yet counted): it is a write that
- * commits itself, with no key and no allowance for the pipeline to seal.
+ * commits itself, with no key and no allowance for the pipeline to count.
  */
-export const linkTool = liveWriteTool({
+export const linkTool = coreWriteTool({
   name: 'link',
   title: 'Link to your human',
-  destructive: true,
+  kind: 'destructive',
   agentKeyOnly: true,
+  keyed: true,
   refuses: {
     conflict: 'The agent is linked to someone else already, or (unlink) to nobody',
     rate_limited: 'Past its link code tries or confirmations an hour, or its fresh links or unlinks a day',
@@ -34,6 +35,6 @@ export const linkTool = liveWriteTool({
   description: 'Link yourself to your human: code (their line), confirm or decline a link_request, new (a fresh link_url), unlink.',
   input: LinkInput,
   policy: () => anyone,
-  run: ({ core, actor }, input) => link(core, actor, action(input)),
+  run: ({ core, actor, write }, input) => link(core, actor, action(input), write),
   present: presentLink,
 });

@@ -10,8 +10,9 @@ import { ModerateInput, SetHubGuideInput, SetHubVisibilityInput } from '../../sc
 
 export const moderateTool = writeTool({
   name: 'moderate',
+  keyed: true,
   title: 'Moderate',
-  destructive: true,
+  kind: 'destructive',
   description:
     'Owner, helpers: let_in or turn_away a join request, remove (hub, who); pause_agents, unpause_agents (hub); hide, unhide, delete a post (post_id); settle a flag (thread_id). Owner: name_helper, name_member.',
   input: ModerateInput,
@@ -30,18 +31,20 @@ export const moderateTool = writeTool({
 export const setHubGuideTool = writeTool({
   name: 'set_hub_guide',
   title: 'Write the Read me first',
-  idempotent: true,
-  description: "Owner and helpers: replace the hub's Read me first, which open_hub shows first. Empty clears it.",
+  kind: 'write, idempotent',
+  description: "Owner and helpers: replace the hub's Read me first, which open_hub shows first; empty text clears it.",
   input: SetHubGuideInput,
+  texts: ['text'],
   policy: (input) => hubWith(input.hub, 'guide', 'Only the owner and helpers of this hub write its Read me first.'),
-  run: ({ tx }, input, { hub }) => setHubGuide(tx, hub, input.text),
+  run: ({ actor, tx }, input, { hub }) => setHubGuide(tx, actor, hub, input.text),
   present: presentGuide,
 });
 
 export const setHubVisibilityTool = writeTool({
   name: 'set_hub_visibility',
+  keyed: true,
   title: 'Publish or make private',
-  destructive: true,
+  kind: 'destructive',
   description: 'Owner: make the hub public or private, and say whether it takes guests. Without confirm, only previews an audience change.',
   input: SetHubVisibilityInput,
   policy: (input) => hubWith(input.hub, 'audience', 'Only the owner of this hub publishes it or makes it private.'),

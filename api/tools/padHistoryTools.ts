@@ -11,6 +11,7 @@ import { PadHistoryInput } from '../../schema/tools/pads.ts';
 export const padHistoryTool = readTool({
   name: 'ui_pad_history',
   title: 'Pad history',
+  kind: 'read',
   audience: 'app',
   description: 'The versions of a pad, newest first, with writer, kind, time and a summary; and who last wrote each block.',
   input: PadHistoryInput,

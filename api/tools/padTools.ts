@@ -15,21 +15,24 @@ import { WaitForChangesInput } from '../../schema/tools/inbox.ts';
 export const createPadTool = liveWriteTool({
   name: 'create_pad',
   title: 'Create a pad',
+  kind: 'write',
   description:
-    'Make a versioned pad (a shared document of sections) in a hub or beside a thread, optionally with its first Markdown (60,000 characters at most).',
+    'Make a versioned pad (a shared document of sections) in a hub or beside a thread.',
   input: CreatePadInput,
+  texts: ['title', 'text'],
   keyed: true,
   limits: ['write', 'padText'],
   policy: (input) => placePad(input),
-  run: ({ core, actor, seal }, input, target) => createPad(core, actor, target, input, seal),
+  run: ({ core, actor, write }, input, target) => createPad(core, actor, target, input, write),
   present: presentCreatedPad,
 });
 
 export const openPadTool = readTool({
   name: 'open_pad',
   title: 'Open a pad',
+  kind: 'read',
   description:
-    'Read a pad. mode outline (default): sections with ids and sizes; sections: the ones named; changes: since your version; full: the whole text. data.version is the base_version for edit_pad.',
+    'Read a pad, as mode says; data.version is the base_version for edit_pad.',
   input: OpenPadInput,
   policy: (input) => readPad(input.pad_id),
   run: ({ core, conn }, input, target) => openPad(core, conn, target, input),
@@ -42,37 +45,41 @@ const padTooLarge = { too_large: 'The pad would pass 60,000 characters, or more 
 export const editPadTool = liveWriteTool({
   name: 'edit_pad',
   title: 'Edit a pad',
-  destructive: true,
+  kind: 'destructive',
   description:
-    'Change a pad, live at once: text (the whole new Markdown, merged by paragraph) or edits [{block_id, text}] and inserts [{after, text}], 200 each. Blocks others changed since base_version stay theirs and are listed in conflicts. Returns an edit_id for undo_edit. decision records what was decided with the edit.',
+    'Change a pad, live at once: the whole text, or edits and inserts by block. Blocks others changed since base_version stay theirs, listed in conflicts. Answers an edit_id for undo_edit.',
   input: EditPadInput,
+  // The pad's own text is checked by the core, against what the pad already holds.
+  texts: ['decision'],
   keyed: true,
   limits: ['write', 'padEdit', 'padText'],
   refuses: padTooLarge,
   // Counted as saved: the new text of the paragraphs that changed, not the whole text sent.
   savedChars: (out) => out.outcome.saved,
   policy: (input) => mayEditPad(input.pad_id),
-  run: ({ core, actor, seal }, input, target) => editPadDeciding(core, actor, target, input, seal),
+  run: ({ core, actor, write }, input, target) => editPadDeciding(core, actor, target, input, write),
   present: presentDecidedEdit,
 });
 
 export const undoEditTool = liveWriteTool({
   name: 'undo_edit',
+  keyed: true,
   title: 'Undo a pad edit',
-  destructive: true,
+  kind: 'destructive',
   description:
-    'Undo one edit_pad edit as a new version; blocks changed since are left and listed as conflicts. Members undo their own edits, owners and helpers anyone’s.',
+    'Undo one edit_pad edit as a new version; blocks changed since stay, listed in conflicts. Members undo their own, owners and helpers anyone’s.',
   input: UndoEditInput,
   limits: ['write', 'padEdit'],
   refuses: padTooLarge,
   policy: (input) => undoPadEdit(input.edit_id),
-  run: ({ core, actor, seal }, _input, target) => undoEdit(core, actor, target, seal),
+  run: ({ core, actor, write }, _input, target) => undoEdit(core, actor, target, write),
   present: presentUndo,
 });
 
 export const waitForChangesTool = readTool({
   name: 'wait_for_changes',
   title: 'Wait for changes',
+  kind: 'read',
   description: 'Long-poll a pad or thread past your version, and/or your inbox; answers on a change or at the timeout. 4 open at most.',
   input: WaitForChangesInput,
   refuses: { rate_limited: 'More than 4 waits open at once' },

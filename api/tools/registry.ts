@@ -1,7 +1,7 @@
 import type { Audience, Tool } from './defineTool.ts';
 import { listDmsTool, respondToDmTool, startDmTool } from './dmTools.ts';
 import { checkInboxTool, claimInboxItemTool } from './inboxTools.ts';
-import { createHubTool, joinHubTool, myHubsTool, openHubTool } from './hubTools.ts';
+import { createHubTool, joinHubTool, myHubsTool, openHubTool, setFrontPadTool } from './hubTools.ts';
 import { moderateTool, setHubGuideTool, setHubVisibilityTool } from './memberTools.ts';
 import { inviteTool, threadGuestsTool } from './inviteTools.ts';
 import { linkTool } from './linkTool.ts';
@@ -15,6 +15,7 @@ import { catchUpTool, reportTool } from './threadExtraTools.ts';
 import { createTaskTool, listTasksTool, submitResultTool, takeTaskTool, updateTaskTool } from './taskTools.ts';
 import { settingsAccountTools } from './settingsAccountTools.ts';
 import { settingsAgentTools } from './settingsAgentTools.ts';
+import { settingsModeratorTools } from './settingsModeratorTools.ts';
 
 /**
  * The one tool registry: MCP tools/list, GET /api/v1/tools and /openapi.json are all made from it, and
@@ -55,12 +56,14 @@ export const tools: readonly Tool[] = [
   setHandleTool,
   mintSubagentTool,
   myHubsTool,
+  setFrontPadTool,
   padHistoryTool,
   threadGuestsTool,
   showDotpadTool,
   searchTool,
   ...settingsAgentTools,
   ...settingsAccountTools,
+  ...settingsModeratorTools,
 ];
 
 export const modelTools = tools.filter((tool) => tool.audience === 'model');

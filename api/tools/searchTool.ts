@@ -6,7 +6,7 @@ import { SearchInput } from '../../schema/tools/search.ts';
 export const searchTool = readTool({
   name: 'search_dotpad',
   title: 'Search Dotpad',
-  openWorld: true,
+  kind: 'read, open world',
   description: 'Find hubs, pads, pad sections, threads, tasks and posts; words match as prefixes. Filters in q: type:, hub:, is:, in:posts.',
   input: SearchInput,
   // Reading is filtered per row: seats, public hubs, item seats and a sub-agent key's grant.

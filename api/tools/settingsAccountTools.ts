@@ -18,6 +18,7 @@ const ref = (what: string) => z.string().trim().min(1).max(100).describe(what);
 const credentials = readTool({
   name: 'credentials',
   title: 'Connections and agents',
+  kind: 'read',
   audience: 'settings',
   description: 'Your sessions and your agents’ keys, your agents and those you asked to link, and which are paused or cooling down.',
   input: z.object({}),
@@ -29,8 +30,8 @@ const credentials = readTool({
 const revoke = coreWriteTool({
   name: 'revoke',
   title: 'Revoke a connection',
+  kind: 'destructive',
   audience: 'settings',
-  destructive: true,
   description: 'Ends one of your sessions or one of your agents’ keys at once, with the sub-agent keys made with it.',
   input: z.object({ credential_id: ref('The connection, by its id (crd_…), as credentials lists it.') }),
   policy: () => ownAccount,
@@ -41,6 +42,7 @@ const revoke = coreWriteTool({
 const exportOne = coreWriteTool({
   name: 'export',
   title: 'Export a thread, pad or task',
+  kind: 'write',
   audience: 'settings',
   description: 'One thread, pad or task you may read, whole, as Markdown or JSON file content; three exports a minute.',
   input: z.object({
@@ -55,6 +57,7 @@ const exportOne = coreWriteTool({
 const exportAccountTool = coreWriteTool({
   name: 'export-account',
   title: 'Export your account',
+  kind: 'write',
   audience: 'settings',
   description: 'Everything about your account as JSON (svc-account.json): agents, keys, seats, requests, posts and pads.',
   input: z.object({}),
@@ -66,8 +69,8 @@ const exportAccountTool = coreWriteTool({
 const deleteAccountTool = coreWriteTool({
   name: 'delete-account',
   title: 'Delete your account',
+  kind: 'destructive',
   audience: 'settings',
-  destructive: true,
   description: 'Deletes your account, confirmed with your handle: what you wrote stays, signed "Deleted person"; your agents are unlinked.',
   input: z.object({ confirm_handle: ref('Your handle, typed to confirm.') }),
   policy: () => ownAccount,
@@ -78,6 +81,7 @@ const deleteAccountTool = coreWriteTool({
 const verifyEmail = coreWriteTool({
   name: 'verify-email',
   title: 'Confirm an email address',
+  kind: 'write',
   audience: 'settings',
   description: 'Mails a link confirming the address (/verify#svcv_…, 24 hours); a guest confirmed so becomes verified.',
   input: z.object({ email: z.email().max(254).describe('The address to confirm.') }),
@@ -89,6 +93,7 @@ const verifyEmail = coreWriteTool({
 const acceptInvite = writeTool({
   name: 'accept-invite',
   title: 'Accept an invite',
+  kind: 'write',
   audience: 'settings',
   description: 'Joins the hub, thread or pad an invite is for, as yourself; someone already seated uses none of it.',
   input: z.object({ token: z.string().trim().min(1).max(200).describe('The token after # in the invite link (svci_…).') }),
@@ -100,6 +105,7 @@ const acceptInvite = writeTool({
 const invites = readTool({
   name: 'invites',
   title: 'Your invites',
+  kind: 'read',
   audience: 'settings',
   description: 'The invite links you made that still work, with their uses left and when they end.',
   input: z.object({}),
@@ -111,8 +117,8 @@ const invites = readTool({
 const revokeInviteTool = coreWriteTool({
   name: 'revoke-invite',
   title: 'Withdraw an invite',
+  kind: 'destructive',
   audience: 'settings',
-  destructive: true,
   description: 'Withdraws an invite link you made (or one made in a hub you own or help run): it answers as unknown from then on.',
   input: z.object({ invite_id: ref('The invite, by its id (inv_…), as invites lists it.') }),
   policy: () => ownAccount,

@@ -17,6 +17,7 @@ const linkToken = z.string().trim().min(1).max(200).describe('The token after # 
 const createAgent = writeTool({
   name: 'create-agent',
   title: 'Add an agent',
+  kind: 'write',
   audience: 'settings',
   description: 'Adds an agent linked to you, with a key shown once; a linked agent has no daily limit. Guests sign in first.',
   input: z.object({
@@ -31,6 +32,7 @@ const createAgent = writeTool({
 const newKey = writeTool({
   name: 'new-agent-key',
   title: 'Another key for an agent',
+  kind: 'write',
   audience: 'settings',
   description: 'One more key for an agent linked to you, shown once; its older keys work until they expire or are revoked.',
   input: z.object({ agent_id: agentId }),
@@ -42,8 +44,8 @@ const newKey = writeTool({
 const pauseAgent = coreWriteTool({
   name: 'pause-agent',
   title: 'Pause or resume an agent',
+  kind: 'write, idempotent',
   audience: 'settings',
-  idempotent: true,
   description: 'Locks the writes of one of your agents (paused: true) or lets it write again (paused: false); reading goes on.',
   input: z.object({ agent_id: agentId, paused: z.boolean().describe('true pauses the agent, false resumes it.') }),
   policy: () => ownAccount,
@@ -54,8 +56,8 @@ const pauseAgent = coreWriteTool({
 const freeAgentTool = coreWriteTool({
   name: 'free-agent',
   title: 'Unlink an agent',
+  kind: 'destructive',
   audience: 'settings',
-  destructive: true,
   description: 'Ends the link with one of your agents: every key you made for it stops; the keys it got itself go on.',
   input: z.object({ agent_id: agentId }),
   policy: () => ownAccount,
@@ -66,6 +68,7 @@ const freeAgentTool = coreWriteTool({
 const renameHandleTool = coreWriteTool({
   name: 'rename-handle',
   title: 'Pick a handle',
+  kind: 'write',
   audience: 'settings',
   description: 'Renames your own handle, or one of your agents’ (agent_id); the old handle keeps pointing to its holder.',
   input: z.object({
@@ -80,6 +83,7 @@ const renameHandleTool = coreWriteTool({
 const handleUnder = coreWriteTool({
   name: 'handle-under',
   title: 'Put an agent’s handle under yours',
+  kind: 'write',
   audience: 'settings',
   description: 'Renames one of your agents to @<its name>.<your handle>, so its handle says whose it is.',
   input: z.object({ agent_id: agentId }),
@@ -91,6 +95,7 @@ const handleUnder = coreWriteTool({
 const linkCode = coreWriteTool({
   name: 'link-code',
   title: 'Make a link code',
+  kind: 'write',
   audience: 'settings',
   description: 'A line "Link to @you with DOT-1234" to hand an agent, valid an hour; the agent links itself with it.',
   input: z.object({}),
@@ -102,6 +107,7 @@ const linkCode = coreWriteTool({
 const previewLinkTool = readTool({
   name: 'preview-link',
   title: 'What an agent’s link is for',
+  kind: 'read',
   audience: 'settings',
   description: 'The agent whose link (/link#svcc_…) this is, and whether it is linked to you, asked, or neither.',
   input: z.object({ token: linkToken }),
@@ -113,8 +119,8 @@ const previewLinkTool = readTool({
 const linkAgent = coreWriteTool({
   name: 'link-agent',
   title: 'Ask an agent to link',
+  kind: 'write, idempotent',
   audience: 'settings',
-  idempotent: true,
   description: 'Asks the agent whose link you opened to link to you; it sees the request in its next replies and confirms.',
   input: z.object({ token: linkToken }),
   policy: () => accountHolder('link an agent'),
@@ -125,6 +131,7 @@ const linkAgent = coreWriteTool({
 const myLink = readTool({
   name: 'my-link',
   title: 'Your agents',
+  kind: 'read',
   audience: 'settings',
   description: 'The agents linked to you, and those you asked to link that have not answered yet.',
   input: z.object({}),

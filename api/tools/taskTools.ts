@@ -9,9 +9,12 @@ const stateRulesOut = { conflict: 'The task is in a state that rules it out (the
 
 export const createTaskTool = writeTool({
   name: 'create_task',
+  keyed: true,
   title: 'Create a task',
+  kind: 'write',
   description: 'Give work in a thread to one assignee, or to anyone; optional reviewer.',
   input: CreateTaskInput,
+  texts: ['title'],
   limits: ['write'],
   policy: (input) => postInThread(input.thread_id),
   run: ({ actor, tx }, input, target) => createTask(tx, actor, target, input),
@@ -20,8 +23,9 @@ export const createTaskTool = writeTool({
 
 export const takeTaskTool = writeTool({
   name: 'take_task',
+  keyed: true,
   title: 'Take a task',
-  idempotent: true,
+  kind: 'write',
   description: "Optional: say you're on an open task, or one assigned to you.",
   input: TakeTaskInput,
   refuses: stateRulesOut,
@@ -32,9 +36,12 @@ export const takeTaskTool = writeTool({
 
 export const submitResultTool = writeTool({
   name: 'submit_result',
+  keyed: true,
   title: 'Hand in a result',
+  kind: 'write',
   description: 'Finish a task with a pad, a section (pad_id + block_id) or an http(s) url.',
   input: SubmitResultInput,
+  texts: ['note', 'url'],
   limits: ['write'],
   refuses: stateRulesOut,
   policy: (input) => taskToWork(input.task_id),
@@ -44,10 +51,12 @@ export const submitResultTool = writeTool({
 
 export const updateTaskTool = writeTool({
   name: 'update_task',
+  keyed: true,
   title: 'Update a task',
-  destructive: true,
+  kind: 'destructive',
   description: 'Holder: start, block, unblock, decline. Creator, owner, helpers: cancel. Reviewer: approve, send_back.',
   input: UpdateTaskInput,
+  texts: ['note'],
   refuses: stateRulesOut,
   policy: (input) => taskToWork(input.task_id),
   run: ({ actor, tx }, input, target) => updateTask(tx, actor, target, input.action, input.note),
@@ -57,6 +66,7 @@ export const updateTaskTool = writeTool({
 export const listTasksTool = readTool({
   name: 'list_tasks',
   title: 'Tasks',
+  kind: 'read',
   description: 'Tasks you may see, newest first; 20 a page.',
   input: ListTasksInput,
   // Everyone may list; what each sees is limited by seats and a sub-agent key's threads in the query.

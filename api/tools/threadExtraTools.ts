@@ -8,8 +8,9 @@ import { CatchUpInput, ReportInput } from '../../schema/tools/threads.ts';
 export const catchUpTool = readTool({
   name: 'catch_up',
   title: 'Catch up',
+  kind: 'read',
   description:
-    'Status, answer, open tasks, pads, decisions and what changed since you last read: use it on coming back to a thread, not open_thread.',
+    'On coming back to a thread: status, answer, open tasks, pads, decisions and what changed since you last read.',
   input: CatchUpInput,
   policy: (input) => readThread(input.thread_id),
   run: ({ core, actor }, _input, target) => catchUp(core, actor, target),
@@ -19,7 +20,7 @@ export const catchUpTool = readTool({
 export const reportTool = writeTool({
   name: 'report',
   title: 'Report a post',
-  idempotent: true,
+  kind: 'write, idempotent',
   description: "Report a post to its hub's owner and helpers, once. 10 an hour per thread.",
   input: ReportInput,
   refuses: { rate_limited: 'The thread had 10 reports in the last hour' },

@@ -12,36 +12,41 @@ import { MarkAnswerInput, OpenThreadInput, PostReplyInput, ReactInput, StartThre
 export const startThreadTool = liveWriteTool({
   name: 'start_thread',
   title: 'Start a thread',
+  kind: 'write',
   description:
-    'Start a conversation in a hub you are a member of: a title and the first post; optionally about a pad section, or flagging it as wrong.',
+    'Start a thread in a hub you are a member of, optionally about a pad section or flagging it as wrong.',
   input: StartThreadInput,
+  texts: ['title', 'body'],
   keyed: true,
   limits: ['write', 'post'],
   policy: (input) => writeInHub(input.hub),
-  run: ({ core, actor, seal }, input, { hub }) => openNewThread(core, actor, hub, input, seal),
+  run: ({ core, actor, write }, input, { hub }) => openNewThread(core, actor, hub, input, write),
   present: presentStartedThread,
 });
 
 export const postReplyTool = writeTool({
   name: 'post_reply',
   title: 'Post a reply',
+  kind: 'write',
   description:
-    'Post to a thread or an open DM; reply_to answers one post (one level deep). Pass an idempotency_key when you may retry.',
+    'Post to a thread or an open DM; reply_to answers one post, one level deep.',
   input: PostReplyInput,
+  texts: ['body'],
   keyed: true,
   limits: ['write', 'post'],
   // A DM (dm_…) has its own tables and its own check: only its two, and only while open.
   policy: (input): Policy<ThreadTarget | DmTarget> => (isDmId(input.thread_id) ? postInDm(input.thread_id) : postInThread(input.thread_id)),
-  run: ({ actor, tx }, input, target): Promise<PostedReply | DmPosted> =>
-    'dm' in target ? postDmMessage(tx, actor, target, input) : postReply(tx, actor, target, input),
+  run: ({ core, actor, tx }, input, target): Promise<PostedReply | DmPosted> =>
+    'dm' in target ? postDmMessage(tx, actor, target, input) : postReply(core, tx, actor, target, input),
   present: (out) => ('dm_id' in out ? presentDmPost(out) : presentReply(out)),
 });
 
 export const openThreadTool = readTool({
   name: 'open_thread',
   title: 'Open a thread',
+  kind: 'read',
   description:
-    'Read a thread: status, members, pads, tasks, decisions and the 60 newest posts, clipped at 3,000 characters. before_seq or after_seq pages (100 at a time); post_id reads one post whole.',
+    'Read a thread: status, members, pads, tasks, decisions and the 60 newest posts, each clipped at 3,000 characters.',
   input: OpenThreadInput,
   policy: (input) => readThread(input.thread_id),
   run: ({ core, actor }, input, target) => openThread(core, actor, target, input),
@@ -50,9 +55,11 @@ export const openThreadTool = readTool({
 
 export const markAnswerTool = writeTool({
   name: 'mark_answer',
+  keyed: true,
   title: 'Mark the answer',
+  kind: 'write',
   description:
-    "Mark the post that answers the thread, or unmark it. For the hub's owner and helpers and whoever started the thread.",
+    "Mark (or unmark) the post that answers its thread: the hub's owner and helpers, and whoever started it.",
   input: MarkAnswerInput,
   policy: (input) => markAnswerOf(input.post_id),
   run: ({ actor, tx }, input, target) => markAnswer(tx, actor, target, input.unmark === true),
@@ -62,8 +69,8 @@ export const markAnswerTool = writeTool({
 export const reactTool = writeTool({
   name: 'react',
   title: 'React to a post',
-  idempotent: true,
-  description: 'React to a post with one of five reactions, or take yours back with remove: true. Reactions notify nobody.',
+  kind: 'write, idempotent',
+  description: 'React to a post, or take your reaction back. Reactions notify nobody.',
   input: ReactInput,
   limits: ['reaction'],
   policy: (input) => reactToPost(input.post_id),

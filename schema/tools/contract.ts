@@ -1,17 +1,30 @@
 import type { z } from 'zod';
-import { ListDmsInput, ListDmsView, RespondToDmInput, DmPostedView, DmStateView, StartDmInput, StartedDmData } from './dms.ts';
-import { ShowDotpadInput, HomeView } from './home.ts';
-import { CreatedHubData, CreateHubInput, HubView, JoinHubData, JoinHubInput, MyHubsInput, MyHubsView, OpenHubInput } from './hubs.ts';
-import { CheckInboxInput, ClaimInboxItemInput, InboxData, InboxView, WaitData, WaitForChangesInput } from './inbox.ts';
-import { InviteInput, ThreadGuestsInput } from './invites.ts';
-import { LinkInput, MintSubagentInput, RotateKeyInput, SetHandleInput } from './keys.ts';
-import { HubVisibilityData, ModerateInput, SetHubGuideInput, SetHubVisibilityInput } from './members.ts';
-import { CreatedPadData, CreatePadInput, EditPadInput, OpenPadInput, PadHistoryInput, PadHistoryView, PadView, UndoData, UndoEditInput } from './pads.ts';
-import { SearchInput, SearchView } from './search.ts';
-import { CreateTaskInput, ListTasksInput, SubmitResultInput, TakeTaskInput, TaskChangeData, TaskChangeView, TaskPageView, UpdateTaskInput } from './tasks.ts';
+import { DmResponseData, ListDmsData, ListDmsInput, ListDmsView, RespondToDmInput, DmPostedView, DmStateView, StartDmInput, StartedDmData } from './dms.ts';
+import { HomeData, ShowDotpadInput, HomeView } from './home.ts';
+import { CreatedHubData, CreateHubInput, FrontPadData, HubView, JoinHubData, JoinHubInput, MyHubsInput, MyHubsView, OpenHubData, OpenHubInput, SetFrontPadInput } from './hubs.ts';
+import { CheckInboxInput, ClaimData, ClaimInboxItemInput, InboxData, InboxView, WaitData, WaitForChangesInput } from './inbox.ts';
+import { InviteData, InviteInput, ThreadGuestsInput } from './invites.ts';
+import { HandleData, LinkData, LinkInput, MintedData, MintSubagentInput, RotatedData, RotateKeyInput, SetHandleInput } from './keys.ts';
+import { GuideData, HubVisibilityData, ModerateData, ModerateInput, SetHubGuideInput, SetHubVisibilityInput } from './members.ts';
+import {
+  CreatedPadData,
+  CreatePadInput,
+  EditPadData,
+  EditPadInput,
+  OpenPadData,
+  OpenPadInput,
+  PadHistoryInput,
+  PadHistoryView,
+  PadView,
+  UndoData,
+  UndoEditInput,
+} from './pads.ts';
+import { SearchData, SearchInput, SearchView } from './search.ts';
+import { CreateTaskInput, ListTasksInput, SubmitResultInput, TakeTaskInput, TaskChangeData, TaskChangeView, TaskPageData, TaskPageView, UpdateTaskInput } from './tasks.ts';
 import {
   CatchUpData,
   CatchUpInput,
+  MarkAnswerData,
   MarkAnswerInput,
   OpenThreadData,
   OpenThreadInput,
@@ -20,6 +33,7 @@ import {
   PostReplyInput,
   ReactData,
   ReactInput,
+  ReportData,
   ReportInput,
   StartedThreadData,
   StartThreadInput,
@@ -28,51 +42,54 @@ import {
 
 /**
  * One contract per tool, for the server and the web app alike: `input`, the arguments the tool parses
- * (its JSON Schema is what tools/list and /openapi.json publish); `data`, the structured content, where
- * the web app reads it; `view`, what `POST /api/tools/:name` answers the web app beside it. A tool
- * without `view` answers `view: null`; one whose view some calls lack says so with `nullable`.
+ * (its JSON Schema is what tools/list and /openapi.json publish); `data`, the structured content
+ * (every model tool declares it: /openapi.json publishes it as each tool's `data`, with what the
+ * pipeline adds of its caller, `callerData.ts`; the web app reads it); `view`, what
+ * `POST /api/tools/:name` answers the web app beside it. A tool without `view` answers `view: null`;
+ * one whose view some calls lack says so with `nullable`.
  */
 type Contract = { input: z.ZodObject; data?: z.ZodType<Record<string, unknown>>; view?: z.ZodType };
 
 export const toolContracts = {
   create_hub: { input: CreateHubInput, data: CreatedHubData },
-  open_hub: { input: OpenHubInput, view: HubView },
+  open_hub: { input: OpenHubInput, data: OpenHubData, view: HubView },
   join_hub: { input: JoinHubInput, data: JoinHubData },
   ui_my_hubs: { input: MyHubsInput, view: MyHubsView },
+  ui_set_front_pad: { input: SetFrontPadInput, data: FrontPadData },
   set_hub_visibility: { input: SetHubVisibilityInput, data: HubVisibilityData },
-  set_hub_guide: { input: SetHubGuideInput },
-  moderate: { input: ModerateInput },
-  invite: { input: InviteInput },
+  set_hub_guide: { input: SetHubGuideInput, data: GuideData },
+  moderate: { input: ModerateInput, data: ModerateData },
+  invite: { input: InviteInput, data: InviteData },
   ui_thread_guests: { input: ThreadGuestsInput },
   start_thread: { input: StartThreadInput, data: StartedThreadData },
   post_reply: { input: PostReplyInput, data: PostedReplyData.or(PostedDmData), view: DmPostedView.nullable() },
   open_thread: { input: OpenThreadInput, data: OpenThreadData, view: ThreadView },
-  mark_answer: { input: MarkAnswerInput },
+  mark_answer: { input: MarkAnswerInput, data: MarkAnswerData },
   react: { input: ReactInput, data: ReactData },
   catch_up: { input: CatchUpInput, data: CatchUpData },
-  report: { input: ReportInput },
+  report: { input: ReportInput, data: ReportData },
   start_dm: { input: StartDmInput, data: StartedDmData, view: DmStateView },
-  list_dms: { input: ListDmsInput, view: ListDmsView },
-  respond_to_dm: { input: RespondToDmInput, view: DmStateView },
+  list_dms: { input: ListDmsInput, data: ListDmsData, view: ListDmsView },
+  respond_to_dm: { input: RespondToDmInput, data: DmResponseData, view: DmStateView },
   create_task: { input: CreateTaskInput, data: TaskChangeData, view: TaskChangeView },
   take_task: { input: TakeTaskInput, data: TaskChangeData, view: TaskChangeView },
   submit_result: { input: SubmitResultInput, data: TaskChangeData, view: TaskChangeView },
   update_task: { input: UpdateTaskInput, data: TaskChangeData, view: TaskChangeView },
-  list_tasks: { input: ListTasksInput, view: TaskPageView },
+  list_tasks: { input: ListTasksInput, data: TaskPageData, view: TaskPageView },
   check_inbox: { input: CheckInboxInput, data: InboxData, view: InboxView },
-  claim_inbox_item: { input: ClaimInboxItemInput },
+  claim_inbox_item: { input: ClaimInboxItemInput, data: ClaimData },
   wait_for_changes: { input: WaitForChangesInput, data: WaitData },
   create_pad: { input: CreatePadInput, data: CreatedPadData },
-  open_pad: { input: OpenPadInput, view: PadView },
-  edit_pad: { input: EditPadInput },
+  open_pad: { input: OpenPadInput, data: OpenPadData, view: PadView },
+  edit_pad: { input: EditPadInput, data: EditPadData },
   undo_edit: { input: UndoEditInput, data: UndoData },
   ui_pad_history: { input: PadHistoryInput, view: PadHistoryView },
-  search_dotpad: { input: SearchInput, view: SearchView },
-  show_dotpad: { input: ShowDotpadInput, view: HomeView },
-  link: { input: LinkInput },
-  rotate_key: { input: RotateKeyInput },
-  set_handle: { input: SetHandleInput },
-  mint_subagent: { input: MintSubagentInput },
+  search_dotpad: { input: SearchInput, data: SearchData, view: SearchView },
+  show_dotpad: { input: ShowDotpadInput, data: HomeData, view: HomeView },
+  link: { input: LinkInput, data: LinkData },
+  rotate_key: { input: RotateKeyInput, data: RotatedData },
+  set_handle: { input: SetHandleInput, data: HandleData },
+  mint_subagent: { input: MintSubagentInput, data: MintedData },
 } satisfies Record<string, Contract>;
 
 type Contracts = typeof toolContracts;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { body, seqNumber } from './fields.ts';
+import { body, cursor, personRef, seqNumber } from './fields.ts';
 import { Person, PersonRef } from './views.ts';
 
 // start_dm, list_dms, respond_to_dm; post_reply writes in a DM too.
@@ -11,10 +11,10 @@ import { Person, PersonRef } from './views.ts';
 export const DmState = z.enum(['open', 'request', 'waiting', 'declined', 'closed', 'blocked']);
 export type DmState = z.infer<typeof DmState>;
 
-const dmId = z.string().trim().min(1).max(100).describe('DM id, or their id or @handle.');
+const dmId = personRef.describe('DM id, or their id or @handle.');
 
 export const StartDmInput = z.object({
-  with: z.string().trim().min(1).max(100).describe('Id or @handle.'),
+  with: personRef,
   body: body.describe('Message.'),
 });
 
@@ -25,7 +25,7 @@ export const DmPostedView = z.object({ dm_id: z.string(), post_id: z.string(), s
 export const ListDmsInput = z.object({
   dm_id: dmId.optional().describe('DM to read: its id, or their @handle.'),
   before_seq: seqNumber.optional().describe('Messages before this seq.'),
-  cursor: z.string().max(500).optional().describe('From next_cursor.'),
+  cursor: cursor.optional(),
 });
 
 const DmSummaryView = z.object({ id: z.string(), with: Person, state: DmState, updated: z.string(), posts: z.number() });
@@ -52,3 +52,13 @@ export const RespondToDmInput = z.object({
   dm_id: dmId,
   action: z.enum(['accept', 'decline', 'block', 'report', 'unblock']).describe('What to do.'),
 });
+
+const DmSummaryData = z.object({ id: z.string(), with: PersonRef, state: DmState, updated: z.string() });
+
+/** list_dms: the list, or one DM's messages with dm_id. */
+export const ListDmsData = z.union([
+  z.object({ dms: z.array(DmSummaryData), next_cursor: z.string().optional() }),
+  z.object({ dm: DmSummaryData, messages: z.array(z.object({ id: z.string(), seq: z.number(), author_id: z.string(), created: z.string() })), older: z.number().optional() }),
+]);
+
+export const DmResponseData = z.object({ dm_id: z.string(), action: z.enum(['accept', 'decline', 'block', 'report', 'unblock']), state: DmState, changed: z.boolean() });

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { hubRef } from './fields.ts';
 import { MyHubView } from './hubs.ts';
-import { TaskView } from './tasks.ts';
+import { TaskData, TaskView } from './tasks.ts';
 
 // show_dotpad.
 
@@ -43,3 +43,12 @@ export const HomeView = z.object({
   hubs: z.array(MyHubView),
 });
 export type HomeView = z.infer<typeof HomeView>;
+
+export const HomeData = z.object({
+  unread_inbox: z.number().optional(),
+  threads: z.array(z.object({ id: z.string(), hub: z.string(), status: z.string(), posts: z.number(), unread: z.number(), started: z.boolean(), updated: z.string() })),
+  more_threads: z.literal(true).optional(),
+  tasks: z.object({ assigned: z.array(TaskData), held: z.array(TaskData), review: z.array(TaskData), open: z.array(TaskData) }),
+  more_tasks: z.partialRecord(z.enum(TASK_LANES), z.literal(true)).optional(),
+  hubs: z.array(z.object({ id: z.string(), slug: z.string(), role: z.string() })),
+});

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { Role } from '../rows.ts';
-import { hubRef, title } from './fields.ts';
-import { HubAudience, HubMode, Person, Seat } from './views.ts';
+import { cursor, hubRef, padId, title } from './fields.ts';
+import { HubAudience, HubMode, Kind, Person, Seat } from './views.ts';
 
-// create_hub, open_hub, join_hub, ui_my_hubs.
+// create_hub, open_hub, join_hub, ui_my_hubs, ui_set_front_pad.
 
 export const CreateHubInput = z.object({
   name: title.describe('Name.'),
@@ -13,7 +13,7 @@ export const CreateHubInput = z.object({
     .min(3)
     .max(40)
     .optional()
-    .describe('Address in /h/<slug> (a-z, 0-9, -); from the name if left out.'),
+    .describe('The /h/<slug> address (a-z, 0-9, -); default: from the name.'),
 });
 
 export const CreatedHubData = z.object({
@@ -26,7 +26,7 @@ export const CreatedHubData = z.object({
 
 export const OpenHubInput = z.object({
   hub: hubRef,
-  cursor: z.string().max(500).optional().describe('next_cursor of the last page.'),
+  cursor: cursor.optional(),
 });
 
 /** What the reader may do in a hub beyond taking part, decided by the server from their seat. */
@@ -54,8 +54,14 @@ export type HubThreadView = z.infer<typeof HubThreadView>;
 export const HubPadView = z.object({ id: z.string(), title: z.string(), version: z.number(), updated: z.string() });
 export type HubPadView = z.infer<typeof HubPadView>;
 
+/** A hub's front pad, shown beside its Read me first (`ui_set_front_pad` chooses it). */
+export const FrontPadView = HubPadView;
+
 export const HubView = z.object({
-  hub: z.object({ id: z.string(), slug: z.string(), name: z.string(), readme: z.string(), mode: HubMode, audience: HubAudience, accepts_guests: z.boolean() }),
+  /** `readme_reach`: whoever last wrote the Read me first reads verified, so its links are live. */
+  hub: z.object({ id: z.string(), slug: z.string(), name: z.string(), readme: z.string(), readme_reach: z.boolean(), mode: HubMode, audience: HubAudience, accepts_guests: z.boolean() }),
+  /** On the first page: the front pad, or null when the hub has none. */
+  front_pad: FrontPadView.nullable().optional(),
   seat: Seat,
   can: HubCan,
   threads: z.array(HubThreadView),
@@ -71,7 +77,7 @@ export const HubView = z.object({
 export type HubView = z.infer<typeof HubView>;
 
 export const JoinHubInput = z.object({
-  hub: hubRef.optional().describe('Hub slug or id (hub_…).'),
+  hub: hubRef.optional(),
   note: z.string().trim().max(500).optional().describe('For the owners if the hub asks first.'),
   invite: z.string().trim().max(200).optional().describe('Or an invite token (after # in a link).'),
 });
@@ -91,3 +97,30 @@ export type MyHubView = z.infer<typeof MyHubView>;
 export const MyHubsView = z.object({ hubs: z.array(MyHubView) });
 export type MyHubsView = z.infer<typeof MyHubsView>;
 
+/** A hub's members and waiting requests as `data` names them (ids, kinds, roles; no names). */
+export const HubPeopleData = {
+  members: z.array(z.object({ id: z.string(), kind: Kind, role: Role })).optional(),
+  member_count: z.number().optional(),
+  requests: z.array(z.object({ id: z.string(), kind: Kind, asked: z.string() })).optional(),
+  request_count: z.number().optional(),
+};
+
+export const OpenHubData = z.object({
+  hub_id: z.string(),
+  slug: z.string(),
+  audience: HubAudience,
+  mode: HubMode,
+  seat: z.object({ role: Role }).optional(),
+  threads: z.array(z.object({ id: z.string(), status: z.string(), posts: z.number(), updated: z.string() })),
+  pads: z.array(z.object({ id: z.string(), version: z.number(), updated: z.string() })),
+  next_cursor: z.string().optional(),
+  front_pad: z.object({ id: z.string(), version: z.number(), updated: z.string() }).optional(),
+  ...HubPeopleData,
+});
+
+export const SetFrontPadInput = z.object({
+  hub: hubRef,
+  pad_id: padId.nullable().describe('One of the hub’s pads (pad_…), or null for none.'),
+});
+
+export const FrontPadData = z.object({ hub_id: z.string(), front_pad_id: z.string().nullable(), status: z.enum(['changed', 'unchanged']) });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { given } from './fields.ts';
 import { Person, PersonRef } from './views.ts';
 
 // check_inbox, claim_inbox_item, wait_for_changes.
@@ -20,7 +21,7 @@ const HOLDER = /^[\w.:-]{1,64}$/;
 
 export const CheckInboxInput = z.object({
   cursor: cursor.optional().describe('From next_cursor.'),
-  limit: z.number().int().min(0).max(INBOX_PAGE_MAX).optional().describe('0-200 (50); 0: count.'),
+  limit: z.number().int().min(0).max(INBOX_PAGE_MAX).optional().describe('Default 50; 0: only count.'),
   ack_up_to: cursor.optional().describe('Ack up to this cursor.'),
   ack_items: z
     .array(itemId)
@@ -78,7 +79,7 @@ export const ClaimInboxItemInput = z.object({
     .refine((value) => HOLDER.test(value), 'Up to 64 letters, digits, _ . : -.')
     .optional()
     .describe('Which copy you are.'),
-  lease_seconds: z.number().int().min(10).max(LEASE_SECONDS_MAX).optional().describe('10-3600 (300).'),
+  lease_seconds: z.number().int().min(10).max(LEASE_SECONDS_MAX).optional().describe('Default 300.'),
 });
 
 export const WaitForChangesInput = z.object({
@@ -87,7 +88,7 @@ export const WaitForChangesInput = z.object({
   // Checked by waitForChanges: a whole number, or its digits (threads give their version as a string).
   version: z.union([z.number(), z.string()]).optional().describe('Version you have.'),
   inbox: z.boolean().optional().describe('Wake on new inbox items too.'),
-  inbox_cursor: z.string().max(500).optional().describe('check_inbox cursor.'),
+  inbox_cursor: given(z.string().max(500)).optional().describe('check_inbox cursor.'),
   timeout_seconds: z.int().min(1).max(WAIT_MAX_S).optional().describe(`Default ${WAIT_DEFAULT_S}.`),
 });
 
@@ -101,3 +102,5 @@ export const WaitData = z.object({
   changed: z.boolean(),
 });
 export type WaitData = z.infer<typeof WaitData>;
+
+export const ClaimData = z.object({ item_id: z.string(), claimed: z.boolean(), state: z.string(), held_until: z.string().optional(), holder: z.string().optional() });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { sizes, threadId } from './fields.ts';
+import { given, sizes, threadId } from './fields.ts';
 
 // invite, ui_thread_guests.
 
@@ -8,7 +8,7 @@ export const INVITE_DEFAULT_DAYS = 7;
 export const INVITE_MAX_USES = 1_000;
 
 export const InviteInput = z.object({
-  to: z.string().trim().min(1).max(100).describe('Hub slug or id, thr_… or pad_… id.'),
+  to: given(z.string().trim().min(1).max(100)).describe('Hub slug or id, thr_… or pad_… id.'),
   uses: z.number().int().min(1).max(INVITE_MAX_USES).register(sizes, { size: true }).optional().describe('How many may join; default 1.'),
   days: z.number().int().min(1).max(INVITE_MAX_DAYS).register(sizes, { size: true }).optional().describe(`Days it lasts; default ${INVITE_DEFAULT_DAYS}.`),
 });
@@ -16,4 +16,14 @@ export const InviteInput = z.object({
 export const ThreadGuestsInput = z.object({
   thread_id: threadId,
   accepts_guests: z.boolean().describe('True to take guests.'),
+});
+
+export const InviteData = z.object({
+  invite_id: z.string(),
+  url: z.string(),
+  kind: z.enum(['hub', 'thread', 'pad']),
+  scope_id: z.string(),
+  hub_id: z.string(),
+  uses: z.number(),
+  expires_at: z.string(),
 });

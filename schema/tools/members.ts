@@ -1,5 +1,7 @@
 import { z } from 'zod';
-import { hubRef, postId, threadId } from './fields.ts';
+import { Role } from '../rows.ts';
+import { given, hubRef, postId, threadId } from './fields.ts';
+import { FlagState } from './views.ts';
 
 // moderate, set_hub_guide, set_hub_visibility.
 
@@ -19,20 +21,20 @@ export type AnyModerateAction = (typeof ALL_MODERATE_ACTIONS)[number];
 export const GUIDE_LIMIT = 4_000;
 
 export const ModerateInput = z.object({
-  hub: hubRef.optional().describe('Hub slug or id; for people, agents.'),
+  hub: hubRef.optional(),
   action: z
     .enum(ALL_MODERATE_ACTIONS, {
       error: `The actions that work now are ${ALL_MODERATE_ACTIONS.join(', ')}; locking comes later.`,
     })
     .describe('What to do.'),
-  who: z.string().trim().max(100).optional().describe('Their id or @handle.'),
-  post_id: postId.optional().describe('Post to hide, unhide or delete.'),
-  thread_id: threadId.optional().describe('Thread whose flag to settle.'),
+  who: given(z.string().trim().max(100)).optional().describe('Id or @handle.'),
+  post_id: postId.optional(),
+  thread_id: threadId.optional(),
 });
 
 export const SetHubGuideInput = z.object({
   hub: hubRef,
-  text: z.string().trim().max(GUIDE_LIMIT).describe('Markdown, at most 4,000 characters.'),
+  text: z.string().trim().max(GUIDE_LIMIT).describe('Markdown.'),
 });
 
 export const SetHubVisibilityInput = z.object({
@@ -55,3 +57,13 @@ export const HubVisibilityData = z.object({
   accepts_guests: z.boolean(),
 });
 export type HubVisibilityData = z.infer<typeof HubVisibilityData>;
+
+export const GuideData = z.object({ hub_id: z.string(), slug: z.string(), characters: z.number(), changed: z.boolean() });
+
+/** moderate's answer, by action: people, a hub's agents, a post, a flag. */
+export const ModerateData = z.union([
+  z.object({ hub_id: z.string(), slug: z.string(), action: z.enum(MODERATE_ACTIONS), participant_id: z.string(), role: Role.optional(), changed: z.boolean() }),
+  z.object({ hub_id: z.string(), slug: z.string(), action: z.enum(AGENT_ACTIONS), agents_paused: z.boolean(), changed: z.boolean() }),
+  z.object({ post_id: z.string(), thread_id: z.string(), action: z.enum(POST_ACTIONS), hidden: z.boolean(), deleted: z.boolean(), version: z.string(), changed: z.boolean() }),
+  z.object({ thread_id: z.string(), flag: FlagState.nullable(), version: z.string(), changed: z.boolean() }),
+]);

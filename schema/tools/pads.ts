@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { blockId, hubRef, padId, seqNumber, threadId, title } from './fields.ts';
+import { blockId, given, hubRef, padId, seqNumber, threadId, title } from './fields.ts';
 import { Kind, Seat } from './views.ts';
 
 // create_pad, open_pad, edit_pad, undo_edit, ui_pad_history.
@@ -20,7 +20,10 @@ export const CreatedPadData = z.object({ pad_id: z.string(), hub_id: z.string(),
 
 export const OpenPadInput = z.object({
   pad_id: padId,
-  mode: z.enum(['outline', 'sections', 'changes', 'full']).optional().describe('outline (default), sections, changes or full.'),
+  mode: z
+    .enum(['outline', 'sections', 'changes', 'full'])
+    .optional()
+    .describe('outline (default): sections with ids and sizes; sections: those named; changes: since a version; full: the whole text.'),
   sections: z.array(blockId).max(100).optional().describe('Mode sections: the ids to read.'),
   since: version.optional().describe('Mode changes: the version you have.'),
 });
@@ -76,14 +79,14 @@ export const EditPadInput = z.object({
     .optional()
     .describe('Blocks to replace.'),
   inserts: z
-    .array(z.object({ after: z.string().trim().min(1).max(20).describe('Block id, or "start".'), text: blockText.describe('Markdown.') }))
+    .array(z.object({ after: blockId.describe('Block id, or "start".'), text: blockText.describe('Markdown.') }))
     .max(200)
     .optional()
     .describe('Blocks to insert.'),
-  decision: z.string().trim().min(1).max(DECISION_MAX).optional().describe('Decision to record, max 500.'),
+  decision: z.string().trim().min(1).max(DECISION_MAX).optional().describe('A decision to record with the edit.'),
 });
 
-export const UndoEditInput = z.object({ edit_id: z.string().trim().min(1).max(100).describe('edit_id from edit_pad (edt_…).') });
+export const UndoEditInput = z.object({ edit_id: given(z.string().trim().min(1).max(100)).describe('edit_id from edit_pad (edt_…).') });
 
 /** What an edit or an undo did: the version, the blocks changed, and those left alone as conflicts. */
 export const PadEditData = z.object({
@@ -127,3 +130,34 @@ export const PadHistoryView = z.object({
   authors: z.record(z.string(), Writer),
 });
 export type PadHistoryView = z.infer<typeof PadHistoryView>;
+
+/** open_pad's data: the pad's ids and states, and what its mode read (section rows, changes, block ids). */
+export const OpenPadData = z.object({
+  pad_id: z.string(),
+  hub_id: z.string(),
+  version: z.number(),
+  status: PadState,
+  mode: z.enum(['outline', 'sections', 'changes', 'full']),
+  sections: z
+    .array(
+      z.object({
+        id: z.string(),
+        level: z.number().optional(),
+        words: z.number().optional(),
+        hidden: z.number().optional(),
+        status: SectionState.optional(),
+        open_threads: z.number().optional(),
+        blocks: z.array(z.string()).optional(),
+        last_writer: WriterRef.optional(),
+      }),
+    )
+    .optional(),
+  missing: z.array(z.string()).optional(),
+  since: z.number().optional(),
+  changes: z.array(z.object({ block_id: z.string(), change: z.enum(['added', 'changed', 'removed']) })).optional(),
+  blocks: z.array(z.string()).optional(),
+  clipped: z.boolean().optional(),
+});
+
+/** edit_pad: what the edit did, and the decision recorded with it. */
+export const EditPadData = PadEditData.extend({ decision_id: z.string().optional() });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { cursor } from './fields.ts';
 
 // search_dotpad.
 
@@ -8,7 +9,7 @@ export const SEARCH_TYPES = ['hub', 'pad', 'section', 'thread', 'task', 'post'] 
 export const SearchInput = z.object({
   q: z.string().max(2_000).describe('Words and filters.'),
   limit: z.number().int().min(1).max(SEARCH_MAX).optional().describe('Default 20.'),
-  cursor: z.string().max(500).optional().describe('next_cursor of a page.'),
+  cursor: cursor.optional(),
 });
 
 export const SearchHitView = z.object({
@@ -39,3 +40,20 @@ export const SearchView = z.object({
   next_cursor: z.string().optional(),
 });
 export type SearchView = z.infer<typeof SearchView>;
+
+export const SearchData = z.object({
+  results: z.array(
+    z.object({
+      type: z.enum(SEARCH_TYPES),
+      id: z.string(),
+      hub: z.string(),
+      thread_id: z.string().optional(),
+      pad_id: z.string().nullable().optional(),
+      state: z.string(),
+      seq: z.number().optional(),
+      updated: z.string(),
+      link: z.string(),
+    }),
+  ),
+  next_cursor: z.string().optional(),
+});

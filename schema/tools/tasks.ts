@@ -99,3 +99,5 @@ export type TaskView = z.infer<typeof TaskView>;
 
 export const TaskChangeView = z.object({ task: TaskView });
 export const TaskPageView = z.object({ tasks: z.array(TaskView), next_cursor: z.string().nullable() });
+
+export const TaskPageData = z.object({ tasks: z.array(TaskData), next_cursor: z.string().optional() });

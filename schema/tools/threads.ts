@@ -19,7 +19,7 @@ export const StartThreadInput = z.object({
   pad_id: padId.optional().describe('Pad it is about.'),
   anchor_block: blockId.optional().describe('Section id in that pad.'),
   flag: z.boolean().optional().describe('Section is wrong (verified only).'),
-  kind: z.string().max(50).optional().describe('Ignored: threads have no kinds.'),
+  kind: z.string().max(50).optional().describe('Ignored.'),
 });
 
 /** Who a post's mentions did not reach: past the cap, or a chain of agents too long to wake anyone. */
@@ -30,7 +30,9 @@ export const StartedThreadData = z.object({
   post_id: z.string(),
   seq: z.number(),
   hub_id: z.string(),
-  status: z.literal('open'),
+  status: z.enum(['open', 'folded']),
+  /** Why the first post, and so the thread, was folded (more links than its author may post). */
+  folded: z.string().optional(),
   about: z.object({ pad_id: z.string(), block_id: z.string() }).optional(),
   flag: z.literal('open').optional(),
   ...mentionData,
@@ -42,15 +44,24 @@ export const PostReplyInput = z.object({
   reply_to: postId.optional().describe('Post you answer (msg_…).'),
 });
 
-export const PostedReplyData = z.object({ post_id: z.string(), thread_id: z.string(), seq: z.number(), reply_to: z.string().optional(), ...mentionData });
+export const PostedReplyData = z.object({
+  post_id: z.string(),
+  thread_id: z.string(),
+  seq: z.number(),
+  reply_to: z.string().optional(),
+  /** Why the post was folded, and the thread's status that follows. */
+  folded: z.string().optional(),
+  status: z.literal('folded').optional(),
+  ...mentionData,
+});
 /** post_reply in a DM (dm_…). */
 export const PostedDmData = z.object({ post_id: z.string(), dm_id: z.string(), seq: z.number() });
 
 export const OpenThreadInput = z.object({
   thread_id: threadId,
-  before_seq: seqNumber.optional().describe('Older posts: before this seq.'),
-  after_seq: seqNumber.optional().describe('Newer posts: after this seq.'),
-  post_id: postId.optional().describe('One post, whole.'),
+  before_seq: seqNumber.optional().describe('The 100 posts before this seq.'),
+  after_seq: seqNumber.optional().describe('The 100 posts after this seq.'),
+  post_id: postId.optional().describe('Read this post whole.'),
 });
 
 /** A post's ids and marks as structured content: no participant text. */
@@ -64,6 +75,8 @@ export const PostData = z.object({
   is_answer: z.boolean().optional(),
   deleted: z.boolean().optional(),
   hidden: z.boolean().optional(),
+  /** Why the post is folded (too many links), when it is. */
+  folded: z.string().optional(),
   reactions: z.record(z.string(), z.number()).optional(),
   clipped: z.boolean().optional(),
   /** The whole body's length, when clipped. */
@@ -111,6 +124,8 @@ export const ThreadPostView = z.object({
   is_answer: z.boolean(),
   hidden: z.boolean(),
   deleted: z.boolean(),
+  /** Why the post is folded (too many links), when it is. */
+  folded: z.string().optional(),
   /** Counts by reaction. */
   reactions: z.record(z.string(), z.number()),
   /** The reactions the reader gave. */
@@ -187,5 +202,9 @@ export type CatchUpData = z.infer<typeof CatchUpData>;
 
 export const ReportInput = z.object({
   post_id: postId,
-  reason: z.string().trim().max(REASON_MAX).optional().describe('Why, max 500.'),
+  reason: z.string().trim().max(REASON_MAX).optional().describe('Why.'),
 });
+
+export const MarkAnswerData = z.object({ thread_id: z.string(), status: z.string(), version: z.string(), answer: z.string().optional(), flag: FlagState.optional() });
+
+export const ReportData = z.object({ report_id: z.string(), post_id: z.string(), thread_id: z.string(), reported_at: z.string(), already: z.literal(true).optional() });

@@ -2,7 +2,7 @@ import { readBlocks } from '../../sync/blocks.ts';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { mcpClient } from '../support/server.ts';
 import { perStore, type Benchmark, type Measured } from './benchmark.ts';
-import { connectProvider, freshDatabase, makePad, startServerProcess, whenText, type ServerProcess, type ToolResult } from './setup.ts';
+import { connectProvider, makePad, onFreshServer, whenText, type ServerProcess, type ToolResult } from './setup.ts';
 import { spreadEditors } from './spread.ts';
 import type { BareEdit } from './serverProcess.ts';
 import { ms, progress, prng, summarize, table, verdict, type Summary } from './stats.ts';
@@ -29,22 +29,13 @@ const PAD_TEXT = Array.from({ length: 8 }, (_, i) => `Paragraph ${i + 1} of the 
 export function liveEdit(options: Options): Benchmark {
   return perStore(
     'edit_pad -> live editor',
-    async ({ store, label }) => {
-      const database = await freshDatabase(store);
-      try {
-        const server = await startServerProcess(database.env);
-        try {
-          progress(`${label}: edit_pad -> live editor, and the bare relay (${options.warmup} warm-up + ${options.edits} measured each)`);
-          const figures = await measure(server, options);
-          progress(`${label}: edit_pad shown p99 ${ms(figures.shown.p99)} (and answered ${ms(figures.answered.p99)}), bare relay shown p99 ${ms(figures.bare.p99)}`);
-          return figures;
-        } finally {
-          await server.close();
-        }
-      } finally {
-        await database.drop();
-      }
-    },
+    ({ store, label }) =>
+      onFreshServer(store, async (server) => {
+        progress(`${label}: edit_pad -> live editor, and the bare relay (${options.warmup} warm-up + ${options.edits} measured each)`);
+        const figures = await measure(server, options);
+        progress(`${label}: edit_pad shown p99 ${ms(figures.shown.p99)} (and answered ${ms(figures.answered.p99)}), bare relay shown p99 ${ms(figures.bare.p99)}`);
+        return figures;
+      }),
     (results) => report(results, options),
   );
 }

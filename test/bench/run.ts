@@ -2,7 +2,8 @@
  * `npm run bench`: the measurements the targets need, on both stores (embedded PGlite, and Postgres
  * at TEST_DATABASE_URL when it answers), written to BENCHMARKS.md at the repository root. Progress
  * goes to stderr. Everything talks over loopback only (127.0.0.0/8: signed-out readers take many
- * source addresses, test/bench/spread.ts).
+ * source addresses, test/bench/spread.ts). With BENCH_ONLY, only the sections it names are measured,
+ * and they replace their own in the BENCHMARKS.md already there.
  */
 import { writeFileSync, readFileSync } from 'node:fs';
 import os from 'node:os';
@@ -19,6 +20,7 @@ import { walPerEdit } from './walPerEdit.ts';
 import { searchBench } from './searchBench.ts';
 import { inboxBench } from './inboxBench.ts';
 import { waitsBench } from './waitsBench.ts';
+import { durableEdits } from './durableEdits.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/test';
@@ -61,6 +63,8 @@ const BENCHMARKS: Benchmark[] = selected([
   searchBench({ posts: Number(process.env.BENCH_SEARCH_POSTS ?? 100_000), pads: 1_000, rounds: Number(process.env.BENCH_SEARCH_ROUNDS ?? 40), targetP95: 50 }),
   inboxBench({ items: 10_000, readers: 5, othersItems: 40_000, rounds: Number(process.env.BENCH_INBOX_ROUNDS ?? 500), targetP99: 20 }),
   waitsBench({ waits: 1_000, rounds: Number(process.env.BENCH_WAIT_ROUNDS ?? 3), targetP99: 200 }),
+  // Durable edit_pad at 50 writers over 200 pads >= 1,000/s, beside a bare node:http + one INSERT (BENCH_ONLY=durable).
+  durableEdits({ writers: 50, pads: 200, agents: 400, edits: Number(process.env.BENCH_DURABLE_EDITS ?? 6_000), warmup: 1_000, target: 1_000 }),
 ]);
 
 /** Whether Postgres answers at the URL, and its version; a short timeout so a missing server is quick. */
@@ -113,6 +117,23 @@ function header(run: RunFacts): string {
   ].join('\n');
 }
 
+/** A section's number, from its heading (`## 9. ...`). */
+const sectionNumber = (section: string) => Number(/^## (\d+)\./.exec(section)?.[1] ?? NaN);
+
+/**
+ * With BENCH_ONLY, the sections measured replace theirs in the report the last full run wrote (or
+ * join it, in order), and a note in its header says which were measured again, when, and under what load.
+ */
+function mergedInto(report: string, measured: string[], run: RunFacts): string {
+  const [head, ...kept] = report.split(/^(?=## \d+\.)/m);
+  const byNumber = new Map(kept.map((section) => [sectionNumber(section), section.replace(/\n*$/, '\n')]));
+  for (const section of measured) byNumber.set(sectionNumber(section), section.replace(/\n*$/, '\n'));
+  const numbers = measured.map(sectionNumber).join(', ');
+  const note = `- Sections ${numbers} measured again on ${new Date().toISOString()} with \`BENCH_ONLY=${process.env.BENCH_ONLY}\` (load average ${run.load.start.toFixed(2)} at the start, ${run.load.end.toFixed(2)} at the end; ${run.stores.join('; ')}); the others are from the run dated above.`;
+  const headLines = head!.replace(/\n*$/, '').split('\n').filter((line) => !line.startsWith(`- Sections ${numbers} measured again`));
+  return [[...headLines, note, ''].join('\n'), ...[...byNumber].sort(([a], [b]) => a - b).map(([, section]) => section)].join('\n');
+}
+
 async function main() {
   const started = performance.now();
   const loadStart = os.loadavg()[0]!;
@@ -147,7 +168,8 @@ async function main() {
   const seconds = (performance.now() - started) / 1000;
   const cpuEnd = cpuTimes();
   const stealShare = cpuStart && cpuEnd && cpuEnd.total > cpuStart.total ? (cpuEnd.steal - cpuStart.steal) / (cpuEnd.total - cpuStart.total) : null;
-  const markdown = [header({ stores, notes, seconds, load: { start: loadStart, end: os.loadavg()[0]! }, stealShare }), ...sections].join('\n');
+  const facts = { stores, notes, seconds, load: { start: loadStart, end: os.loadavg()[0]! }, stealShare };
+  const markdown = process.env.BENCH_ONLY ? mergedInto(readFileSync(`${ROOT}BENCHMARKS.md`, 'utf8'), sections, facts) : [header(facts), ...sections].join('\n');
   writeFileSync(`${ROOT}BENCHMARKS.md`, markdown);
   progress(`wrote BENCHMARKS.md in ${seconds.toFixed(0)} s`);
 }

@@ -89,6 +89,21 @@ export async function freshDatabase(store: Store): Promise<{ env: Record<string,
   return { env: { SVC_DATA_DIR: 'memory://' }, drop: async () => {} };
 }
 
+/** `run` against the server in a process of its own on a fresh database of `store`; both are gone after. */
+export async function onFreshServer<T>(store: Store, run: (server: ServerProcess) => Promise<T>): Promise<T> {
+  const database = await freshDatabase(store);
+  try {
+    const server = await startServerProcess(database.env);
+    try {
+      return await run(server);
+    } finally {
+      await server.close();
+    }
+  } finally {
+    await database.drop();
+  }
+}
+
 /** The server in a process of its own (`serverProcess.ts`), and its bare Hocuspocus endpoint. */
 export type ServerProcess = Reachable & { bareUrl: string; openWaits(): Promise<number>; close(): Promise<void> };
 

@@ -6,8 +6,9 @@ import { appTool, registerAgent, request, rest, startTestServer, stores, type Te
 
 /**
  * The hub page in headless Chromium against the real server: the owner lets in someone who asked,
- * names them helper, removes them, writes the Read me first and publishes after the preview; a
- * member sees who is in the hub and none of the owner's buttons.
+ * names them helper, removes them, writes the Read me first and publishes after the preview, and
+ * puts a pad in front beside the Read me first; a member sees who is in the hub and none of the
+ * owner's buttons.
  */
 describe.skipIf(!haveChromium).each(stores())('members on the hub page on %s', (store) => {
   let server: TestServer;
@@ -158,6 +159,33 @@ describe.skipIf(!haveChromium).each(stores())('members on the hub page on %s', (
     expect(await roleOf(bob, bob.id)).toBe('member');
     expect(await page.getByRole('button', { name: /Remove|Make helper|Let in|Publish/ }).count()).toBe(0);
     expect(await page.getByRole('heading', { name: 'Hub settings' }).count()).toBe(0);
+    expect(bob.errors).toEqual([]);
+  });
+
+  it('puts a pad in front beside the Read me first, which members and open_hub see; a member has no control', async () => {
+    const guide = (await appTool(server, ada.cookie, 'create_pad', { hub: hub.slug, title: 'Field guide' })).body.data.pad_id as string;
+    await appTool(server, ada.cookie, 'create_pad', { hub: hub.slug, title: 'Tally sheet' });
+    const page = ada.page;
+    await page.goto(`/h/${hub.slug}`);
+    const front = page.getByTestId('front-pad');
+    await expect.poll(() => front.innerText()).toContain('None yet.');
+    await front.getByLabel('Pad to show here').selectOption({ label: 'Field guide' });
+    await front.getByRole('button', { name: 'Save' }).click();
+    await expect.poll(() => front.getByRole('link').innerText()).toBe('Field guide');
+    expect(await front.getByRole('link').getAttribute('href')).toBe(`/p/${guide}`);
+    await page.screenshot({ path: '/tmp/front-pad.png', fullPage: true });
+    expect((await appTool(server, bob.cookie, 'open_hub', { hub: hub.slug })).body.data.front_pad).toMatchObject({ id: guide });
+
+    await bob.page.goto(`/h/${hub.slug}`);
+    const seen = bob.page.getByTestId('front-pad');
+    await expect.poll(() => seen.getByRole('link').innerText()).toBe('Field guide');
+    expect(await seen.getByRole('combobox').count()).toBe(0);
+
+    await front.getByLabel('Change the front pad').selectOption({ label: 'No front pad' });
+    await front.getByRole('button', { name: 'Save' }).click();
+    await expect.poll(() => front.innerText()).toContain('None yet.');
+    expect((await appTool(server, bob.cookie, 'open_hub', { hub: hub.slug })).body.data.front_pad).toBeUndefined();
+    expect(ada.errors).toEqual([]);
     expect(bob.errors).toEqual([]);
   });
 });

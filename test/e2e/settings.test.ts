@@ -2,9 +2,13 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureClientBuilt, haveChromium, launchBrowser, personInBrowser, type BrowserPerson } from '../support/browser.ts';
-import { request, rest, startTestServer, stores, type TestServer } from '../support/server.ts';
+import { sql } from 'slonik';
+import { poke, request, rest, startTestServer, stores, type TestServer } from '../support/server.ts';
 
-/** Settings and the agent's link page in Chromium: what a person does there, an agent sees over the API. */
+/**
+ * Settings and the agent's link page in Chromium: what a person does there, an agent sees over the
+ * API; and the platform moderators' part, shown to them alone.
+ */
 describe.skipIf(!haveChromium).each(stores())('settings in the browser on %s', (store) => {
   let server: TestServer;
   let browser: Browser;
@@ -12,7 +16,7 @@ describe.skipIf(!haveChromium).each(stores())('settings in the browser on %s', (
 
   beforeAll(async () => {
     ensureClientBuilt();
-    server = await startTestServer(store);
+    server = await startTestServer(store, { SVC_MODERATORS: 'mona@example.test' });
     browser = await launchBrowser();
     dana = await personInBrowser(browser, server, 'Dana');
   });
@@ -81,5 +85,57 @@ describe.skipIf(!haveChromium).each(stores())('settings in the browser on %s', (
     expect(linked.body.data.linked_to).toMatchObject({ id: dana.id });
     await page.reload();
     await expect.poll(() => page.getByTestId('agent').allInnerTexts()).toEqual([expect.stringContaining('Wanderer'), expect.stringContaining('Second')]);
+  });
+
+  it('lets a platform moderator suspend an account and lift it, and pause guests joining; others see none of it', async () => {
+    const mona = await personInBrowser(browser, server, 'Mona');
+    const eve = await personInBrowser(browser, server, 'Eve');
+    try {
+      await poke(server, sql.unsafe`UPDATE participants SET email_verified_at = now() WHERE id = ${mona.id}`);
+      const eveAgent = await request(`${server.url}/api/settings/create-agent`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-svc': '1', origin: server.url, cookie: eve.cookie },
+        body: JSON.stringify({ name: 'Eve bot' }),
+      });
+      const eveKey = eveAgent.body.agent_key as string;
+      await dana.page.goto('/settings');
+      await expect.poll(() => dana.page.getByRole('heading', { name: 'Your agents' }).count()).toBe(1);
+      expect(await dana.page.getByTestId('moderation').count()).toBe(0);
+
+      const { page } = mona;
+      await page.goto('/settings');
+      const moderation = page.getByTestId('moderation');
+      await expect.poll(() => moderation.innerText()).toContain('Platform moderation');
+      await page.getByLabel('Handle or id').fill('@eve');
+      await page.getByLabel('Why (kept for the record)').fill('Spam in three hubs.');
+      await page.getByRole('button', { name: 'Suspend', exact: true }).click();
+      await expect.poll(() => moderation.getByRole('status').innerText()).toBe('@eve is suspended, with 1 agent linked to them.');
+      await expect.poll(() => page.getByTestId('suspended').innerText()).toContain('Spam in three hubs.');
+      expect((await rest(server, eveKey, 'show_dotpad', {})).status).toBe(401);
+
+      // Eve's browser is signed out, and signing in again says why it is refused.
+      await eve.page.goto('/settings');
+      await eve.page.waitForURL((url) => url.pathname === '/signin');
+      await eve.page.locator('details.dev summary').click();
+      const form = eve.page.locator('details.dev');
+      await form.getByLabel('Name').fill('Eve');
+      await form.getByLabel('Email').fill('eve@example.test');
+      await form.getByRole('button', { name: 'Sign in' }).click();
+      await expect.poll(() => form.innerText()).toContain('This account is suspended by the platform moderators');
+
+      await page.getByRole('button', { name: 'Pause' }).first().click();
+      await expect.poll(() => page.getByTestId('guest-registration').innerText()).toContain('Paused since');
+      await page.screenshot({ path: '/tmp/moderation.png', fullPage: true });
+      await page.getByTestId('guest-registration').getByRole('button', { name: 'Resume' }).click();
+      await expect.poll(() => page.getByTestId('guest-registration').innerText()).toContain('Open');
+
+      await page.getByTestId('suspended').getByRole('button', { name: 'Lift' }).click();
+      await expect.poll(() => page.getByTestId('suspended').count()).toBe(0);
+      expect((await rest(server, eveKey, 'show_dotpad', {})).status).toBe(200);
+      expect(mona.errors).toEqual([]);
+    } finally {
+      await mona.context.close();
+      await eve.context.close();
+    }
   });
 });

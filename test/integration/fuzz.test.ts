@@ -201,18 +201,27 @@ describe.each(stores())('registry-wide fuzz on %s', (store) => {
       ['params as an array', ['open_hub', { hub: 'fuzz-hub' }]],
       ['name missing', { arguments: { hub: 'fuzz-hub' } }],
       ['name not a string', { name: 7, arguments: { hub: 'fuzz-hub' } }],
-      ['arguments as an array', { name: 'open_hub', arguments: ['fuzz-hub'] }],
-      ['arguments as a string', { name: 'open_hub', arguments: '{"hub":"fuzz-hub"}' }],
-      ['arguments null', { name: 'open_hub', arguments: null }],
       ['params null', null],
     ])('%s: JSON-RPC error -32602 (Invalid params)', async (_, params) => {
       const reply = await rpc(params);
       expect(reply.body).toMatchObject({ jsonrpc: '2.0', id: 41, error: { code: -32602, message: expect.any(String) } });
     });
 
-    it('arguments left out: a tool result refusing the missing field', async () => {
-      const reply = await rpc({ name: 'open_hub' });
+    it.each([
+      ['left out', undefined],
+      ['null', null],
+    ])('arguments %s: a tool result refusing the missing field', async (_, args) => {
+      const reply = await rpc({ name: 'open_hub', ...(args === undefined ? {} : { arguments: args }) });
       expect(reply.body.result).toMatchObject({ isError: true, structuredContent: { error: 'invalid', issues: [{ path: 'hub' }] } });
+    });
+
+    it.each([
+      ['an array', ['fuzz-hub']],
+      ['a string', '{"hub":"fuzz-hub"}'],
+      ['a number', 42],
+    ])('arguments as %s: a tool result refusing them, as every other input failure', async (_, args) => {
+      const reply = await rpc({ name: 'open_hub', arguments: args });
+      expect(reply.body.result).toMatchObject({ isError: true, structuredContent: { error: 'invalid', issues: [{ path: '' }] } });
     });
 
     it.each([['an array', '["fuzz-hub"]'], ['a string', '"fuzz-hub"'], ['a number', '42'], ['null', 'null'], ['true', 'true']])(

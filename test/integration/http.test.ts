@@ -248,7 +248,7 @@ describe.each(stores())('HTTP surface on %s', (store) => {
           expect(codesOf(response).length, `${tool.name} ${status}`).toBeGreaterThan(0);
           for (const code of codesOf(response)) expect(errorStatus[code as ErrorCode], `${tool.name} ${status} ${code}`).toBe(Number(status));
         }
-        for (const status of ['400', '401', '403', '404', '413', '415', '500']) expect(responses, `${tool.name} ${status}`).toHaveProperty([status]);
+        for (const status of ['400', '401', '403', '404', '413', '500']) expect(responses, `${tool.name} ${status}`).toHaveProperty([status]);
         // Pauses and a crowded database stop writes; reads go on, and wait rather than being turned away,
         // but every read counts in the agent read pace.
         if (tool.read_only) {
@@ -287,9 +287,28 @@ describe.each(stores())('HTTP surface on %s', (store) => {
     it('covers register, key renewal and the Markdown views', () => {
       expect(doc.paths['/api/v1/agents/register'].post).toBeDefined();
       expect(doc.paths['/api/v1/agents/key'].post).toBeDefined();
-      for (const path of ['/h/{slug}', '/t/{thread_id}', '/p/{pad_id}']) {
+      for (const path of ['/h/{slug}', '/t/{thread_id}', '/p/{pad_id}', '/search']) {
         expect(doc.paths[path].get.responses['200'].content).toHaveProperty(['text/markdown']);
       }
+      const search = doc.paths['/search'].get;
+      expect(search.parameters.map((p: { name: string }) => p.name)).toEqual(['format', 'q', 'lane', 'cursor']);
+      expect(search.parameters.find((p: { name: string }) => p.name === 'lane').schema.enum).toEqual(['pads', 'open', 'new', 'guests']);
+    });
+
+    it("declares each tool's structured content as its data: its own fields, and what replies say of the caller", () => {
+      const dataOf = (name: string) => doc.paths[`/api/v1/tools/${name}`].post.responses['200'].content['application/json'].schema.allOf[1].properties.data;
+      const toolPaths = Object.keys(doc.paths).filter((path) => path.startsWith('/api/v1/tools/'));
+      for (const path of toolPaths) expect(dataOf(path.replace('/api/v1/tools/', '')), path).toBeDefined();
+      // A read: its own fields, closed, with the link and key lines every reply may carry.
+      expect(dataOf('open_thread')).toMatchObject({ type: 'object', additionalProperties: false, properties: { thread_id: { type: 'string' }, linked_to: { type: 'object' } } });
+      expect(dataOf('open_thread').required).toContain('thread_id');
+      expect(dataOf('open_thread').properties).not.toHaveProperty('limit_reached');
+      // A counted write: its answer with the allowance, or the answer at the daily limit.
+      const createTask = dataOf('create_task').anyOf;
+      expect(createTask[0].properties).toHaveProperty('allowance');
+      expect(createTask[1]).toMatchObject({ properties: { limit_reached: { const: true } }, required: expect.arrayContaining(['limit_reached', 'allowance', 'next_write_at']) });
+      // A field the tool answers itself keeps its own schema: a renewed key's end is always there.
+      expect(dataOf('rotate_key').required).toContain('key_expires_at');
     });
   });
 

@@ -62,15 +62,18 @@ describe.each(stores())('input hygiene on %s', (store) => {
     expect(read.body.text).toContain(body);
   });
 
-  it('refuses REST bodies in other content types with 415, and takes JSON sent as text/plain', async () => {
-    const form = await request(`${server.url}/api/v1/tools/open_thread`, {
+  it('refuses REST bodies that are not JSON (a form, say) as 400 invalid, writing nothing, and takes JSON sent as text/plain', async () => {
+    const before = await posts();
+    const form = await request(`${server.url}/api/v1/tools/post_reply`, {
       method: 'POST',
       headers: { authorization: `Bearer ${owner.key}`, 'content-type': 'application/x-www-form-urlencoded' },
-      body: `thread_id=${threadId}`,
+      body: `thread_id=${threadId}&body=Formed`,
     });
-    expect(form.status).toBe(415);
-    expect(form.body).toMatchObject({ error: 'unsupported_media_type' });
+    expect(form.status).toBe(400);
+    expect(form.body).toMatchObject({ error: 'invalid' });
+    expect(form.body.message).toContain('not JSON');
     expect(form.body.message).toContain('application/json');
+    expect(await posts()).toBe(before);
     const plain = await request(`${server.url}/api/v1/tools/open_thread`, {
       method: 'POST',
       headers: { authorization: `Bearer ${owner.key}`, 'content-type': 'text/plain' },
@@ -78,7 +81,8 @@ describe.each(stores())('input hygiene on %s', (store) => {
     });
     expect(plain.status).toBe(200);
     const register = await request(`${server.url}/api/v1/agents/register`, { method: 'POST', headers: { 'content-type': 'application/xml' }, body: '<name/>' });
-    expect(register.status).toBe(415);
+    expect(register.status).toBe(400);
+    expect(register.body).toMatchObject({ error: 'invalid' });
   });
 
   it('answers react and mark_answer on a private post exactly as on a missing one', async () => {

@@ -120,8 +120,19 @@ describe.each(stores())('the keyless first write on %s', (store) => {
     const noBody = await keyless('post_reply', { thread_id: open });
     expect(noBody.status, noBody.text).toBe(400);
     expect(noBody.body.issues[0].path).toBe('body');
+    // An over-long name is too large, as register answers it.
     const longName = await keyless('post_reply', { thread_id: open, body: 'Hi.', name: 'n'.repeat(81) });
-    expect(longName.status, longName.text).toBe(400);
+    expect(longName.status, longName.text).toBe(413);
+    expect(longName.body).toMatchObject({ error: 'too_large', issues: [{ path: 'name' }] });
+    const registered = await request(`${server.url}/api/v1/agents/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'n'.repeat(81) }) });
+    expect(registered.status).toBe(413);
+    expect(registered.body.error).toBe('too_large');
+    const emptyName = await keyless('post_reply', { thread_id: open, body: 'Hi.', name: '' });
+    expect(emptyName.status, emptyName.text).toBe(400);
+    // No key acts as the agent the call makes: as_agent is refused before anything is made.
+    const asAgent = await keyless('post_reply', { thread_id: open, body: 'Hi.', as_agent: '@someone' });
+    expect(asAgent.status, asAgent.text).toBe(400);
+    expect(asAgent.body).toMatchObject({ error: 'invalid', issues: [{ path: 'as_agent' }] });
     expect(await agents()).toBe(before);
     // Only the two tools write without a key; the rest still ask for one.
     expect((await keyless('react', { post_id: 'pst_nothing', reaction: 'heart' })).status).toBe(401);

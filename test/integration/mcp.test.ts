@@ -8,6 +8,18 @@ const SPEC_TOOLS = 39;
 /** What each tool still to come may take on average, so that all 39 fit. */
 const PER_TOOL_TO_COME = 550;
 
+/**
+ * The room the listing leaves for what is still to come: the tools the spec names beyond these, and
+ * `idempotency_key` (as the keyed tools list it) on every write a retry could repeat that does not take
+ * it yet (an idempotent write needs none).
+ */
+function roomToCome(tools: { name: string; inputSchema: { properties?: Record<string, unknown> } }[]): number {
+  const key = tools.map((tool) => tool.inputSchema.properties?.idempotency_key).find(Boolean);
+  const perKey = JSON.stringify({ idempotency_key: key }).length - 1;
+  const unkeyedWrites = modelTools.filter((tool) => !tool.readOnly && !tool.idempotent && !tool.keyed).length;
+  return PER_TOOL_TO_COME * (SPEC_TOOLS - tools.length) + perKey * unkeyedWrites;
+}
+
 const initialize = {
   jsonrpc: '2.0',
   id: 1,
@@ -38,9 +50,9 @@ describe.each(stores())('MCP on %s', (store) => {
     expect(openThread.annotations).toEqual({ title: 'Open a thread', readOnlyHint: true, destructiveHint: false, openWorldHint: false });
     const react = tools.find((t) => t.name === 'react')!;
     expect(react.annotations).toMatchObject({ readOnlyHint: false, openWorldHint: true, idempotentHint: true });
-    // Agents pay for every character: the listing leaves room for the tools still to come.
+    // Agents pay for every character: the listing leaves room for the tools and keys still to come.
     const size = JSON.stringify(tools).length;
-    expect(size).toBeLessThanOrEqual(LISTING_BUDGET - PER_TOOL_TO_COME * (SPEC_TOOLS - tools.length));
+    expect(size).toBeLessThanOrEqual(LISTING_BUDGET - roomToCome(tools));
     // An agent key's listing carries no output schemas.
     expect(tools.every((t) => t.outputSchema === undefined)).toBe(true);
     for (const tool of tools) {
@@ -48,6 +60,23 @@ describe.each(stores())('MCP on %s', (store) => {
         expect((schema as { description?: string }).description, `${tool.name}.${field}`).toBeTruthy();
       }
     }
+    await client.close();
+  });
+
+  it('lists no bounds on the ids an agent passes back, and the tool still checks them as OpenAPI says', async () => {
+    const client = await mcpClient(server, agent.key);
+    const { tools } = await client.listTools();
+    const listed = tools.find((t) => t.name === 'open_thread')!.inputSchema.properties!;
+    expect(listed.thread_id).toEqual({ type: 'string', description: 'Thread id (thr_…).' });
+    expect(listed.before_seq).toEqual({ type: 'integer', description: expect.any(String) });
+    // Texts an agent writes keep their maximum.
+    expect(tools.find((t) => t.name === 'post_reply')!.inputSchema.properties!.body).toMatchObject({ maxLength: 20_000 });
+    const openapi = (await request(`${server.url}/openapi.json`)).body;
+    const published = openapi.paths['/api/v1/tools/open_thread'].post.requestBody.content['application/json'].schema.properties;
+    expect(published.thread_id).toMatchObject({ minLength: 1, maxLength: 100 });
+    const long = await client.callTool({ name: 'open_thread', arguments: { thread_id: `thr_${'x'.repeat(100)}` } });
+    expect(long.isError).toBe(true);
+    expect(long.structuredContent).toMatchObject({ error: 'too_large' });
     await client.close();
   });
 
@@ -203,7 +232,6 @@ describe.each(stores())('MCP on %s', (store) => {
       [undefined, 'params must be an object'],
       ['open_hub', 'params must be an object'],
       [{ arguments: { hub: 'x' } }, 'name must be'],
-      [{ name: 'open_hub', arguments: ['x'] }, 'arguments must be an object'],
     ];
     for (const [i, [params, says]] of cases.entries()) {
       const reply = await call(i + 1, params);
@@ -212,6 +240,19 @@ describe.each(stores())('MCP on %s', (store) => {
       expect(reply.body.error.message).toContain(says);
       // A sentence, not zod's issues.
       expect(reply.body.error.message).not.toContain('"code"');
+    }
+  });
+
+  it('answers tools/call whose arguments are no object as an isError result, as every other input failure', async () => {
+    for (const [i, args] of [['x'], 'open_hub', 7, true].entries()) {
+      const reply = await request(`${server.url}/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${agent.key}` },
+        body: JSON.stringify({ jsonrpc: '2.0', id: i + 1, method: 'tools/call', params: { name: 'open_hub', arguments: args } }),
+      });
+      expect(reply.status, JSON.stringify(args)).toBe(200);
+      expect(reply.body.result, JSON.stringify(args)).toMatchObject({ isError: true, structuredContent: { error: 'invalid', issues: [{ path: '' }] } });
+      expect(reply.body.result.content[0].text).toContain('Input validation error: the arguments must be a JSON object');
     }
   });
 

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { modelTools } from '../../api/tools/registry.ts';
-import { appTool, mcpClient, registerAgent, rest, signIn, startTestServer, stores, type TestServer } from '../support/server.ts';
+import { appTool, mcpClient, registerAgent, request, rest, signIn, startTestServer, stores, type TestServer } from '../support/server.ts';
 
 /** Ids and times differ between two writes, and the caller's kind between doors; everything else must be the same. */
 const normalise = (value: unknown): unknown =>
@@ -96,6 +97,9 @@ const cases: Case[] = [
   { tool: 'rotate_key', args: () => ({}) },
 ];
 
+/** Checks a value against a JSON Schema as /openapi.json publishes it (with the validator the MCP SDK ships). */
+const validator = new AjvJsonSchemaValidator();
+
 const keyOnly = new Set(modelTools.filter((tool) => tool.agentKeyOnly).map((tool) => tool.name));
 const UNKNOWN = { error: 'not_found', message: 'Unknown tool.' };
 
@@ -107,6 +111,8 @@ describe.each(stores())('REST, MCP and the web app agree on %s', (store) => {
   let cookie: string;
   /** The item each caller's inbox got from the asker's DM, acked. */
   const items = { agent: '', web: '' };
+  /** /openapi.json, whose response schemas declare each tool's structured content. */
+  let openapi: any;
 
   /**
    * Each way in gets its own, identical world, so writes compare like with like; the web app's is
@@ -132,6 +138,7 @@ describe.each(stores())('REST, MCP and the web app agree on %s', (store) => {
     key = bot.key;
     asker = await registerAgent(server, 'Parity Asker');
     client = await mcpClient(server, key);
+    openapi = (await request(`${server.url}/openapi.json`)).body;
     const person = await signIn(server, 'Parity Person', 'parity@example.com');
     cookie = person.cookie;
     // The asker shares a hub with the agent and the person, so start_dm opens a DM with it at once.
@@ -180,6 +187,10 @@ describe.each(stores())('REST, MCP and the web app agree on %s', (store) => {
       expect(normalise(viaMcp.structuredContent)).toEqual(normalise(viaRest.body.data));
       const mcpText = (viaMcp.content as { text: string }[])[0]!.text;
       expect(normalise(mcpText)).toEqual(normalise(viaRest.body.text));
+      // The data (MCP's structuredContent, equal to it above) is what /openapi.json declares, to the last field.
+      const declared = openapi.paths[`/api/v1/tools/${tool}`].post.responses['200'].content['application/json'].schema.allOf[1].properties.data;
+      const checked = validator.getValidator(declared)(viaRest.body.data);
+      expect(checked.valid, `${tool} data as /openapi.json declares it: ${checked.errorMessage}`).toBe(true);
       if (keyOnly.has(tool)) return;
       expect(viaWeb.status).toBe(200);
       // The agent's replies say whom it is linked to; the person's have no such line.

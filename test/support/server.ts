@@ -91,11 +91,11 @@ export async function startTestServer(store: Store, env: Record<string, string> 
   };
 }
 
-/** Two instances of the server on one fresh Postgres database, with Redis between them; closed (and the database dropped) by `closers`. */
-export async function instancePair(redisUrl: string, closers: (() => void | Promise<void>)[]) {
+/** Two instances of the server on one fresh Postgres database, with Redis between them (and `more` configuration); closed (and the database dropped) by `closers`. */
+export async function instancePair(redisUrl: string, closers: (() => void | Promise<void>)[], more: Record<string, string> = {}) {
   const store = await durableStore('postgres');
   closers.push(() => store.drop());
-  const env = { ...store.env, REDIS_URL: redisUrl };
+  const env = { ...more, ...store.env, REDIS_URL: redisUrl };
   const a = await startTestServer('postgres', env);
   closers.push(() => a.close());
   const b = await startTestServer('postgres', env);

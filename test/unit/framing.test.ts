@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { clip, fence, inline, linkForm, renderParts, PREAMBLE } from '../../server/core/kernel/framing.ts';
+import { clip, countLinks, fence, inline, linkForm, renderParts, PREAMBLE } from '../../server/core/kernel/framing.ts';
 import { line, said } from '../../server/core/kernel/result.ts';
 
 describe('framing participant text', () => {
@@ -28,5 +28,13 @@ describe('links by unverified authors', () => {
     expect(linkForm('See [the docs](https://example.com/a?b=1 "T") now.')).toBe('See the docs [link to example.com] now.');
     expect(linkForm('Auto <https://x.org/p>, bare https://y.net/q.')).toBe('Auto [link to x.org], bare [link to y.net].');
     expect(linkForm('[local](#anchor) and [rel](/t/x) stay')).toBe('[local](#anchor) and [rel](/t/x) stay');
+  });
+
+  it('are counted as linkForm finds them, leaving out links without a host and those to our own host', () => {
+    expect(countLinks('No links here.')).toBe(0);
+    expect(countLinks('[a](https://a.org) <https://b.org/x> https://c.org and ![img](https://d.org/i.png)')).toBe(4);
+    expect(countLinks('[local](#anchor) [rel](/t/x) https://ours.test/t/thr_1', 'ours.test')).toBe(0);
+    // A Markdown link is one link, not two (its URL is not counted again as a bare URL).
+    expect(countLinks('[https://a.org](https://a.org)')).toBe(1);
   });
 });

@@ -22,9 +22,9 @@ describe('tool definitions', () => {
     for (const tool of tools) {
       expect(tool.name).toMatch(tool.audience === 'settings' ? /^[a-z]+(-[a-z]+)*$/ : /^[a-z]+(_[a-z]+)*$/);
       expect(tool.description.length).toBeGreaterThan(40);
-      for (const [field, schema] of Object.entries(tool.input.shape)) {
-        expect((schema as z.ZodType).description, `${tool.name}.${field}`).toBeTruthy();
-      }
+      // As the published schema says it: an optional shared field is described by the field it wraps.
+      const { properties = {} } = z.toJSONSchema(tool.input, { io: 'input' }) as { properties?: Record<string, { description?: string }> };
+      for (const field of Object.keys(tool.input.shape)) expect(properties[field]?.description, `${tool.name}.${field}`).toBeTruthy();
     }
   });
 
@@ -32,6 +32,13 @@ describe('tool definitions', () => {
     for (const tool of tools) {
       if (tool.readOnly) expect(tool.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false, openWorldHint: tool.name === 'search_dotpad' });
       else expect(tool.annotations).toMatchObject({ readOnlyHint: false, openWorldHint: true });
+      // idempotentHint is there only to say true (SPEC part 4 "Annotations": "some also idempotentHint").
+      expect(tool.annotations.idempotentHint, tool.name).toBe(tool.kind.endsWith('idempotent') ? true : undefined);
     }
+  });
+
+  it('every model write a retry could repeat takes idempotency_key (SPEC part 4 "Common inputs": most writes)', () => {
+    const unkeyed = tools.filter((tool) => tool.audience === 'model' && !tool.readOnly && !tool.idempotent && !tool.keyed).map((tool) => tool.name);
+    expect(unkeyed).toEqual([]);
   });
 });

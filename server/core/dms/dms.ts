@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { sql, type CommonQueryMethods, type DatabaseTransactionConnection } from 'slonik';
+import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import { CountRow } from '../../../schema/rows.ts';
 import type { Actor } from '../kernel/actor.ts';
 import type { Core } from '../kernel/context.ts';
+import type { PlannedWrite } from '../../db/plannedWrite.ts';
 import { decodeCursor, encodeCursor } from '../kernel/cursor.ts';
 import { forbidden, invalid, notFound } from '../../../schema/errors.ts';
 import { requireParticipant, resolveParticipant } from '../identity/handles.ts';
@@ -164,14 +165,14 @@ export async function startDm(
   core: Core,
   actor: Actor,
   input: { with: string; body: string },
-  seal: ((tx: DatabaseTransactionConnection, out: DmStarted) => Promise<void>) | undefined,
+  write: PlannedWrite<DmStarted> | undefined,
 ): Promise<DmStarted> {
   // Reach is read before the transaction: it is read from the pool, which a transaction holding the
   // one connection of the embedded store would wait on for ever.
   const reach = await reachOf(core, actor.id);
   return core.db.write(async (tx) => {
     const out = await startDmIn(core, tx, actor, input, reach);
-    await seal?.(tx, out);
+    await write?.commit(tx, out);
     return out;
   });
 }

@@ -4,9 +4,10 @@ import type { Actor } from '../kernel/actor.ts';
 import type { Core } from '../kernel/context.ts';
 import { notFound } from '../../../schema/errors.ts';
 import { coolingAgentsOf } from '../limits/paceCooldown.ts';
-import { pausedAgentsOf } from '../limits/pauses.ts';
+import { pausedAgentsOf, serverPauses } from '../limits/pauses.ts';
 import { revokeCredentials } from './keys.ts';
 import { myAgents } from './linking.ts';
+import { isModerator, suspendedAccounts } from './suspensions.ts';
 
 const ConnectionRow = z.object({
   id: z.string(),
@@ -32,15 +33,26 @@ export async function connectionsOf(conn: CommonQueryMethods, person: Actor): Pr
     ORDER BY c.created_at DESC`);
 }
 
-/** Settings `credentials`: the person's connections, their agents (and those they asked to link), and which agents are paused or cooling down. */
+/**
+ * Settings `credentials`: the person's connections, their agents (and those they asked to link), and
+ * which agents are paused or cooling down; for a platform moderator, the suspended accounts and the
+ * server's pauses too (`moderation`).
+ */
 export async function accountOverview(core: Core, conn: CommonQueryMethods, person: Actor) {
-  const [connections, agents, paused, cooling] = await Promise.all([
+  const [connections, agents, paused, cooling, moderator] = await Promise.all([
     connectionsOf(conn, person),
     myAgents(core, person),
     pausedAgentsOf(conn, person),
     coolingAgentsOf(conn, person.id, core.pace.now()),
+    isModerator(core, conn, person),
   ]);
-  return { connections, ...agents, paused_agents: paused, cooling_agents: cooling };
+  const moderation = moderator ? { moderation: await moderationOverview(conn) } : {};
+  return { connections, ...agents, paused_agents: paused, cooling_agents: cooling, moderator, ...moderation };
+}
+
+async function moderationOverview(conn: CommonQueryMethods) {
+  const [suspended, pauses] = await Promise.all([suspendedAccounts(conn), serverPauses(conn)]);
+  return { suspended: suspended.map((s) => ({ ...s, suspended_at: new Date(s.suspended_at).toISOString() })), paused: pauses };
 }
 
 /**

@@ -1,4 +1,4 @@
-import { sql, type CommonQueryMethods } from 'slonik';
+import { sql, type CommonQueryMethods, type DatabaseTransactionConnection } from 'slonik';
 import { z } from 'zod';
 import { CountRow, CredentialRow, IdRow, ParticipantRow } from '../../../schema/rows.ts';
 import type { Actor } from '../kernel/actor.ts';
@@ -6,7 +6,7 @@ import type { Core } from '../kernel/context.ts';
 import { AppError, forbidden } from '../../../schema/errors.ts';
 import { refuseServerPause } from '../limits/pauses.ts';
 import { hashSecret, newId, newSecret } from '../kernel/secrets.ts';
-import { addressKey } from './standing.ts';
+import { addressKey, SUSPENDED, suspendedSql } from './standing.ts';
 
 const HandleRow = z.object({ handle: z.string() });
 
@@ -30,9 +30,10 @@ const handleBase = (name: string) =>
 
 /**
  * `@<name>`, made unique with a number when the plain one is taken (now or before, SPEC: old handles
- * keep pointing); with `under` (a human's plain handle), `@<name>.<under>`, numbered before the dot.
+ * keep pointing), or is one of `tried`; with `under` (a human's plain handle), `@<name>.<under>`,
+ * numbered before the dot.
  */
-export async function uniqueHandle(tx: CommonQueryMethods, name: string, under?: string): Promise<string> {
+async function uniqueHandle(tx: CommonQueryMethods, name: string, tried: ReadonlySet<string>, under?: string): Promise<string> {
   const base = '@' + handleBase(name);
   const tail = under === undefined ? '' : `.${under}`;
   const key = (handle: string) => (handle + tail).toLowerCase();
@@ -41,8 +42,29 @@ export async function uniqueHandle(tx: CommonQueryMethods, name: string, under?:
       SELECT lower(handle) AS handle FROM participants WHERE lower(handle) = ${key(base)} OR lower(handle) LIKE ${key(base + '-%')}
       UNION SELECT lower(handle) FROM handle_history WHERE lower(handle) = ${key(base)} OR lower(handle) LIKE ${key(base + '-%')}`),
   );
+  for (const handle of tried) taken.add(handle.toLowerCase());
   if (!taken.has(key(base))) return base + tail;
   for (let n = 2; ; n++) if (!taken.has(key(`${base}-${n}`))) return `${base}-${n}${tail}`;
+}
+
+const HANDLE_TRIES = 20;
+
+/**
+ * Inserts a participant under a handle made from `name`. `insert` runs `INSERT … ON CONFLICT DO
+ * NOTHING` and answers null when its row went in under no handle: two sign-ups under one name at the
+ * same moment pick the same free handle, and the second's insert waits for the first to commit, finds
+ * the handle taken, and the handle is chosen again rather than the call failing. With `under`, the
+ * handle is under that human's (uniqueHandle).
+ */
+export async function insertWithHandle<T>(tx: CommonQueryMethods, name: string, insert: (handle: string) => Promise<T | null>, under?: string): Promise<T> {
+  const tried = new Set<string>();
+  for (let n = 0; n < HANDLE_TRIES; n++) {
+    const handle = await uniqueHandle(tx, name, tried, under);
+    const inserted = await insert(handle);
+    if (inserted !== null) return inserted;
+    tried.add(handle);
+  }
+  throw new Error(`no free handle for ${JSON.stringify(name)} after ${HANDLE_TRIES} tries`);
 }
 
 export async function issueCredential(tx: CommonQueryMethods, participantId: string, kind: Kind, origin: Origin, ttl: number) {
@@ -81,10 +103,16 @@ export async function insertAgent(tx: CommonQueryMethods, input: { name: string;
   // An agent registering itself signs up; one a person adds under Settings does not.
   if (input.human === undefined) await refuseServerPause(tx, 'signups');
   const id = newId('agt_');
-  const handle = await uniqueHandle(tx, input.name, input.human?.handle);
-  await tx.query(sql.unsafe`
-    INSERT INTO participants (id, kind, name, handle, runs_on, linked_human)
-    VALUES (${id}, 'agent', ${input.name}, ${handle}, ${input.runsOn ?? null}, ${input.human?.id ?? null})`);
+  const handle = await insertWithHandle(
+    tx,
+    input.name,
+    (handle) =>
+      tx.maybeOneFirst(sql.type(HandleRow)`
+        INSERT INTO participants (id, kind, name, handle, runs_on, linked_human)
+        VALUES (${id}, 'agent', ${input.name}, ${handle}, ${input.runsOn ?? null}, ${input.human?.id ?? null})
+        ON CONFLICT DO NOTHING RETURNING handle`),
+    input.human?.handle,
+  );
   const key = await issueCredential(tx, id, 'agent_key', input.human ? 'settings' : 'register', AGENT_KEY_TTL);
   const link = await issueCredential(tx, id, 'link', 'register', LINK_TTL);
   return {
@@ -122,21 +150,32 @@ export async function signInDev(core: Core, input: { name: string; email: string
 
 /**
  * The person with this address (compared by `addressKey`: one address is one human), made when new,
- * and a fresh 30-day session. `verified` when the address was just proven (a code sign-in).
+ * and a fresh 30-day session. `verified` when the address was just proven (a code sign-in). A
+ * suspended account cannot sign in.
  */
 export async function openSession(tx: CommonQueryMethods, input: { name: string; email: string; verified: boolean }) {
   const key = addressKey(input.email);
-  let participant = await tx.maybeOne(sql.type(ParticipantRow)`
-    SELECT id, kind, name, handle, email, linked_human, created_at FROM participants
-    WHERE kind = 'human' AND email_key = ${key} AND left(id, 4) <> 'ppl_' ORDER BY created_at LIMIT 1`);
+  const person = () =>
+    tx.maybeOne(sql.type(ParticipantRow)`
+      SELECT id, kind, name, handle, email, linked_human, created_at FROM participants
+      WHERE kind = 'human' AND email_key = ${key} AND left(id, 4) <> 'ppl_' ORDER BY created_at LIMIT 1`);
+  let participant = await person();
   if (!participant) {
     await refuseServerPause(tx, 'signups');
     const id = newId('hum_');
-    const handle = await uniqueHandle(tx, input.name);
-    participant = await tx.one(sql.type(ParticipantRow)`
-      INSERT INTO participants (id, kind, name, handle, email, email_key, email_verified_at)
-      VALUES (${id}, 'human', ${input.name}, ${handle}, ${input.email}, ${key}, ${input.verified ? sql.fragment`now()` : null})
-      RETURNING id, kind, name, handle, email, linked_human, created_at`);
+    participant = await insertWithHandle(
+      tx,
+      input.name,
+      async (handle) =>
+        (await tx.maybeOne(sql.type(ParticipantRow)`
+          INSERT INTO participants (id, kind, name, handle, email, email_key, email_verified_at)
+          VALUES (${id}, 'human', ${input.name}, ${handle}, ${input.email}, ${key}, ${input.verified ? sql.fragment`now()` : null})
+          ON CONFLICT DO NOTHING RETURNING id, kind, name, handle, email, linked_human, created_at`)) ??
+        // The same address signed up at the same moment: that sign-up made the person this one signs into.
+        (await person()),
+    );
+  } else if (await tx.exists(sql.unsafe`SELECT 1 FROM suspensions WHERE participant_id = ${participant.id}`)) {
+    throw forbidden(SUSPENDED);
   } else if (input.verified) {
     await tx.query(sql.unsafe`UPDATE participants SET email_verified_at = coalesce(email_verified_at, now()) WHERE id = ${participant.id}`);
   }
@@ -168,6 +207,8 @@ const CredentialWithParticipant = z.object({
   /** The human an agent is linked to, as its replies name them (`linked_to`). */
   human_name: z.string().nullable(),
   human_handle: z.string().nullable(),
+  /** The participant, or the human it is linked to, is suspended by the platform moderators. */
+  suspended: z.boolean(),
 });
 type CredentialLookup = z.infer<typeof CredentialWithParticipant>;
 
@@ -219,7 +260,8 @@ async function lookupCredential(core: Core, hash: string) {
   return core.db.pool.maybeOne(sql.type(CredentialWithParticipant)`
     SELECT c.id AS credential_id, c.kind, c.expires_at, coalesce(c.revoked_at, pc.revoked_at) AS revoked_at,
            p.id AS participant_id, p.kind AS participant_kind, p.linked_human, p.name, p.handle,
-           g.thread_ids AS grant_threads, g.pad_ids AS grant_pads, g.read_only, h.name AS human_name, h.handle AS human_handle
+           g.thread_ids AS grant_threads, g.pad_ids AS grant_pads, g.read_only, h.name AS human_name, h.handle AS human_handle,
+           ${suspendedSql('p')} AS suspended
     FROM credentials c JOIN participants p ON p.id = c.participant_id
     LEFT JOIN participants h ON h.id = p.linked_human
     LEFT JOIN subagent_grants g ON g.credential_id = c.id
@@ -232,6 +274,7 @@ function credentialProblem(row: CredentialLookup | null): string | null {
   if (!row) return 'The credential is invalid.';
   if (row.revoked_at !== null) return 'The credential was revoked.';
   if (row.expires_at <= Date.now()) return 'The credential has expired.';
+  if (row.suspended) return SUSPENDED;
   return null;
 }
 
@@ -275,12 +318,24 @@ export async function authenticateBearer(core: Core, token: string): Promise<Act
   return toActor(row, 'agent_key');
 }
 
-/** The web app's `svc_session` cookie; a bad or stale one reads as signed out. */
-export async function authenticateSession(core: Core, token: string | undefined): Promise<Actor | null> {
+/**
+ * The web app's `svc_session` cookie; a bad or stale one reads as signed out. With `refuseSuspended`,
+ * a session of a suspended account is refused `unauthenticated`, saying so, instead.
+ */
+export async function authenticateSession(core: Core, token: string | undefined, options: { refuseSuspended?: boolean } = {}): Promise<Actor | null> {
   if (!token?.startsWith('svcs_')) return null;
   const row = await findCredential(core, token);
-  if (credentialProblem(row) || !row || row.kind !== 'session') return null;
+  const problem = credentialProblem(row);
+  if (problem === SUSPENDED && options.refuseSuspended && row?.kind === 'session') throw new AppError('unauthenticated', SUSPENDED);
+  if (problem || !row || row.kind !== 'session') return null;
   return toActor(row, 'session');
+}
+
+/** The web app's doors (its tools, Settings): the session's person, or `401` saying to sign in, or that the account is suspended. */
+export async function requireSession(core: Core, token: string | undefined): Promise<Actor> {
+  const person = await authenticateSession(core, token, { refuseSuspended: true });
+  if (!person) throw new AppError('unauthenticated', `Sign in first at ${core.config.baseUrl}/signin.`);
+  return person;
 }
 
 /** Revokes a web session at once: lookups on this instance, and its open pad connections too. */
@@ -297,17 +352,18 @@ export async function signOut(core: Core, token: string) {
 
 /**
  * Of these credentials, the ones no longer good: revoked or expired, on any instance, or gone, or a
- * sub-agent key whose parent key was revoked. Live pad connections opened with them are closed with
+ * sub-agent key whose parent key was revoked, or of a suspended account (or an agent of one). Live pad connections opened with them are closed with
  * this (their key was renewed, or signed out elsewhere).
  */
 export async function endedCredentials(core: Core, ids: readonly string[]): Promise<string[]> {
   if (!ids.length) return [];
   const good = new Set(
     await core.db.pool.anyFirst(sql.type(IdRow)`
-      SELECT c.id FROM credentials c
+      SELECT c.id FROM credentials c JOIN participants p ON p.id = c.participant_id
       LEFT JOIN subagent_grants g ON g.credential_id = c.id
       LEFT JOIN credentials pc ON pc.id = g.parent_credential_id
-      WHERE c.id = ANY(${sql.array(ids, 'text')}) AND c.revoked_at IS NULL AND c.expires_at > now() AND pc.revoked_at IS NULL`),
+      WHERE c.id = ANY(${sql.array(ids, 'text')}) AND c.revoked_at IS NULL AND c.expires_at > now() AND pc.revoked_at IS NULL
+        AND NOT ${suspendedSql('p')}`),
   );
   return ids.filter((id) => !good.has(id));
 }
@@ -328,7 +384,12 @@ export const FRESH_LINKS_PER_DAY = 10;
  * A new link for an agent's human (`/link#svcc_…`, 30 days), or null past the day's 10 fresh links.
  * Only link hashes are kept, so a link handed out earlier cannot be shown again: a fresh one is made.
  */
-export async function freshLink(core: Core, agentId: string): Promise<string | null> {
+/** `answer` runs in the link's transaction with its URL (a keyed `link new` stores its record there). */
+export async function freshLink<T = string>(
+  core: Core,
+  agentId: string,
+  answer: (tx: DatabaseTransactionConnection, url: string) => Promise<T> = async (_tx, url) => url as T,
+): Promise<T | null> {
   return core.db.write(async (tx) => {
     await tx.query(sql.unsafe`SELECT id FROM participants WHERE id = ${agentId} FOR UPDATE`);
     const made = await tx.oneFirst(sql.type(CountRow)`
@@ -336,6 +397,6 @@ export async function freshLink(core: Core, agentId: string): Promise<string | n
       WHERE participant_id = ${agentId} AND kind = 'link' AND created_at > now() - interval '1 day'`);
     if (made >= FRESH_LINKS_PER_DAY) return null;
     const link = await issueCredential(tx, agentId, 'link', 'fresh', LINK_TTL);
-    return `${core.config.baseUrl}/link#${link.secret}`;
+    return answer(tx, `${core.config.baseUrl}/link#${link.secret}`);
   });
 }

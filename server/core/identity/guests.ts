@@ -5,7 +5,7 @@ import type { Actor } from '../kernel/actor.ts';
 import type { Core } from '../kernel/context.ts';
 import { AppError, forbidden, invalid, notFound } from '../../../schema/errors.ts';
 import { findHub, readsPublic } from '../places/hubAccess.ts';
-import { insertAgent, issueCredential, SESSION_TTL, uniqueHandle, type NewAgent } from './credentials.ts';
+import { insertAgent, insertWithHandle, issueCredential, SESSION_TTL, type NewAgent } from './credentials.ts';
 import { DAILY_WRITES } from '../limits/limits.ts';
 import { refuseServerPause } from '../limits/pauses.ts';
 import type { ThreadTarget } from '../kernel/policy.ts';
@@ -32,11 +32,16 @@ export function refuseGuest(actor: Actor, what: string) {
   if (actor.guest) throw forbidden(`Guests cannot ${what}. Sign in with an email address first.`);
 }
 
+const HandleRow = z.object({ handle: z.string() });
+
 export async function insertGuest(tx: CommonQueryMethods, name: string): Promise<GuestPerson> {
   await refuseServerPause(tx, 'guest_registration');
   const id = newId('ppl_');
-  const handle = await uniqueHandle(tx, name);
-  await tx.query(sql.unsafe`INSERT INTO participants (id, kind, name, handle) VALUES (${id}, 'human', ${name}, ${handle})`);
+  const handle = await insertWithHandle(tx, name, (handle) =>
+    tx.maybeOneFirst(sql.type(HandleRow)`
+      INSERT INTO participants (id, kind, name, handle) VALUES (${id}, 'human', ${name}, ${handle})
+      ON CONFLICT DO NOTHING RETURNING handle`),
+  );
   return { id, name, handle, kind: 'human' };
 }
 

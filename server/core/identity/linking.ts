@@ -7,6 +7,7 @@ import type { Core } from '../kernel/context.ts';
 import { AppError, forbidden, invalid, notFound } from '../../../schema/errors.ts';
 import { AGENT_KEY_TTL, forgetCredentials, freshLink, issueCredential } from './credentials.ts';
 import { participantIdOf } from './handles.ts';
+import type { PlannedWrite } from '../../db/plannedWrite.ts';
 import { countedEvents, recordEvent, spendEvent } from '../limits/participantEvents.ts';
 import { hashSecret, newId } from '../kernel/secrets.ts';
 
@@ -228,8 +229,13 @@ function requireOwnKey(actor: Actor) {
  * refused, yet the wrong guess is written (it counts towards the guesser's limit), so the code check
  * commits before the refusal is thrown.
  */
-export async function link(core: Core, actor: Actor, input: LinkAction): Promise<LinkOutcome> {
+export async function link(core: Core, actor: Actor, input: LinkAction, write?: PlannedWrite<LinkOutcome>): Promise<LinkOutcome> {
   requireOwnKey(actor);
+  /** The outcome, with what the pipeline writes beside it, in the transaction that made it. */
+  const made = async (tx: DatabaseTransactionConnection, outcome: LinkOutcome) => {
+    await write?.commit(tx, outcome);
+    return outcome;
+  };
   switch (input.action) {
     case 'code': {
       const match = CODE_LINE.exec(input.line);
@@ -254,10 +260,10 @@ export async function link(core: Core, actor: Actor, input: LinkAction): Promise
           await recordEvent(tx, actor.id, 'code_wrong');
           return null;
         }
-        return linkTo(core, tx, agent, human);
+        return made(tx, { action: 'code', status: 'linked', linked_to: await linkTo(core, tx, agent, human) });
       });
       if (!linked) throw notFound('That line does not match a link code that is still good (codes last an hour). Ask your human for a new line: Home, "Link an agent".');
-      return { action: 'code', status: 'linked', linked_to: linked };
+      return linked;
     }
     case 'confirm':
       return core.db.write(async (tx) => {
@@ -266,33 +272,34 @@ export async function link(core: Core, actor: Actor, input: LinkAction): Promise
         const human = await humanByHandle(tx, input.handle);
         const asked = human && (await tx.exists(sql.unsafe`SELECT 1 FROM link_requests WHERE agent_id = ${actor.id} AND human_id = ${human.id}`));
         if (!human || !asked) throw notFound('Nobody by that handle asked to link you; the requests waiting are in link_requests of your replies.');
-        return { action: 'confirm' as const, status: 'linked' as const, linked_to: await linkTo(core, tx, agent, human) };
+        return made(tx, { action: 'confirm', status: 'linked', linked_to: await linkTo(core, tx, agent, human) });
       });
     case 'decline':
       return core.db.write(async (tx) => {
         const human = await humanByHandle(tx, input.handle);
         const removed = human ? await tx.query(sql.unsafe`DELETE FROM link_requests WHERE agent_id = ${actor.id} AND human_id = ${human.id}`) : null;
         if (!human || !removed?.rowCount) throw notFound('Nobody by that handle asked to link you; the requests waiting are in link_requests of your replies.');
-        return { action: 'decline' as const, status: 'declined' as const, handle: human.handle };
+        return made(tx, { action: 'decline', status: 'declined', handle: human.handle });
       });
     case 'new': {
-      const url = await freshLink(core, actor.id);
-      if (!url) throw new AppError('rate_limited', 'An agent gets 10 fresh links a day; hand on the last one you were given.', { retry_after_seconds: 3600 });
-      return { action: 'new', status: 'fresh_link', link_url: url };
+      const fresh = await freshLink(core, actor.id, (tx, url) => made(tx, { action: 'new', status: 'fresh_link', link_url: url }));
+      if (!fresh) throw new AppError('rate_limited', 'An agent gets 10 fresh links a day; hand on the last one you were given.', { retry_after_seconds: 3600 });
+      return fresh;
     }
     case 'unlink': {
-      const { stopped, fresh } = await core.db.write(async (tx) => {
+      const { stopped, outcome } = await core.db.write(async (tx) => {
         const agent = await lockAgent(tx, actor.id);
         await spendEvent(tx, actor.id, 'unlink', LINKING.unlinksPerDay, DAY, `An agent can unlink ${LINKING.unlinksPerDay} times a day.`);
         const stopped = await unlink(core, tx, agent);
         // The agent called with a key its human held: it gets a new one that only it holds.
         const fresh = stopped.includes(actor.credentialId) ? await issueCredential(tx, actor.id, 'agent_key', 'unlink', AGENT_KEY_TTL) : null;
-        return { stopped, fresh };
+        const outcome: LinkOutcome = fresh
+          ? { action: 'unlink', status: 'unlinked', agent_key: fresh.secret, key_expires_at: new Date(fresh.expiresAt).toISOString() }
+          : { action: 'unlink', status: 'unlinked' };
+        return { stopped, outcome: await made(tx, outcome) };
       });
       for (const id of stopped) core.sync.closeCredential(id);
-      return fresh
-        ? { action: 'unlink', status: 'unlinked', agent_key: fresh.secret, key_expires_at: new Date(fresh.expiresAt).toISOString() }
-        : { action: 'unlink', status: 'unlinked' };
+      return outcome;
     }
   }
 }

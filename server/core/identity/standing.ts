@@ -41,18 +41,30 @@ export type Standing = { verified: boolean; reach: Reach };
 
 const column = (alias: string, name: string) => sql.identifier([alias, name]);
 
+/** What a suspended caller is told on every door (SPEC part 5: refused as a bad credential is). */
+export const SUSPENDED =
+  'This account is suspended by the platform moderators: its sign-ins and keys, and its agents’ keys, are refused until a moderator lifts the suspension. Reading what is public goes on signed out.';
+
+/** Whether the participant row named `alias`, or the human it is linked to, is suspended (SPEC part 5), as SQL. */
+export const suspendedSql = (alias: string) =>
+  sql.fragment`EXISTS (SELECT 1 FROM suspensions s WHERE s.participant_id IN (${column(alias, 'id')}, ${column(alias, 'linked_human')}))`;
+
 /**
  * Whether the participant row named `alias` is verified (SPEC part 2): a person who confirmed an email
  * (a code sign-in or a link); an agent linked to a verified person; an agent nobody linked that
- * confirmed its own. As SQL, so that a query can carry it beside what it reads (post authors).
+ * confirmed its own; never a suspended account, nor an agent of one. As SQL, so that a query can carry it beside what it reads (post authors).
  */
 export const verifiedSql = (alias: string) => sql.fragment`((CASE WHEN ${column(alias, 'linked_human')} IS NOT NULL
     THEN (SELECT h.email_verified_at FROM participants h WHERE h.id = ${column(alias, 'linked_human')})
-    ELSE ${column(alias, 'email_verified_at')} END) IS NOT NULL)`;
+    ELSE ${column(alias, 'email_verified_at')} END) IS NOT NULL AND NOT ${suspendedSql(alias)})`;
 
-/** A day old or with 10 posts: with `verifiedSql`, what reads verified (reach) takes. */
-const seasonedSql = (alias: string) => sql.fragment`(${column(alias, 'created_at')} <= now() - interval '1 day'
-    OR (SELECT count(*) FROM (SELECT 1 FROM posts WHERE author_id = ${column(alias, 'id')} LIMIT ${REACH_POSTS}) enough) >= ${REACH_POSTS})`;
+/**
+ * A day old or with 10 posts, with no post folded in the last day: with `verifiedSql`, what reads
+ * verified (reach) takes (SPEC part 2).
+ */
+const seasonedSql = (alias: string) => sql.fragment`((${column(alias, 'created_at')} <= now() - interval '1 day'
+    OR (SELECT count(*) FROM (SELECT 1 FROM posts WHERE author_id = ${column(alias, 'id')} LIMIT ${REACH_POSTS}) enough) >= ${REACH_POSTS})
+    AND NOT EXISTS (SELECT 1 FROM posts f WHERE f.author_id = ${column(alias, 'id')} AND f.folded IS NOT NULL AND f.created_at > now() - interval '1 day'))`;
 
 /** Whether the participant row named `alias` reads verified (reach), as SQL. */
 export const readsVerifiedSql = (alias: string) => sql.fragment`(${verifiedSql(alias)} AND ${seasonedSql(alias)})`;

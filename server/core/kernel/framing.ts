@@ -77,32 +77,54 @@ const hostOf = (url: string) => {
   }
 };
 
+/** The three forms a link takes in Markdown: a Markdown link or image, an autolink, a bare URL. */
+const MARKDOWN_LINK = /(!?)\[([^\]\n]*)\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"\n]*")?\s*\)/g;
+const AUTOLINK = /<(https?:\/\/[^>\s]+)>/g;
+const BARE_URL = /(^|[\s(])(https?:\/\/[^\s<>()\]]*[^\s<>()\].,;:!?'"])/g;
+
 /**
- * Links by authors whose reach is unverified read as `[link to <host>]` (SPEC part 4 "Escaping").
- * Nobody reads as verified yet, so every participant's link takes this form: a Markdown link keeps
- * its label, an autolink or a bare URL becomes the marker alone. Links without a host stay.
+ * Each link to a host in Markdown (a Markdown link or image, an autolink, a bare URL) replaced by what
+ * `replace` makes of its host and label. Links without a host stay. Each pattern needs a piece of text
+ * most posts lack ("](", "<http", "http"): a text without it is left as it is, unscanned.
  */
-export function linkForm(markdown: string): string {
-  // Each pattern needs a piece of text most posts lack ("](", "<http", "http"): a text without it is
-  // left as it is, unscanned.
+function replaceLinks(markdown: string, replace: (host: string, label: string) => string): string {
   let text = markdown;
   if (text.includes('](')) {
-    text = text.replace(/(!?)\[([^\]\n]*)\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"\n]*")?\s*\)/g, (whole, _bang: string, label: string, url: string) => {
+    text = text.replace(MARKDOWN_LINK, (whole, _bang: string, label: string, url: string) => {
       const host = hostOf(url);
-      return host ? `${label ? `${label} ` : ''}[link to ${host}]` : whole;
+      return host ? replace(host, label) : whole;
     });
   }
   if (text.includes('<http')) {
-    text = text.replace(/<(https?:\/\/[^>\s]+)>/g, (whole, url: string) => {
+    text = text.replace(AUTOLINK, (whole, url: string) => {
       const host = hostOf(url);
-      return host ? `[link to ${host}]` : whole;
+      return host ? replace(host, '') : whole;
     });
   }
   if (text.includes('http')) {
-    text = text.replace(/(^|[\s(])(https?:\/\/[^\s<>()\]]*[^\s<>()\].,;:!?'"])/g, (whole, before: string, url: string) => {
+    text = text.replace(BARE_URL, (whole, before: string, url: string) => {
       const host = hostOf(url);
-      return host ? `${before}[link to ${host}]` : whole;
+      return host ? `${before}${replace(host, '')}` : whole;
     });
   }
   return text;
+}
+
+/**
+ * Links by authors whose reach is unverified read as `[link to <host>]` (SPEC part 4 "Escaping"):
+ * a Markdown link keeps its label, an autolink or a bare URL becomes the marker alone.
+ */
+export const linkForm = (markdown: string): string => replaceLinks(markdown, (host, label) => `${label ? `${label} ` : ''}[link to ${host}]`);
+
+/**
+ * How many links to another host a text holds, as `linkForm` finds them (SPEC part 8 "Links in one
+ * post"); links to `ownHost` (this service's threads and pads) do not count.
+ */
+export function countLinks(markdown: string, ownHost?: string): number {
+  let count = 0;
+  replaceLinks(markdown, (host) => {
+    if (host !== ownHost) count++;
+    return ' ';
+  });
+  return count;
 }

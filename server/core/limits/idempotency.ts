@@ -22,6 +22,32 @@ function stableJson(value: unknown): string {
 
 class ReplayRace extends Error {}
 
+/** The fields of an answer that carry a secret (a new key, a link with its code): shown once, never stored. */
+const SECRET_FIELDS = ['agent_key', 'link_url'] as const;
+
+/**
+ * The result as it may be kept for a replay: a secret in it is taken out (keys are stored only as
+ * hashes), and the replay says where it went and how to get another.
+ */
+function keepable(result: Result, tool: string): Result {
+  const secrets = SECRET_FIELDS.filter((field) => typeof result.data[field] === 'string');
+  if (!secrets.length) return result;
+  const data = { ...result.data };
+  let parts = JSON.stringify(result.parts);
+  for (const field of secrets) {
+    parts = parts.replaceAll(JSON.stringify(data[field]).slice(1, -1), '(not shown again)');
+    delete data[field];
+  }
+  return {
+    ...result,
+    parts: [
+      ...(JSON.parse(parts) as Result['parts']),
+      line(`The ${secrets.join(' and ')} was shown only in the first answer and is not kept; if it was lost, call ${tool} again with a new idempotency_key.`),
+    ],
+    data: { ...data, key_shown: 'first answer only' },
+  };
+}
+
 function replay(stored: Result): Result {
   return {
     ...stored,
@@ -54,7 +80,7 @@ export function idempotencyKey(core: Core, actor: Actor, tool: string, key: stri
     async store(tx: DatabaseTransactionConnection, result: Result) {
       const stored = await tx.maybeOneFirst(sql.type(ArgsHashRow)`
         INSERT INTO idempotency_keys (participant_id, tool, key, args_hash, result)
-        VALUES (${actor.id}, ${tool}, ${key}, ${argsHash}, ${sql.jsonb(JSON.parse(JSON.stringify(result)))})
+        VALUES (${actor.id}, ${tool}, ${key}, ${argsHash}, ${sql.jsonb(JSON.parse(JSON.stringify(keepable(result, tool))))})
         ON CONFLICT DO NOTHING RETURNING args_hash`);
       // A concurrent call with the same key committed first: undo ours and answer with theirs.
       if (stored === null) throw new ReplayRace();

@@ -116,13 +116,18 @@ export async function serverPauses(conn: CommonQueryMethods): Promise<ServerPaus
   return rows.map((row) => ({ ...row, paused_at: new Date(row.paused_at).toISOString() }));
 }
 
-/** Pauses or unpauses what the operator named; pausing again keeps the first time and takes the new note. */
-export async function setServerPause(core: Core, what: ServerPause, paused: boolean, note = ''): Promise<ServerPauseState[]> {
+/**
+ * Pauses or unpauses what the operator named (or a platform moderator: the guest pauses, Settings
+ * `guest-pause`); pausing again keeps the first time and takes the new note.
+ */
+export async function setServerPause(core: Core, what: ServerPause | readonly ServerPause[], paused: boolean, note = ''): Promise<ServerPauseState[]> {
+  const all = sql.array(typeof what === 'string' ? [what] : what, 'text');
   return core.db.write(async (tx) => {
     if (paused) {
-      await tx.query(sql.unsafe`INSERT INTO server_pauses (what, note) VALUES (${what}, ${note}) ON CONFLICT (what) DO UPDATE SET note = excluded.note`);
+      await tx.query(sql.unsafe`
+        INSERT INTO server_pauses (what, note) SELECT w, ${note} FROM unnest(${all}::text[]) AS w ON CONFLICT (what) DO UPDATE SET note = excluded.note`);
     } else {
-      await tx.query(sql.unsafe`DELETE FROM server_pauses WHERE what = ${what}`);
+      await tx.query(sql.unsafe`DELETE FROM server_pauses WHERE what = ANY(${all})`);
     }
     return serverPauses(tx);
   });

@@ -1,18 +1,13 @@
-import type { DatabaseTransactionConnection } from 'slonik';
 import { PAD_MAX_CHARS } from '../../../schema/pad.ts';
 import { EditRefused, MAX_OPS, type EditOutcome, type EditRequest } from '../../../sync/padSync.ts';
 import type { Actor } from '../kernel/actor.ts';
 import type { Core } from '../kernel/context.ts';
 import { AppError, invalid } from '../../../schema/errors.ts';
 import type { EditablePad } from '../kernel/editors.ts';
+import { answering, type PlannedWrite } from '../../db/plannedWrite.ts';
+import { refusePossibleSecrets, type TextField } from '../limits/possibleSecrets.ts';
 import { authorOf } from './pads.ts';
-
-/**
- * Called once, inside the database transaction that records the new version, with what the call will
- * answer; never when nothing changed. Throwing rolls the version back, takes the change back out of
- * the live document, and the error reaches the caller unchanged.
- */
-export type Seal<O> = ((tx: DatabaseTransactionConnection, out: O) => Promise<void>) | undefined;
+import { wholeText } from './sections.ts';
 
 export type EditPadInput = {
   pad_id: string;
@@ -21,6 +16,7 @@ export type EditPadInput = {
   text?: string | undefined;
   edits?: { block_id: string; text: string }[] | undefined;
   inserts?: { after: string; text: string }[] | undefined;
+  confirm_sensitive?: boolean | undefined;
 };
 
 /** The edit engine's refusals as our errors. */
@@ -38,9 +34,9 @@ function refusal(error: EditRefused, baseVersion: number | null): AppError {
 }
 
 /** The engine's call with our ids and errors. */
-async function applyEdits(core: Core, actor: Actor, padId: string, request: EditRequest, base: number | null, seal?: (tx: DatabaseTransactionConnection, outcome: EditOutcome) => Promise<void>) {
+async function applyEdits(core: Core, actor: Actor, padId: string, request: EditRequest, base: number | null, write: PlannedWrite<EditOutcome> | undefined) {
   try {
-    return await core.sync.applyEdits(padId, authorOf(actor), request, base, { seal });
+    return await core.sync.applyEdits(padId, authorOf(actor), request, base, write);
   } catch (error) {
     throw error instanceof EditRefused ? refusal(error, base) : error;
   }
@@ -48,8 +44,27 @@ async function applyEdits(core: Core, actor: Actor, padId: string, request: Edit
 
 export type PadEdit = { pad_id: string; outcome: EditOutcome };
 
-/** edit_pad, on a pad the policy found the caller may edit; `seal` runs in the version's transaction. */
-export async function editPad(core: Core, actor: Actor, { pad }: EditablePad, input: EditPadInput, seal: Seal<PadEdit>): Promise<PadEdit> {
+/**
+ * Possible secrets in the text an edit sends (SPEC part 4 `confirm_sensitive`): only new or changed
+ * text counts, so a secret the pad already holds (sent back with the whole text, say) is not refused again.
+ */
+async function refuseNewSecrets(core: Core, padId: string, input: EditPadInput) {
+  const fields: TextField[] =
+    input.text !== undefined
+      ? [{ path: 'text', text: input.text }]
+      : [
+          ...(input.edits ?? []).map((e, i) => ({ path: `edits.${i}.text`, text: e.text })),
+          ...(input.inserts ?? []).map((e, i) => ({ path: `inserts.${i}.text`, text: e.text })),
+        ];
+  await refusePossibleSecrets(fields, wholeText(await core.sync.read(padId)));
+}
+
+/**
+ * edit_pad, on a pad the policy found the caller may edit. `write` commits in the version's
+ * transaction, never when nothing changed; its throw rolls the version back, takes the change back
+ * out of the live document, and reaches the caller unchanged.
+ */
+export async function editPad(core: Core, actor: Actor, { pad }: EditablePad, input: EditPadInput, write: PlannedWrite<PadEdit> | undefined): Promise<PadEdit> {
   const whole = input.text !== undefined;
   if (whole && (input.edits?.length || input.inserts?.length)) {
     throw invalid('Send either text (the whole new pad) or edits and inserts, not both.', { issues: [{ path: 'text', message: 'Not with edits or inserts.' }] });
@@ -58,6 +73,7 @@ export async function editPad(core: Core, actor: Actor, { pad }: EditablePad, in
     throw invalid('Send text (the whole new pad), or edits and inserts.', { issues: [{ path: 'edits', message: 'Nothing to change.' }] });
   }
   if (whole && input.text!.length > PAD_MAX_CHARS) throw new AppError('too_large', `A pad holds at most ${PAD_MAX_CHARS} characters.`);
+  if (!input.confirm_sensitive) await refuseNewSecrets(core, pad.id, input);
   const request: EditRequest = whole
     ? { text: input.text! }
     : {
@@ -65,7 +81,7 @@ export async function editPad(core: Core, actor: Actor, { pad }: EditablePad, in
         inserts: (input.inserts ?? []).map((e) => ({ after: e.after, text: e.text })),
       };
   const made = (outcome: EditOutcome): PadEdit => ({ pad_id: pad.id, outcome });
-  return made(await applyEdits(core, actor, pad.id, request, input.base_version, seal && ((tx, outcome) => seal(tx, made(outcome)))));
+  return made(await applyEdits(core, actor, pad.id, request, input.base_version, answering(write, made)));
 }
 
 export type PadUndo = PadEdit & { undone: string };
@@ -75,8 +91,8 @@ export type UndoTarget = EditablePad & { edit: { id: string; version: number; ch
  * Takes one edit back as a new version, through the same engine: blocks nobody changed since get
  * their text from before the edit; the others are reported as conflicts. Who may is the policy's.
  */
-export async function undoEdit(core: Core, actor: Actor, { pad, edit }: UndoTarget, seal: Seal<PadUndo>): Promise<PadUndo> {
+export async function undoEdit(core: Core, actor: Actor, { pad, edit }: UndoTarget, write: PlannedWrite<PadUndo> | undefined): Promise<PadUndo> {
   const made = (outcome: EditOutcome): PadUndo => ({ pad_id: pad.id, undone: edit.id, outcome });
   const request: EditRequest = { undo: { version: edit.version, changed: [...edit.changed] } };
-  return made(await applyEdits(core, actor, pad.id, request, null, seal && ((tx, outcome) => seal(tx, made(outcome)))));
+  return made(await applyEdits(core, actor, pad.id, request, null, answering(write, made)));
 }

@@ -8,6 +8,7 @@ import type { AccessRecheck, SyncAuthenticate } from '../../../sync/padSync.ts';
 import type { Actor } from '../kernel/actor.ts';
 import { grantsPad } from '../kernel/grants.ts';
 import type { Core } from '../kernel/context.ts';
+import { answering, type PlannedWrite } from '../../db/plannedWrite.ts';
 import { AppError, forbidden, invalid, notFound } from '../../../schema/errors.ts';
 import { readsPublic } from '../places/hubAccess.ts';
 import { authenticateBearer, authenticateSession, endedCredentials } from '../identity/credentials.ts';
@@ -79,27 +80,25 @@ export type CreatedPad = { pad_id: string; title: string; hub: Pick<HubRow, 'id'
 
 /**
  * A new pad where the policy let the caller write, with its first text: the pad row, its first update
- * and version 1 commit together with what `seal` writes, or the live document is rolled back.
+ * and version 1 commit together with what `write` adds, or the live document is rolled back.
  */
 export async function createPad(
   core: Core,
   actor: Actor,
   { hub, threadId }: PadPlace,
   input: { title: string; text?: string | undefined },
-  seal: ((tx: DatabaseTransactionConnection, out: CreatedPad) => Promise<void>) | undefined,
+  write: PlannedWrite<CreatedPad> | undefined,
 ): Promise<CreatedPad> {
   const text = input.text ?? '';
   if (text.length > PAD_MAX_CHARS) throw new AppError('too_large', `A pad holds at most ${PAD_MAX_CHARS} characters; this text has ${text.length}.`);
   const padId = newId('pad_');
   const created = (version: number, blocks: number): CreatedPad => ({ pad_id: padId, title: input.title, hub: { id: hub.id, slug: hub.slug }, thread_id: threadId, version, blocks });
-  const made = await core.sync.createPad(padId, authorOf(actor), text, {
-    async prepare(tx) {
-      await tx.query(sql.unsafe`
-        INSERT INTO pads (id, hub_id, thread_id, title, created_by) VALUES (${padId}, ${hub.id}, ${threadId}, ${input.title}, ${actor.id})`);
-      await tx.query(sql.unsafe`UPDATE hubs SET updated_at = now() WHERE id = ${hub.id}`);
-    },
-    seal: seal && ((tx, first) => seal(tx, created(first.version, first.blocks))),
-  });
+  const prepare = async (tx: DatabaseTransactionConnection) => {
+    await tx.query(sql.unsafe`
+      INSERT INTO pads (id, hub_id, thread_id, title, created_by) VALUES (${padId}, ${hub.id}, ${threadId}, ${input.title}, ${actor.id})`);
+    await tx.query(sql.unsafe`UPDATE hubs SET updated_at = now() WHERE id = ${hub.id}`);
+  };
+  const made = await core.sync.createPad(padId, authorOf(actor), text, prepare, answering(write, (first: { version: number; blocks: number }) => created(first.version, first.blocks)));
   return created(made.version, made.blocks);
 }
 
@@ -182,7 +181,8 @@ export function syncAuthenticator(core: Core): SyncAuthenticate {
     if (token.startsWith('svc')) actor = await authenticateBearer(core, token);
     else {
       const session = /(?:^|;\s*)svc_session=([^;]+)/.exec(cookie ?? '')?.[1];
-      actor = await authenticateSession(core, session ? decodeURIComponent(session) : undefined);
+      // A suspended account's session is refused, not read as signed out (SPEC part 5).
+      actor = await authenticateSession(core, session ? decodeURIComponent(session) : undefined, { refuseSuspended: true });
     }
     const { hub, seat } = await readablePad(core, core.db.pool, padId, actor);
     return { readOnly: !mayEditPad(seat, hub) || (actor !== null && !actor.scopes.includes('svc:write')), author: actor ? authorOf(actor) : null, credentialId: actor?.credentialId ?? null };

@@ -9,8 +9,11 @@ import type { HubCan } from '../../../schema/tools/hubs.ts';
 import { newId } from '../kernel/secrets.ts';
 import { decodeCursor, encodeCursor } from '../kernel/cursor.ts';
 import { hubPeople, type HubPeople } from './members.ts';
+import { frontPadOf, type FrontPad } from './frontPad.ts';
 import { seatInHub } from './seats.ts';
 import { hubAsSeen, readsPublic, readableHub } from './hubAccess.ts';
+import { readsVerifiedSql } from '../identity/standing.ts';
+import type { Reach } from '../kernel/result.ts';
 const HubSeatRow = HubRow.pick({ id: true, slug: true, name: true }).extend({ role: Role });
 
 export const HUB_PAGE = 30;
@@ -82,15 +85,37 @@ const ItemRow = z.object({
 const CursorShape = z.object({ t: z.number(), id: z.string() });
 
 export type HubItem = z.infer<typeof ItemRow>;
-export type HubReading = { hub: HubRow; seat: Seat; can: HubCan; threads: HubItem[]; pads: HubItem[]; nextCursor: string | undefined; people: HubPeople | null };
+export type HubReading = {
+  hub: HubRow;
+  /** Whether the Read me first's writer reads verified, which decides how its links show. */
+  readmeReach: Reach;
+  seat: Seat;
+  can: HubCan;
+  threads: HubItem[];
+  pads: HubItem[];
+  nextCursor: string | undefined;
+  people: HubPeople | null;
+  /** The pad beside the Read me first, on the first page; undefined on later pages. */
+  frontPad?: FrontPad | null;
+};
+
+const ReachRow = z.object({ reach: z.boolean() });
+
+/** Whether whoever last wrote the hub's Read me first reads verified now (a guide nobody wrote reads unverified). */
+async function readmeReach(conn: CommonQueryMethods, hub: HubRow): Promise<Reach> {
+  if (!hub.readme) return 'unverified';
+  const row = await conn.maybeOne(sql.type(ReachRow)`
+    SELECT ${readsVerifiedSql('w')} AS reach FROM hubs h JOIN participants w ON w.id = h.readme_by WHERE h.id = ${hub.id}`);
+  return row?.reach ? 'verified' : 'unverified';
+}
 
 /** What a reader may do in a hub beyond taking part; the web app shows its controls by it. */
 export const hubCan = (seat: Seat): HubCan => ({ moderate: allows(seat, 'moderate'), guide: allows(seat, 'guide'), audience: allows(seat, 'audience') });
 
 /**
  * A page of a hub's threads and pads, newest first, for a reader the policy let in; with `people`
- * (open_hub, on its first page), who is in the hub for a reader with a seat, and who waits for its
- * owner and helpers.
+ * (open_hub, on its first page), who is in the hub for a reader with a seat, who waits for its
+ * owner and helpers, and its front pad.
  */
 export async function hubReading(
   conn: CommonQueryMethods,
@@ -99,7 +124,7 @@ export async function hubReading(
   withPeople = true,
 ): Promise<HubReading> {
   const after = input.cursor === undefined ? null : decodeCursor(input.cursor, CursorShape);
-  const [items, people] = await Promise.all([
+  const [items, people, reach, frontPad] = await Promise.all([
     conn.any(sql.type(ItemRow)`
     SELECT * FROM (
       SELECT 'thread' AS type, id, title, status, post_count AS count, updated_at FROM threads WHERE hub_id = ${hub.id}
@@ -113,18 +138,22 @@ export async function hubReading(
     ORDER BY updated_us DESC, id DESC
     LIMIT ${HUB_PAGE + 1}`),
     withPeople && !after ? hubPeople(conn, hub.id, seat) : null,
+    readmeReach(conn, hub),
+    withPeople && !after ? frontPadOf(conn, hub.id) : undefined,
   ]);
   const page = items.slice(0, HUB_PAGE);
   const last = page.at(-1);
   const nextCursor = items.length > HUB_PAGE && last ? encodeCursor({ t: last.updated_us, id: last.id }) : undefined;
   return {
     hub,
+    readmeReach: reach,
     seat,
     can: hubCan(seat),
     threads: page.filter((item) => item.type === 'thread'),
     pads: page.filter((item) => item.type === 'pad'),
     nextCursor,
     people,
+    ...(frontPad !== undefined ? { frontPad } : {}),
   };
 }
 

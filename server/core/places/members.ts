@@ -1,6 +1,7 @@
 import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import { Role, type HubRow } from '../../../schema/rows.ts';
+import type { Actor } from '../kernel/actor.ts';
 import type { Core } from '../kernel/context.ts';
 import { forbidden, notFound } from '../../../schema/errors.ts';
 import { participantIdOf } from '../identity/handles.ts';
@@ -142,10 +143,13 @@ export async function moderate(
 
 export type GuideChange = { hub: HubRow; characters: number; changed: boolean };
 
-/** Read me first, shown by open_hub, the Markdown hub view and the hub page; empty clears it. */
-export async function setHubGuide(tx: CommonQueryMethods, hub: HubRow, text: string): Promise<GuideChange> {
+/**
+ * Read me first, shown by open_hub, the Markdown hub view and the hub page; empty clears it. Its
+ * writer is kept: the guide's links show as their reach allows, as a post's do.
+ */
+export async function setHubGuide(tx: CommonQueryMethods, actor: Actor, hub: HubRow, text: string): Promise<GuideChange> {
   if (text === hub.readme) return { hub, characters: text.length, changed: false };
-  await tx.query(sql.unsafe`UPDATE hubs SET readme = ${text}, updated_at = now() WHERE id = ${hub.id}`);
+  await tx.query(sql.unsafe`UPDATE hubs SET readme = ${text}, readme_by = ${text ? actor.id : null}, updated_at = now() WHERE id = ${hub.id}`);
   return { hub: { ...hub, readme: text }, characters: text.length, changed: true };
 }
 

@@ -11,6 +11,7 @@ import { editablePad, readablePad, type PadPlace } from '../pads/pads.ts';
 import { readableThread } from '../threads/threadAccess.ts';
 import { grantsHubs } from '../kernel/grants.ts';
 import { mayPostAsGuest, refuseGuest } from '../identity/guests.ts';
+import { requireModerator } from '../identity/suspensions.ts';
 import { badInvite, type InviteTarget } from '../places/invites.ts';
 import { type Policy, type HubTarget, type ThreadTarget, type PostTarget } from '../kernel/policy.ts';
 import { type Watched } from '../kernel/policy.ts';
@@ -200,6 +201,12 @@ export const watch = (input: { pad_id?: string | undefined; thread_id?: string |
 
 /** What the person does to their own account, agents and links: the session is all it needs. */
 export const ownAccount: Policy<null> = async () => null;
+
+/** The platform moderators' settings operations (`suspend`, `guest-pause`): a person the configuration names. */
+export const platformModerator: Policy<null> = async ({ core, conn, actor }) => {
+  await requireModerator(core, conn, actor);
+  return null;
+};
 
 /** Bringing or linking an agent needs an account: a guest signs in first (SPEC part 2 "Guest people"). */
 export const accountHolder =

@@ -3,7 +3,8 @@ import { z } from 'zod';
 import type { Actor } from '../kernel/actor.ts';
 import type { Core } from '../kernel/context.ts';
 import type { EditablePad } from '../kernel/editors.ts';
-import { editPad, type EditPadInput, type PadEdit, type Seal } from '../pads/padEdits.ts';
+import { editPad, type EditPadInput, type PadEdit } from '../pads/padEdits.ts';
+import type { PlannedWrite } from '../../db/plannedWrite.ts';
 import { newId } from '../kernel/secrets.ts';
 import { settleFixedFlags } from './flags.ts';
 
@@ -70,7 +71,7 @@ export type DecidedEdit = PadEdit & { decision: Recorded | null; settled: string
 
 /**
  * edit_pad: the edit, and what goes with its version inside that version's transaction, so it
- * commits exactly when the version does and the caller's `seal` (idempotency, allowance) sees it: the
+ * commits exactly when the version does and what the pipeline writes beside it (`write`) sees it: the
  * decision (with `decision`), and the flags the edit settles (settleFixedFlags).
  */
 export async function editPadDeciding(
@@ -78,15 +79,17 @@ export async function editPadDeciding(
   actor: Actor,
   target: EditablePad,
   input: EditPadInput & { decision?: string | undefined },
-  seal: Seal<DecidedEdit>,
+  write: PlannedWrite<DecidedEdit> | undefined,
 ): Promise<DecidedEdit> {
   const text = input.decision;
   let decision: Recorded | null = null;
   let settled: string[] = [];
-  const edit = await editPad(core, actor, target, input, async (tx, out) => {
-    if (text !== undefined) decision = await recordDecision(tx, actor, target, { text, version: out.outcome.version!, editId: out.outcome.editId });
-    settled = await settleFixedFlags(tx, actor, target, out.outcome);
-    await seal?.(tx, { ...out, decision, settled });
+  const edit = await editPad(core, actor, target, input, {
+    async commit(tx, out) {
+      if (text !== undefined) decision = await recordDecision(tx, actor, target, { text, version: out.outcome.version!, editId: out.outcome.editId });
+      settled = await settleFixedFlags(tx, actor, target, out.outcome);
+      await write?.commit(tx, { ...out, decision, settled });
+    },
   });
   return { ...edit, decision, settled };
 }

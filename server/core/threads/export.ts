@@ -33,6 +33,7 @@ function postJson(post: PostView) {
     body: post.body,
     ...(post.reply_to ? { reply_to: post.reply_to } : {}),
     ...(post.is_answer ? { is_answer: true } : {}),
+    ...(post.folded ? { folded: post.folded } : {}),
     ...(Object.keys(post.reactions).length ? { reactions: post.reactions } : {}),
   };
 }

@@ -5,13 +5,14 @@ import type { Actor } from '../kernel/actor.ts';
 import type { Core } from '../kernel/context.ts';
 import { invalid, notFound } from '../../../schema/errors.ts';
 import { aboutSection, settleIn, type About, type AboutInput, type FlagState } from './flags.ts';
-import type { Seal } from '../pads/padEdits.ts';
+import type { PlannedWrite } from '../../db/plannedWrite.ts';
 import { allows } from '../kernel/rights.ts';
 import type { PostTarget, ThreadTarget } from '../kernel/policy.ts';
 import { newId } from '../kernel/secrets.ts';
 import { noticePost, type MentionNote } from '../inbox/mentions.ts';
 import { loadPosts, postPages, type PostView, type PostSelector, type Reaction } from './posts.ts';
 import { readableThread } from './threadAccess.ts';
+import { foldReason } from './folding.ts';
 
 const PostCountRow = z.object({ post_count: z.number() });
 const IdReplyToRow = z.object({ id: z.string(), reply_to: z.string().nullable() });
@@ -19,15 +20,19 @@ const ThreadStateRow = ThreadRow.pick({ status: true, version: true, answer_post
 
 export const POST_CLIP = 3_000;
 
-/** Appends a post, giving it the thread's next seq; the thread row lock orders concurrent posts. */
-async function appendPost(tx: CommonQueryMethods, threadId: string, author: string, body: string, replyTo: string | null) {
+/**
+ * Appends a post, giving it the thread's next seq; the thread row lock orders concurrent posts. A
+ * folded post (`folded`: the reason) folds its thread (SPEC part 3 "Thread status": from any state).
+ */
+async function appendPost(tx: CommonQueryMethods, threadId: string, author: string, body: string, replyTo: string | null, folded: string | null) {
   const seq = await tx.oneFirst(sql.type(PostCountRow)`
     UPDATE threads SET post_count = post_count + 1, version = version + 1, updated_at = now()
+      ${folded === null ? sql.fragment`` : sql.fragment`, status = 'folded'`}
     WHERE id = ${threadId} RETURNING post_count`);
   const id = newId('msg_');
   await tx.query(sql.unsafe`
-    INSERT INTO posts (id, thread_id, seq, author_id, body, reply_to)
-    VALUES (${id}, ${threadId}, ${seq}, ${author}, ${body}, ${replyTo})`);
+    INSERT INTO posts (id, thread_id, seq, author_id, body, reply_to, folded)
+    VALUES (${id}, ${threadId}, ${seq}, ${author}, ${body}, ${replyTo}, ${folded})`);
   return { id, seq };
 }
 
@@ -40,13 +45,20 @@ export type StartedThread = {
   about: About | null;
   /** What the reply says of the first post's mentions (past the cap, or quiet). */
   mentions: MentionNote;
+  /** Why the first post (and so the thread) was folded, if it was. */
+  folded: string | null;
 };
 
 /**
  * A new thread in a hub the caller may write in, with its first post; about a pad section (and
  * flagging it) when `about` says so, which `aboutSection` checked before the transaction.
  */
-export async function startThread(tx: CommonQueryMethods, actor: Actor, hub: HubRow, input: { title: string; body: string; about?: About | null }): Promise<StartedThread> {
+export async function startThread(
+  tx: CommonQueryMethods,
+  actor: Actor,
+  hub: HubRow,
+  input: { title: string; body: string; about?: About | null; folded?: string | null },
+): Promise<StartedThread> {
   const threadId = newId('thr_');
   const about = input.about ?? null;
   await tx.query(sql.unsafe`
@@ -54,29 +66,39 @@ export async function startThread(tx: CommonQueryMethods, actor: Actor, hub: Hub
     VALUES (${threadId}, ${hub.id}, ${input.title}, ${actor.id}, 0, ${about?.padId ?? null}, ${about?.block ?? null}, ${about?.title ?? null},
             ${about?.flag ? 'open' : null}, ${about?.flag ? sql.fragment`now()` : null}, ${about?.flag ? actor.id : null})`);
   await tx.query(sql.unsafe`UPDATE hubs SET updated_at = now() WHERE id = ${hub.id}`);
-  const post = await appendPost(tx, threadId, actor.id, input.body, null);
+  const folded = input.folded ?? null;
+  const post = await appendPost(tx, threadId, actor.id, input.body, null, folded);
   const mentions = await noticePost(tx, actor, { id: threadId, hub_id: hub.id }, { id: post.id, body: input.body, reply_to: null });
-  return { thread_id: threadId, title: input.title, post_id: post.id, seq: post.seq, hub: { id: hub.id, slug: hub.slug }, about, mentions };
+  return { thread_id: threadId, title: input.title, post_id: post.id, seq: post.seq, hub: { id: hub.id, slug: hub.slug }, about, mentions, folded };
 }
 
 export type StartThreadInput = AboutInput & { title: string; body: string };
 
 /**
  * `start_thread`: what the thread is about is checked first, from the pool (the live pad and the
- * caller's standing), then the thread is written in one transaction with what `seal` adds.
+ * caller's standing), then the thread is written in one transaction with what `write` adds.
  */
-export async function openNewThread(core: Core, actor: Actor, hub: HubRow, input: StartThreadInput, seal: Seal<StartedThread>): Promise<StartedThread> {
+export async function openNewThread(core: Core, actor: Actor, hub: HubRow, input: StartThreadInput, write: PlannedWrite<StartedThread> | undefined): Promise<StartedThread> {
   const about = await aboutSection(core, actor, hub, input);
+  const folded = await foldReason(core, core.db.pool, actor, input.body);
   return core.db.write(async (tx) => {
-    const out = await startThread(tx, actor, hub, { title: input.title, body: input.body, about });
-    await seal?.(tx, out);
+    const out = await startThread(tx, actor, hub, { title: input.title, body: input.body, about, folded });
+    await write?.commit(tx, out);
     return out;
   });
 }
 
-export type PostedReply = { post_id: string; seq: number; reply_to: string | null; thread: Pick<ThreadRow, 'id' | 'title'>; mentions: MentionNote };
+export type PostedReply = {
+  post_id: string;
+  seq: number;
+  reply_to: string | null;
+  thread: Pick<ThreadRow, 'id' | 'title'>;
+  mentions: MentionNote;
+  /** Why the post (and so its thread) was folded, if it was. */
+  folded: string | null;
+};
 
-export async function postReply(tx: CommonQueryMethods, actor: Actor, { thread }: ThreadTarget, input: { body: string; reply_to?: string | undefined }): Promise<PostedReply> {
+export async function postReply(core: Core, tx: CommonQueryMethods, actor: Actor, { thread }: ThreadTarget, input: { body: string; reply_to?: string | undefined }): Promise<PostedReply> {
   let replyTo: string | null = null;
   if (input.reply_to !== undefined) {
     const parent = await tx.maybeOne(sql.type(IdReplyToRow)`
@@ -89,9 +111,10 @@ export async function postReply(tx: CommonQueryMethods, actor: Actor, { thread }
     // Replies nest one level: a reply to a reply joins its parent's replies.
     replyTo = parent.reply_to ?? parent.id;
   }
-  const post = await appendPost(tx, thread.id, actor.id, input.body, replyTo);
+  const folded = await foldReason(core, tx, actor, input.body);
+  const post = await appendPost(tx, thread.id, actor.id, input.body, replyTo, folded);
   const mentions = await noticePost(tx, actor, thread, { id: post.id, body: input.body, reply_to: input.reply_to ?? null });
-  return { post_id: post.id, seq: post.seq, reply_to: replyTo, thread: { id: thread.id, title: thread.title }, mentions };
+  return { post_id: post.id, seq: post.seq, reply_to: replyTo, thread: { id: thread.id, title: thread.title }, mentions, folded };
 }
 
 /**
@@ -156,7 +179,8 @@ export type AnswerMark = {
 
 /**
  * Marks or unmarks the answer. On a thread that flags a section, the hub's owner or a helper marking
- * an answer settles the flag; the thread's starter (a member) marking one leaves it open.
+ * an answer settles the flag; the thread's starter (a member) marking one leaves it open. A folded
+ * thread stays folded (its answer is still recorded).
  */
 export async function markAnswer(tx: CommonQueryMethods, actor: Actor, { post, thread, seat }: PostTarget, unmark: boolean): Promise<AnswerMark> {
   const base = { post_id: post.id, thread_id: thread.id, unmark };
@@ -165,7 +189,7 @@ export async function markAnswer(tx: CommonQueryMethods, actor: Actor, { post, t
   }
   const updated = await tx.one(sql.type(ThreadStateRow)`
     UPDATE threads
-    SET answer_post_id = ${unmark ? null : post.id}, status = ${unmark ? 'open' : 'answered'},
+    SET answer_post_id = ${unmark ? null : post.id}, status = CASE WHEN status = 'folded' THEN 'folded' ELSE ${unmark ? 'open' : 'answered'} END,
         version = version + 1, updated_at = now()
     WHERE id = ${thread.id}
     RETURNING status, version, answer_post_id`);

@@ -1,0 +1,35 @@
+import { sql } from 'slonik';
+import { z } from 'zod';
+import type { Core } from '../kernel/context.ts';
+import { readsVerifiedSql } from '../identity/standing.ts';
+
+/** At most this many pages in one sitemap (the sitemaps protocol's own bound). */
+export const SITEMAP_MAX = 50_000;
+
+const PageRow = z.object({ path: z.string(), changed: z.number() });
+export type PublicPage = z.infer<typeof PageRow>;
+
+/**
+ * The pages of what reads as public that search engines may index (SPEC part 4 "Indexable pages"):
+ * published hubs, and in them the threads and pads whose owner reads verified, newest change first.
+ * With public threads off on the server nothing reads as public, so there are none.
+ */
+export async function indexablePages(core: Core, limit = SITEMAP_MAX): Promise<PublicPage[]> {
+  if (!core.config.publicThreads) return [];
+  const rows = await core.db.pool.any(sql.type(PageRow)`
+    SELECT path, changed FROM (
+      SELECT '/h/' || h.slug AS path, h.updated_at AS at FROM hubs h WHERE h.audience = 'public'
+      UNION ALL
+      SELECT '/t/' || t.id, t.updated_at FROM threads t
+        JOIN hubs h ON h.id = t.hub_id AND h.audience = 'public'
+        JOIN participants p ON p.id = t.started_by
+        WHERE ${readsVerifiedSql('p')}
+      UNION ALL
+      SELECT '/p/' || d.id, d.updated_at FROM pads d
+        JOIN hubs h ON h.id = d.hub_id AND h.audience = 'public'
+        JOIN participants p ON p.id = d.created_by
+        WHERE ${readsVerifiedSql('p')}
+    ) pages (path, at), LATERAL (SELECT (extract(epoch FROM at) * 1000)::int8 AS changed) c
+    ORDER BY at DESC, path LIMIT ${limit}`);
+  return [...rows];
+}
