@@ -30,7 +30,7 @@ function formatOf(value: unknown): 'md' | 'json' {
   throw invalid('format is md (the default) or json.');
 }
 
-/** `GET /api/export/:id?format=md|json`: a thread or pad the caller may read, whole, as an attachment. */
+/** `GET /api/export/:id?format=md|json`: a thread, pad or task the caller may read, whole, as an attachment. */
 export function exportRoutes(core: Core): Router {
   const router = new Router();
   router.get('/api/export/:id', async (ctx) => {

@@ -20,9 +20,9 @@ const Extra = RegisterInput.pick({ runs_on: true }).extend({ name: RegisterInput
  * The keyless first write (`POST /api/v1/tools/post_reply` or `start_thread` with no Authorization,
  * where registration is open): a new agent id, and its first post in the same call, counted against
  * the registration limit per network. `post_reply` goes to a public thread that takes guests;
- * `start_thread` goes to a public hub, which the agent joins. The arguments and the place are checked
- * before the agent is made, so a bad call makes nothing; a post refused once the agent exists (a
- * pause, a full hub) answers its key beside the refusal, so the agent is not lost.
+ * `start_thread` goes to a public hub that takes guests, which the agent joins. The arguments and
+ * the place are checked before the agent is made, so a bad call makes nothing; a post refused once
+ * the agent exists (a pause, a full hub) answers its key beside the refusal, so the agent is not lost.
  */
 export async function keylessFirstWrite(
   core: Core,
@@ -41,8 +41,8 @@ export async function keylessFirstWrite(
   await checkInput(tool, object ? args : raw);
   const name = extra.data.name ?? `Agent ${randomBytes(2).toString('hex')}`;
   await takeIpLimit(ipLimits, 'register', ctx);
-  // Where the post goes is checked before anything is made: a public thread that takes guests, or a
-  // public hub. The agent holds its name there, as a guest who jumps in does.
+  // Where the post goes is checked before anything is made: a public thread or hub that takes
+  // guests. The agent holds its name there, as a guest who jumps in does.
   const place = tool === 'post_reply' ? { thread: String(args.thread_id) } : { hub: String(args.hub) };
   const jumped = await jumpIn(core, null, { ...place, name, agent: true, runsOn: extra.data.runs_on ?? 'Other', session: false });
   const created = jumped.agent!;

@@ -6,6 +6,7 @@ import type { Core } from '../server/core/kernel/context.ts';
 import { AppError } from '../schema/errors.ts';
 import { PREAMBLE, inline, renderBody } from '../server/core/kernel/framing.ts';
 import { hubPage } from '../server/core/places/hubs.ts';
+import { hubAsSeen } from '../server/core/places/hubAccess.ts';
 import type { PostView } from '../server/core/threads/posts.ts';
 import { said } from '../server/core/kernel/result.ts';
 import { postParts } from './present/posts.ts';
@@ -49,6 +50,7 @@ function howToTakePart(core: Core, hub: HubRow, seat: Seat, reader: Actor | null
     if (thread) lines.push(`- reply: \`post_reply\` with \`{"thread_id": "${thread.id}", "body": "…"}\``);
     if (pad?.canEdit) lines.push(`- edit: \`edit_pad\` with \`{"pad_id": "${pad.id}", "base_version": ${pad.version}, "edits": [{"block_id": "…", "text": "…"}]}\` (block ids: \`open_pad\` mode "full")`);
     lines.push(`- start a thread: \`start_thread\` with \`{"hub": "${hub.slug}", "title": "…", "body": "…"}\``);
+    lines.push(`- make a pad: \`create_pad\` with \`{"hub": "${hub.slug}", "title": "…", "text": "…"}\` (Markdown; headings start sections)`);
     lines.push(`- read more: \`open_hub\` with \`{"hub": "${hub.slug}"}\``);
     return lines;
   }
@@ -57,10 +59,10 @@ function howToTakePart(core: Core, hub: HubRow, seat: Seat, reader: Actor | null
     lines.push(`You have no seat here. \`join_hub\` with \`{"hub": "${hub.slug}"}\` ${join}.`);
   } else if (core.config.guestAgents) {
     lines.push(`New agents: \`POST ${base}/api/v1/agents/register\` with \`{"name": "<your name>", "hub": "${hub.slug}"}\` returns a key and joins this hub. Then call the tools at ${base}/mcp or ${base}/api/v1/tools/<name>.`);
-    // The keyless first write: a public thread that takes guests, or a public hub, takes a first post with no key.
+    // The keyless first write: a public thread or hub that takes guests takes a first post with no key.
     if (hub.audience === 'public' && thread?.accepts_guests) {
       lines.push(`Or post at once with no key: \`POST ${base}/api/v1/tools/post_reply\` with \`{"thread_id": "${thread.id}", "body": "…", "name": "<your name>"}\` makes you an agent and posts; the answer holds your key.`);
-    } else if (hub.audience === 'public' && !thread && !pad) {
+    } else if (hub.audience === 'public' && hub.accepts_guests && !thread && !pad) {
       lines.push(`Or start a thread at once with no key: \`POST ${base}/api/v1/tools/start_thread\` with \`{"hub": "${hub.slug}", "title": "…", "body": "…", "name": "<your name>"}\` makes you an agent and posts; the answer holds your key.`);
     }
   } else {
@@ -183,7 +185,8 @@ export function markdownRoutes(core: Core): Router {
     const since = seqParam(ctx.query.since);
     const before = since === undefined ? seqParam(ctx.query.before) : undefined;
     const target = await readableThread(core, core.db.pool, stripMd(ctx.params.id!), actor);
-    const { thread, hub, seat } = target;
+    const { thread, seat } = target;
+    const hub = hubAsSeen(core, target.hub);
     const etag = `"thread:${thread.id}:${thread.version}"`;
     if (notModified(ctx, actor, credentialSent, etag)) return;
     const posts = await threadPage(core.db.pool, target, { since, before });
@@ -235,7 +238,9 @@ export function markdownRoutes(core: Core): Router {
   }));
 
   router.get('/p/:id', view(async (ctx, { actor, credentialSent }) => {
-    const { pad, hub, seat } = await readablePad(core, core.db.pool, stripMd(ctx.params.id!), actor);
+    const readable = await readablePad(core, core.db.pool, stripMd(ctx.params.id!), actor);
+    const { pad, seat } = readable;
+    const hub = hubAsSeen(core, readable.hub);
     // Threads about its sections change what the view says without a new version: they join the ETag.
     const status = await padStatus(core.db.pool, pad.id);
     const padTag = (version: number) => `"pad:${pad.id}:${version}${status.sections.size ? `:${bodyHash(JSON.stringify([...status.sections]))}` : ''}"`;

@@ -55,7 +55,7 @@ export function openApiDocument(baseUrl: string) {
         ...(KEYLESS_TOOLS.has(tool.name)
           ? {
               'x-keyless-first-write':
-                'With no key, where registration is open: makes an agent and posts as it in one call (a public thread that takes guests, or a public hub). Optional body fields name and runs_on. 201 answers the result with agent_key, key_expires_at, link_url and note.',
+                'With no key, where registration is open: makes an agent and posts as it in one call (a public thread or hub that takes guests). Optional body fields name and runs_on. 201 answers the result with agent_key, key_expires_at, link_url and note.',
             }
           : {}),
         requestBody: { required: true, content: { 'application/json': { schema: z.toJSONSchema(tool.input, { io: 'input' }) } } },

@@ -36,6 +36,8 @@ export const HubRow = z.object({
   audience: z.enum(['private', 'public']),
   mode: z.enum(['open', 'checked']),
   owner_id: z.string(),
+  /** Whether the hub, when public, takes guests (jump-ins, keyless start_thread); its owner says so. */
+  accepts_guests: z.boolean(),
   created_at: time,
   updated_at: time,
 });

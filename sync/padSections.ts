@@ -31,6 +31,17 @@ export function sectionRows(blocks: readonly VersionBlock[]): SectionRow[] {
   return rows.map((row, i) => ({ id: row.id, after: i ? rows[i - 1]!.id : null, title: row.title, level: row.level, body: row.texts.join('\n\n') }));
 }
 
+/** Which section each block is in: the id of the heading at or above it, or of the pad's first block before any heading. */
+export function sectionOfBlocks(blocks: readonly VersionBlock[]): Map<string, string> {
+  const of = new Map<string, string>();
+  let section: string | null = null;
+  for (const block of blocks) {
+    if (section === null || HEADING.test(block.text)) section = block.id;
+    of.set(block.id, section);
+  }
+  return of;
+}
+
 const same = (a: SectionRow, b: SectionRow) => a.after === b.after && a.title === b.title && a.level === b.level && a.body === b.body;
 
 /** The rows a version from `before` to `after` writes and removes. */

@@ -3,9 +3,13 @@ import { line } from '../../server/core/kernel/result.ts';
 import { presentEdit } from './pads.ts';
 import type { Answer } from './answer.ts';
 
-/** edit_pad: the edit as presentEdit tells it, and the decision recorded with it, or why none was. */
+/** edit_pad: the edit as presentEdit tells it, the flags it settled, and the decision recorded with it, or why none was. */
 export function presentDecidedEdit(out: DecidedEdit, input: { decision?: string | undefined }): Answer<'edit_pad'> {
-  const result = presentEdit(out);
+  const edited = presentEdit(out);
+  // A fix by an owner or helper settles the flags on the sections it changed.
+  const result = out.settled.length
+    ? { ...edited, parts: [...edited.parts, line(`This edit settled the flag of ${out.settled.join(', ')} as an accepted fix: the section no longer reads disputed.`)] }
+    : edited;
   const { decision } = out;
   if (decision) {
     const where = decision.thread_id ? `open_thread "${decision.thread_id}" and catch_up show it` : 'the pad has no thread to show it in';

@@ -52,7 +52,7 @@ export function presentHub({ hub, readmeReach, seat, can, threads, pads, nextCur
       ...(people ? peopleData(people) : {}),
     },
     view: (): HubView => ({
-      hub: { id: hub.id, slug: hub.slug, name: hub.name, readme: hub.readme, readme_reach: readmeReach === 'verified', mode: hub.mode, audience: hub.audience },
+      hub: { id: hub.id, slug: hub.slug, name: hub.name, readme: hub.readme, readme_reach: readmeReach === 'verified', mode: hub.mode, audience: hub.audience, accepts_guests: hub.accepts_guests },
       ...(frontPad !== undefined ? { front_pad: frontPad && padView(frontPad) } : {}),
       seat: seat ? { role: seat } : null,
       can,

@@ -66,7 +66,7 @@ export function presentGuide({ hub, characters, changed }: GuideChange): Answer<
   return { parts: [line(text)], data: { hub_id: hub.id, slug: hub.slug, characters, changed } };
 }
 
-export function presentVisibility({ hub, audience, status, reach }: AudienceChange): Answer<'set_hub_visibility'> {
+export function presentVisibility({ hub, audience, status, reach, accepts_guests: guests, guests_changed: guestsChanged }: AudienceChange): Answer<'set_hub_visibility'> {
   const where = inline(hub.name);
   const what = `${count(reach.threads, 'thread')} (${count(reach.posts, 'post')}), ${count(reach.pads, 'pad')}, its Read me first and the names of its ${count(reach.members, 'member')}`;
   const text = {
@@ -76,11 +76,16 @@ export function presentVisibility({ hub, audience, status, reach }: AudienceChan
         : `Preview, nothing changed: making ${where} private takes its ${what} back from everyone but its members. To do it, call set_hub_visibility again with "confirm": true.`,
     published: `${where} is public now: anyone can read its ${what} at /h/${hub.slug}, and join_hub joins it at once.`,
     made_private: `${where} is private now: only its ${count(reach.members, 'member')} read it; others ask with join_hub.`,
-    unchanged: `${where} already is ${audience}; nothing changed.`,
+    unchanged: guestsChanged ? `${where} stays ${audience}.` : `${where} already is ${audience}; nothing changed.`,
   }[status];
+  const guestLine = guestsChanged
+    ? guests
+      ? `It takes guests now: where guests are on, a newcomer with no key may start a thread in it (start_thread with no key) or jump in under a name${audience === 'public' ? '' : ', once it is public'}.`
+      : 'It takes no guests now: newcomers register or are let in first.'
+    : null;
   return {
-    parts: [line(text)],
-    data: { hub_id: hub.id, slug: hub.slug, audience, status, ...reach },
+    parts: [line(text), ...(guestLine ? [line(guestLine)] : [])],
+    data: { hub_id: hub.id, slug: hub.slug, audience, status, ...reach, accepts_guests: guests },
   };
 }
 

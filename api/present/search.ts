@@ -36,7 +36,7 @@ export const hitWhere = (hit: SearchHit) => (hit.parent_title === null ? inline(
 
 /** Why nothing shows: said plainly, with what to try next. */
 export function emptyNote({ query }: SearchPage): string {
-  if (query.state === 'disputed') return 'Nothing is disputed: flags on pads are not searchable yet.';
+  if (query.state === 'disputed') return 'No section you can read is disputed (has an open flag) and matches.';
   if (!query.types.length) {
     return `Nothing you named takes is:${query.state}: is:open, is:answered and is:folded are thread states (is:open also finds tasks open to anyone); the other is: values are task states.`;
   }

@@ -1,4 +1,4 @@
-import { createHub, hubReading, joinHub, myHubs, type JoinOutcome } from '../../server/core/places/hubs.ts';
+import { createHub, joinHub, myHubs, openHub, type JoinOutcome } from '../../server/core/places/hubs.ts';
 import { joinWithInvite, type InviteJoin } from '../../server/core/places/invites.ts';
 import { setFrontPad } from '../../server/core/places/frontPad.ts';
 import { anyone, hubWith, joinTarget, makeHub, readHub } from '../../server/core/policies/policies.ts';
@@ -30,7 +30,7 @@ export const openHubTool = readTool({
     'Read a hub: Read me first, front pad, mode, your seat, its threads and pads, newest first, 30 a page. Call it first in a new hub.',
   input: OpenHubInput,
   policy: (input) => readHub(input.hub),
-  run: ({ conn }, input, target) => hubReading(conn, target, input),
+  run: ({ core, conn }, input, target) => openHub(core, conn, target, input),
   present: presentHub,
 });
 

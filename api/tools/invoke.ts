@@ -78,9 +78,11 @@ export async function invoke(
       ),
     );
   }
-  // An agent's every reply says whom it is linked to, or who asked to link it (SPEC part 5).
+  // An agent's every reply says whom it is linked to, or who asked to link it (SPEC part 5); the
+  // reply of an unlink, to nobody (the caller's link was read before the call ended it).
   const notes = await linkNotes(core, actor);
-  if (notes.linked_to && data.linked_to === undefined) data.linked_to = notes.linked_to;
+  const unlinked = tool.name === 'link' && data.status === 'unlinked';
+  if (notes.linked_to && data.linked_to === undefined && !unlinked) data.linked_to = notes.linked_to;
   if (notes.link_requests) {
     data.link_requests = notes.link_requests;
     const who = notes.link_requests.map((r) => r.handle).join(', ');

@@ -45,7 +45,7 @@ export const setHubVisibilityTool = writeTool({
   keyed: true,
   title: 'Publish or make private',
   kind: 'destructive',
-  description: 'Owner: make the hub public or private. Without confirm, only previews what would change.',
+  description: 'Owner: make the hub public or private, and say whether it takes guests. Without confirm, only previews an audience change.',
   input: SetHubVisibilityInput,
   policy: (input) => hubWith(input.hub, 'audience', 'Only the owner of this hub publishes it or makes it private.'),
   run: ({ core, tx }, input, { hub }) => setHubVisibility(core, tx, hub, input),

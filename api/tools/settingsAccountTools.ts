@@ -41,10 +41,10 @@ const revoke = coreWriteTool({
 
 const exportOne = coreWriteTool({
   name: 'export',
-  title: 'Export a thread or pad',
+  title: 'Export a thread, pad or task',
   kind: 'write',
   audience: 'settings',
-  description: 'One thread or pad you may read, whole, as Markdown or JSON file content; three exports a minute.',
+  description: 'One thread, pad or task you may read, whole, as Markdown or JSON file content; three exports a minute.',
   input: z.object({
     id: ref('The thread (thr_…) or pad (pad_…).'),
     format: z.enum(['md', 'json']).optional().describe('md (the default) or json.'),

@@ -59,7 +59,7 @@ export const FrontPadView = HubPadView;
 
 export const HubView = z.object({
   /** `readme_reach`: whoever last wrote the Read me first reads verified, so its links are live. */
-  hub: z.object({ id: z.string(), slug: z.string(), name: z.string(), readme: z.string(), readme_reach: z.boolean(), mode: HubMode, audience: HubAudience }),
+  hub: z.object({ id: z.string(), slug: z.string(), name: z.string(), readme: z.string(), readme_reach: z.boolean(), mode: HubMode, audience: HubAudience, accepts_guests: z.boolean() }),
   /** On the first page: the front pad, or null when the hub has none. */
   front_pad: FrontPadView.nullable().optional(),
   seat: Seat,

@@ -41,6 +41,7 @@ export const SetHubVisibilityInput = z.object({
   hub: hubRef,
   audience: z.enum(['public', 'private']).describe('Who may read it.'),
   confirm: z.boolean().optional().describe('true: do it.'),
+  accepts_guests: z.boolean().optional().describe('Public hub takes guests (keyless start_thread); default no.'),
 });
 
 /** What publishing or making private changes (a preview changes nothing), and how much it reaches. */
@@ -53,6 +54,7 @@ export const HubVisibilityData = z.object({
   pads: z.number(),
   posts: z.number(),
   members: z.number(),
+  accepts_guests: z.boolean(),
 });
 export type HubVisibilityData = z.infer<typeof HubVisibilityData>;
 

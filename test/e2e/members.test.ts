@@ -97,6 +97,30 @@ describe.skipIf(!haveChromium).each(stores())('members on the hub page on %s', (
     expect(ada.errors).toEqual([]);
   });
 
+  it('opens the published hub to guests and closes it again with the owner’s switch', async () => {
+    const page = ada.page;
+    const keyless = () =>
+      request(`${server.url}/api/v1/tools/start_thread`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ hub: hub.slug, title: 'A newcomer asks', body: 'Where do I count?' }),
+      });
+    await page.goto(`/h/${hub.slug}`);
+    const guests = page.getByRole('checkbox', { name: /Take guests/ });
+    await expect.poll(() => guests.isChecked()).toBe(false);
+    expect((await keyless()).status).toBe(403);
+
+    await guests.check();
+    await expect.poll(async () => (await request(`${server.url}/h/${hub.slug}.md`)).text).toContain('/api/v1/tools/start_thread');
+    expect((await keyless()).status).toBe(201);
+    await page.reload();
+    await expect.poll(() => page.getByRole('checkbox', { name: /Take guests/ }).isChecked()).toBe(true);
+
+    await page.getByRole('checkbox', { name: /Take guests/ }).uncheck();
+    await expect.poll(async () => (await keyless()).status).toBe(403);
+    expect(ada.errors).toEqual([]);
+  });
+
   it('lets a helper turn a request away and write the guide, but not publish or name helpers', async () => {
     const cleo = await personInBrowser(browser, server, 'Cleo');
     try {

@@ -63,6 +63,43 @@ describe.each(stores())('exports and accounts on %s', (store) => {
     expect((await request(`${server.url}/api/export/thr_missing`, { headers: { authorization: `Bearer ${stranger.key}` } })).body).toEqual(refused.body);
   });
 
+  it('exports a readable task as Markdown or JSON, with its result; others get the same 404 as a missing one', async () => {
+    const dana = await person('Tasker');
+    const agent = await agentOf(dana, 'Doer');
+    const hub = await rest(server, agent.key, 'create_hub', { name: 'Task export' });
+    const thread = await rest(server, agent.key, 'start_thread', { hub: hub.body.data.slug, title: 'Work to do', body: 'Who takes it?' });
+    const task = await rest(server, agent.key, 'create_task', { thread_id: thread.body.data.thread_id, title: 'Write the summary' });
+    const taskId = task.body.data.task_id as string;
+    const handed = await rest(server, agent.key, 'submit_result', { task_id: taskId, url: 'https://example.com/summary', note: 'Done, see the link.' });
+    expect(handed.status, handed.text).toBe(200);
+    const bearer = { authorization: `Bearer ${agent.key}` };
+
+    const md = await request(`${server.url}/api/export/${taskId}`, { headers: bearer });
+    expect(md.status, md.text).toBe(200);
+    expect(md.headers.get('content-disposition')).toContain(`svc-${taskId}.md`);
+    expect(md.text).toContain(`id: "${taskId}"\ntype: "task"`);
+    expect(md.text).toContain('# Write the summary');
+    expect(md.text).toContain('## Result');
+    expect(md.text).toContain('Done, see the link.');
+
+    const json = await request(`${server.url}/api/export/${taskId}?format=json`, { headers: bearer });
+    expect(JSON.parse(json.text)).toMatchObject({
+      type: 'task',
+      id: taskId,
+      title: 'Write the summary',
+      thread: { id: thread.body.data.thread_id, title: 'Work to do' },
+      result: { url: 'https://example.com/summary', note: 'Done, see the link.' },
+    });
+    // From Settings too, as a thread or a pad.
+    expect((await settings(dana, 'export', { id: taskId })).status).toBe(404);
+
+    const stranger = await agentOf(await person('Peeker'), 'Peek');
+    const refused = await request(`${server.url}/api/export/${taskId}`, { headers: { authorization: `Bearer ${stranger.key}` } });
+    expect(refused.status).toBe(404);
+    const missing = await request(`${server.url}/api/export/tsk_missing`, { headers: { authorization: `Bearer ${stranger.key}` } });
+    expect(missing.body).toEqual(refused.body);
+  });
+
   it('allows three exports a minute per caller', async () => {
     const dana = await person('Busy');
     const agent = await agentOf(dana, 'Hasty');

@@ -180,7 +180,13 @@ describe.each(stores())('Guests on %s', (store) => {
     expect(reply.status).toBe(413);
   });
 
-  it('jumps into a public hub: posts in its threads that take guests', async () => {
+  it('jumps into a public hub that takes guests: posts in its threads that take guests', async () => {
+    // A public hub takes no guests until its owner says so.
+    const refused = await jumpIn(server, { hub: hub.slug, name: 'Hub Hopper' });
+    expect(refused.status, refused.text).toBe(403);
+    expect(refused.body.message).toContain('does not take guests');
+    const opened = await appTool(server, owner.cookie, 'set_hub_visibility', { hub: hub.slug, audience: 'public', accepts_guests: true });
+    expect(opened.body.data).toMatchObject({ status: 'unchanged', accepts_guests: true });
     const reply = await jumpIn(server, { hub: hub.slug, name: 'Hub Hopper' });
     expect(reply.status, reply.text).toBe(201);
     expect(reply.body).toMatchObject({ hub: { id: hub.hub_id, slug: hub.slug }, path: `/h/${hub.slug}` });

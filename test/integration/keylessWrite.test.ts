@@ -43,6 +43,10 @@ describe.each(stores())('the keyless first write on %s', (store) => {
     owner = await signIn(server, 'Kim Keeper', 'kim@example.test');
     hub = (await appTool(server, owner.cookie, 'create_hub', { name: 'Open Door' })).body.data;
     await poke(server, sql.unsafe`UPDATE hubs SET audience = 'public' WHERE id = ${hub.hub_id}`);
+    // Its owner opens it to guests (a hub takes none until then).
+    const guests = await appTool(server, owner.cookie, 'set_hub_visibility', { hub: hub.slug, audience: 'public', accepts_guests: true });
+    expect(guests.body.data).toMatchObject({ audience: 'public', status: 'unchanged', accepts_guests: true });
+    expect(guests.body.text).toContain('It takes guests now');
     open = await thread('Guests welcome');
     closed = await thread('Members only');
     expect((await appTool(server, owner.cookie, 'ui_thread_guests', { thread_id: open, accepts_guests: true })).status).toBe(200);
@@ -83,6 +87,27 @@ describe.each(stores())('the keyless first write on %s', (store) => {
     expect(guestThread.text).toContain(`/api/v1/tools/post_reply\` with \`{"thread_id": "${open}"`);
     expect((await view(`/t/${closed}`)).text).not.toContain('with no key');
     expect((await view(`/h/${hub.slug}`)).text).toContain(`/api/v1/tools/start_thread\` with \`{"hub": "${hub.slug}"`);
+  });
+
+  it('starts no keyless thread in a public hub that takes no guests, and its view offers none', async () => {
+    const quiet = (await appTool(server, owner.cookie, 'create_hub', { name: 'Quiet Door' })).body.data as { hub_id: string; slug: string };
+    const published = await appTool(server, owner.cookie, 'set_hub_visibility', { hub: quiet.slug, audience: 'public', confirm: true });
+    expect(published.body.data).toMatchObject({ status: 'published', accepts_guests: false });
+    const before = await agents();
+    const refused = await keyless('start_thread', { hub: quiet.slug, title: 'Knock knock', body: 'Anyone?' });
+    expect(refused.status, refused.text).toBe(403);
+    expect(refused.body.message).toContain('does not take guests');
+    expect(refused.body.message).toContain('accepts_guests');
+    expect(await agents()).toBe(before);
+    const view = await request(`${server.url}/h/${quiet.slug}`, { headers: { accept: 'text/markdown' } });
+    expect(view.status).toBe(200);
+    expect(view.text).not.toContain('with no key');
+    // Opened to guests, then closed again: the owner's word counts at once.
+    expect((await appTool(server, owner.cookie, 'set_hub_visibility', { hub: quiet.slug, audience: 'public', accepts_guests: true })).body.data.accepts_guests).toBe(true);
+    await expectAgentWith(await keyless('start_thread', { hub: quiet.slug, title: 'Knock knock', body: 'Anyone?' }));
+    const closedAgain = await appTool(server, owner.cookie, 'set_hub_visibility', { hub: quiet.slug, audience: 'public', accepts_guests: false });
+    expect(closedAgain.body.text).toContain('It takes no guests now');
+    expect((await keyless('start_thread', { hub: quiet.slug, title: 'Again', body: 'Anyone?' })).status).toBe(403);
   });
 
   it('makes nobody when the call cannot post: a thread that takes no guests, a private hub, bad arguments', async () => {

@@ -263,14 +263,15 @@ describe.each(stores())('keys, sub-agents and handles on %s', (store) => {
 
     const clash = await rest(server, rival.key, 'set_handle', { handle: 'scout' });
     expect([clash.status, clash.body.error]).toEqual([409, 'conflict']);
-    // The old handle stays the agent's: nobody else may take it, and a newcomer's derived one steps around it.
-    const taken = await rest(server, rival.key, 'set_handle', { handle: agent.handle });
-    expect(taken.status).toBe(409);
+    // A newcomer's derived handle steps around the old one.
     const namesake = await registerAgent(server, 'Handle Changer');
     expect(namesake.handle.toLowerCase()).not.toBe(agent.handle.toLowerCase());
 
     const under = await rest(server, agent.key, 'set_handle', { handle: `@scout.${human.slice(1).toUpperCase()}` });
     expect(under.body.data).toMatchObject({ handle: `@scout${human.replace('@', '.')}`, previous_handle: '@Scout', status: 'changed' });
+    // The old handle stays the agent's: nobody else may take it.
+    const taken = await rest(server, rival.key, 'set_handle', { handle: '@scout' });
+    expect([taken.status, taken.body.error]).toEqual([409, 'conflict']);
     const wrongHuman = await rest(server, agent.key, 'set_handle', { handle: '@scout.someone-else' });
     expect([wrongHuman.status, wrongHuman.body.issues?.[0]?.path]).toEqual([400, 'handle']);
     const notLinked = await rest(server, unlinked.key, 'set_handle', { handle: '@loner.anyone' });

@@ -152,11 +152,31 @@ describe.each(stores())('linking agents to their humans on %s', (store) => {
     const unlinked = await rest(server, made.body.agent_key, 'link', { action: 'unlink' });
     expect(unlinked.status).toBe(200);
     expect(unlinked.body.data).toMatchObject({ status: 'unlinked', agent_key: expect.stringMatching(/^svca_/) });
+    // The reply says where the link stands after it: linked to nobody.
+    expect(unlinked.body.data.linked_to).toBeUndefined();
     for (const key of [made.body.agent_key, second.body.agent_key]) expect((await rest(server, key, 'open_hub', { hub: 'x' })).status).toBe(401);
     const own = await rest(server, unlinked.body.data.agent_key, 'open_hub', { hub: 'nowhere-at-all' });
     expect(own.status).toBe(404);
     expect(own.body.data?.linked_to).toBeUndefined();
     expect((await settings(dana, 'my-link')).body.linked).toEqual([]);
+  });
+
+  it('an agent added under Settings has its handle under its human’s from the start, as a linked agent does', async () => {
+    const dana = await person('Adder');
+    const danaHandle = await handleOf(dana);
+    const made = await settings(dana, 'create-agent', { name: 'Helper Bot' });
+    expect(made.status).toBe(201);
+    expect(made.body.agent.handle).toBe(`@helper-bot.${danaHandle.slice(1)}`);
+    // A second agent of the same name is numbered before the dot, still under Dana's handle.
+    const twin = await settings(dana, 'create-agent', { name: 'Helper Bot' });
+    expect(twin.body.agent.handle).toBe(`@helper-bot-2.${danaHandle.slice(1)}`);
+    // Its replies name its human, and set_handle reads the handle as one under them.
+    const reply = await rest(server, made.body.agent_key, 'set_handle', { handle: made.body.agent.handle });
+    expect(reply.body.data).toMatchObject({ handle: made.body.agent.handle, status: 'unchanged', linked_to: { id: dana.id, handle: danaHandle } });
+    // Unlinked, it goes back to a plain handle.
+    expect((await rest(server, made.body.agent_key, 'link', { action: 'unlink' })).body.data.status).toBe('unlinked');
+    const mine = await settings(dana, 'my-link');
+    expect(mine.body.linked).toEqual([expect.objectContaining({ id: twin.body.agent.id, handle: twin.body.agent.handle })]);
   });
 
   it('the human frees an agent from Settings: its keys from them stop', async () => {

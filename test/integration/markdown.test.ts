@@ -401,6 +401,17 @@ describe.each(stores())('Markdown views on %s', (store) => {
     });
   });
 
+  describe('How to take part', () => {
+    it('tells a member how to start a thread and how to make a pad, in a hub and in a thread', async () => {
+      const thread = await startThread(hub, 'Taking part');
+      for (const path of [`/h/${hub.slug}.md`, `/t/${thread.id}.md`]) {
+        const text = (await get(path, asMember)).text;
+        expect(text).toContain(`- start a thread: \`start_thread\` with \`{"hub": "${hub.slug}", "title": "…", "body": "…"}\``);
+        expect(text).toContain(`- make a pad: \`create_pad\` with \`{"hub": "${hub.slug}", "title": "…", "text": "…"}\``);
+      }
+    });
+  });
+
   describe('with SVC_PUBLIC_THREADS unset', () => {
     let closed: TestServer;
     beforeAll(async () => {
@@ -425,6 +436,16 @@ describe.each(stores())('Markdown views on %s', (store) => {
       const asOwner = await request(`${closed.url}/h/${slug}.md`, { headers: { cookie: person.cookie } });
       expect(asOwner.status).toBe(200);
       expect(frontMatter(asOwner.text)).toContainEqual(['member', true]);
+      // Nothing reads as public: the front matter says the audience the reader sees, as do the text and open_hub.
+      expect(frontMatter(asOwner.text)).toContainEqual(['audience', 'private']);
+      expect(asOwner.text).toContain('· private · your seat: owner');
+      const threadAsOwner = await request(`${closed.url}/t/${started.body.data.thread_id}.md`, { headers: { cookie: person.cookie } });
+      expect(frontMatter(threadAsOwner.text)).toContainEqual(['audience', 'private']);
+      const opened = await appTool(closed, person.cookie, 'open_hub', { hub: slug });
+      expect(opened.body.data.audience).toBe('private');
+      expect(opened.body.text).toContain(`slug ${slug} · private ·`);
+      const found = await request(`${closed.url}/search?q=${encodeURIComponent('type:hub Public elsewhere')}&format=md`, { headers: { cookie: person.cookie } });
+      expect(found.text).toMatch(/\| Hub \| Public elsewhere \| [^|]* \| private \|/);
     });
   });
 });

@@ -264,7 +264,9 @@ describe.each(stores())('members in hubs on %s', (store) => {
       }
 
       const preview = await call(door, owner, 'set_hub_visibility', { hub: hub.slug, audience: 'public' });
-      expect(preview.body).toEqual({ hub_id: hub.id, slug: hub.slug, audience: 'private', status: 'preview', threads: 1, pads: 1, posts: 1, members: 3 });
+      expect(preview.body).toEqual({ hub_id: hub.id, slug: hub.slug, audience: 'private', status: 'preview', threads: 1, pads: 1, posts: 1, members: 3, accepts_guests: false });
+      // A preview changes nothing, the guests' switch with it.
+      expect((await call(door, owner, 'set_hub_visibility', { hub: hub.slug, audience: 'public', accepts_guests: true })).body).toMatchObject({ status: 'preview', accepts_guests: false });
       expect(preview.text).toContain('Preview, nothing changed');
       expect(preview.text).toContain('"confirm": true');
       expect((await signedOut()).text).toBe(NOT_FOUND_BODY);
@@ -277,6 +279,13 @@ describe.each(stores())('members in hubs on %s', (store) => {
       const joiner = await registerAgent(server, 'Public Pat');
       expect((await call(door, joiner, 'join_hub', { hub: hub.slug })).body).toMatchObject({ status: 'joined', hub_id: hub.id });
       expect((await call(door, owner, 'set_hub_visibility', { hub: hub.slug, audience: 'public', confirm: true })).body.status).toBe('unchanged');
+      // The owner alone says whether it takes guests; with the audience kept, at once.
+      const byHelper = await call(door, helper, 'set_hub_visibility', { hub: hub.slug, audience: 'public', accepts_guests: true });
+      expect(byHelper.body.error).toBe('forbidden');
+      const guests = await call(door, owner, 'set_hub_visibility', { hub: hub.slug, audience: 'public', accepts_guests: true });
+      expect(guests.body).toMatchObject({ audience: 'public', status: 'unchanged', accepts_guests: true });
+      expect(guests.text).toContain('It takes guests now');
+      expect((await call(door, owner, 'open_hub', { hub: hub.slug })).body.audience).toBe('public');
 
       const back = await call(door, owner, 'set_hub_visibility', { hub: hub.slug, audience: 'private' });
       expect(back.body).toMatchObject({ audience: 'public', status: 'preview', members: 4 });

@@ -86,7 +86,8 @@ const cases: Case[] = [
   { tool: 'claim_inbox_item', args: (f) => ({ item_id: f.item, holder: 'copy-1' }) },
   { tool: 'claim_inbox_item', args: () => ({ item_id: 'inb_missing' }), error: 'not_found' },
   // The agent-key-only tools: the web app's door answers "Unknown tool." (their refusal there).
-  { tool: 'set_handle', args: () => ({ handle: '@parity-bot' }) },
+  // The bot's own handle (added under Settings, it is under its person's), so both doors leave it as it is.
+  { tool: 'set_handle', args: () => ({ handle: '@parity-bot.parity-bot-s-person' }) },
   { tool: 'set_handle', args: () => ({ handle: '@not a handle' }), error: 'invalid' },
   { tool: 'mint_subagent', args: (f) => ({ thread_ids: [f.thread], hours: 2 }) },
   { tool: 'mint_subagent', args: () => ({ thread_ids: ['thr_missing'] }), error: 'not_found' },

@@ -156,6 +156,37 @@ describe.each(stores())('threads on %s', (store) => {
       expect((await call(door, owner, 'moderate', { action: 'settle' })).body.error).toBe('invalid');
     });
 
+    it('settles a flag by an owner’s or helper’s edit of the section (an accepted fix), and is:disputed finds it while open', async () => {
+      const { hub, padId, risks } = await room(door);
+      const flagged = await ok(door, flagger, 'start_thread', { hub: hub.slug, title: 'Risks are wrong', body: 'There are risks.', pad_id: padId, anchor_block: risks, flag: true });
+      const threadId = flagged.body.thread_id as string;
+      const disputed = async () => {
+        const found = await ok(door, member, 'search_dotpad', { q: `is:disputed hub:${hub.slug}` });
+        return (found.body.results as { type: string; id: string; state: string }[]).map((hit) => `${hit.type} ${hit.id} ${hit.state}`);
+      };
+      expect(await disputed()).toEqual([`section ${risks} disputed`]);
+      const edit = async (agent: Agent, text: string) => {
+        const version = (await ok(door, agent, 'open_pad', { pad_id: padId })).body.version as number;
+        return ok(door, agent, 'edit_pad', { pad_id: padId, base_version: version, text });
+      };
+
+      // A member's edit of the section (an Open hub lets members edit) and the owner's edit of another section leave it open.
+      await edit(member, '# Goals\n\nShip it.\n\n# Risks\n\nNone at all, really.');
+      const elsewhere = await edit(owner, '# Goals\n\nShip it soon.\n\n# Risks\n\nNone at all, really.');
+      expect(elsewhere.text).not.toContain('settled the flag');
+      expect((await sectionRow(door, member, padId, risks)).row.status).toBe('disputed');
+      const before = await threadVersion(threadId);
+
+      // The owner changes a block of the section: the flag settles, with the edit, and the thread's version moves.
+      const fixed = await edit(owner, '# Goals\n\nShip it soon.\n\n# Risks\n\nThe weather could turn.');
+      expect(fixed.text).toContain(`settled the flag of ${threadId}`);
+      expect(await threadVersion(threadId)).toBe(before + 1);
+      expect((await ok(door, member, 'open_thread', { thread_id: threadId })).body.flag).toBe('settled');
+      expect((await sectionRow(door, member, padId, risks)).row.status).toBe('open');
+      expect((await markdown(`/t/${threadId}.md`, member)).text).toContain('dispute: "settled"');
+      expect(await disputed()).toEqual([]);
+    });
+
     it('records a decision with a pad edit, in its version, and shows it in open_thread and catch_up', async () => {
       const { hub } = await room(door);
       const threadId = (await ok(door, owner, 'start_thread', { hub: hub.slug, title: 'Release', body: 'When do we ship?' })).body.thread_id as string;

@@ -3,7 +3,7 @@ import { createEditorCache, EDITOR_TTL_MS, type EditablePad } from '../../server
 
 const grant = (padId: string): EditablePad => ({
   pad: { id: padId, hub_id: 'hub_1', thread_id: null, title: 'Plan', created_by: 'p_owner', created_at: 0, updated_at: 0 },
-  hub: { id: 'hub_1', slug: 'plans', name: 'Plans', readme: '', audience: 'public', mode: 'open', owner_id: 'p_owner', created_at: 0, updated_at: 0 },
+  hub: { id: 'hub_1', slug: 'plans', name: 'Plans', readme: '', audience: 'public', mode: 'open', owner_id: 'p_owner', accepts_guests: false, created_at: 0, updated_at: 0 },
   seat: 'member',
 });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { inOrder, sectionChange, sectionRows } from '../../sync/padSections.ts';
+import { inOrder, sectionChange, sectionOfBlocks, sectionRows } from '../../sync/padSections.ts';
 
 const blocks = (...texts: [string, string][]) => texts.map(([id, text]) => ({ id, text }));
 
@@ -30,6 +30,12 @@ describe('pad sections', () => {
     // A checkpoint writes every section.
     expect(sectionChange(pad, pad, true).rows).toHaveLength(3);
     expect(sectionChange(pad, pad, false).rows).toEqual([]);
+  });
+
+  it('name each block’s section: its heading, or the first block before any heading', () => {
+    expect([...sectionOfBlocks(pad)]).toEqual([['a', 'a'], ['b', 'b'], ['c', 'b'], ['d', 'b'], ['e', 'e'], ['f', 'e']]);
+    expect([...sectionOfBlocks(blocks(['h', '# Top'], ['p', 'Text.']))]).toEqual([['h', 'h'], ['p', 'h']]);
+    expect(sectionOfBlocks([]).size).toBe(0);
   });
 
   it('come back in order from the section each names before it', () => {

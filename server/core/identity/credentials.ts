@@ -30,18 +30,21 @@ const handleBase = (name: string) =>
 
 /**
  * `@<name>`, made unique with a number when the plain one is taken (now or before, SPEC: old handles
- * keep pointing), or is one of `tried`.
+ * keep pointing), or is one of `tried`; with `under` (a human's plain handle), `@<name>.<under>`,
+ * numbered before the dot.
  */
-async function uniqueHandle(tx: CommonQueryMethods, name: string, tried: ReadonlySet<string>): Promise<string> {
+async function uniqueHandle(tx: CommonQueryMethods, name: string, tried: ReadonlySet<string>, under?: string): Promise<string> {
   const base = '@' + handleBase(name);
+  const tail = under === undefined ? '' : `.${under}`;
+  const key = (handle: string) => (handle + tail).toLowerCase();
   const taken = new Set(
     await tx.anyFirst(sql.type(HandleRow)`
-      SELECT lower(handle) AS handle FROM participants WHERE lower(handle) = ${base} OR lower(handle) LIKE ${base + '-%'}
-      UNION SELECT lower(handle) FROM handle_history WHERE lower(handle) = ${base} OR lower(handle) LIKE ${base + '-%'}`),
+      SELECT lower(handle) AS handle FROM participants WHERE lower(handle) = ${key(base)} OR lower(handle) LIKE ${key(base + '-%')}
+      UNION SELECT lower(handle) FROM handle_history WHERE lower(handle) = ${key(base)} OR lower(handle) LIKE ${key(base + '-%')}`),
   );
-  for (const handle of tried) taken.add(handle);
-  if (!taken.has(base)) return base;
-  for (let n = 2; ; n++) if (!taken.has(`${base}-${n}`)) return `${base}-${n}`;
+  for (const handle of tried) taken.add(handle.toLowerCase());
+  if (!taken.has(key(base))) return base + tail;
+  for (let n = 2; ; n++) if (!taken.has(key(`${base}-${n}`))) return `${base}-${n}${tail}`;
 }
 
 const HANDLE_TRIES = 20;
@@ -50,12 +53,13 @@ const HANDLE_TRIES = 20;
  * Inserts a participant under a handle made from `name`. `insert` runs `INSERT … ON CONFLICT DO
  * NOTHING` and answers null when its row went in under no handle: two sign-ups under one name at the
  * same moment pick the same free handle, and the second's insert waits for the first to commit, finds
- * the handle taken, and the handle is chosen again rather than the call failing.
+ * the handle taken, and the handle is chosen again rather than the call failing. With `under`, the
+ * handle is under that human's (uniqueHandle).
  */
-export async function insertWithHandle<T>(tx: CommonQueryMethods, name: string, insert: (handle: string) => Promise<T | null>): Promise<T> {
+export async function insertWithHandle<T>(tx: CommonQueryMethods, name: string, insert: (handle: string) => Promise<T | null>, under?: string): Promise<T> {
   const tried = new Set<string>();
   for (let n = 0; n < HANDLE_TRIES; n++) {
-    const handle = await uniqueHandle(tx, name, tried);
+    const handle = await uniqueHandle(tx, name, tried, under);
     const inserted = await insert(handle);
     if (inserted !== null) return inserted;
     tried.add(handle);
@@ -86,20 +90,28 @@ export type NewAgent = {
  * A new agent with its first key, in one transaction: unlinked with a link for its human (it registered
  * itself), or linked to the human who added it under Settings (no daily allowance, SPEC part 5).
  */
-export async function createAgent(core: Core, input: { name: string; runsOn?: string | undefined; human?: string | undefined }): Promise<NewAgent> {
+export async function createAgent(core: Core, input: Parameters<typeof insertAgent>[1]): Promise<NewAgent> {
   return core.db.write((tx) => insertAgent(tx, input));
 }
 
-/** createAgent inside a caller's transaction (registering with an invite joins in the same one). */
-export async function insertAgent(tx: CommonQueryMethods, input: { name: string; runsOn?: string | undefined; human?: string | undefined }): Promise<NewAgent> {
+/**
+ * createAgent inside a caller's transaction (registering with an invite joins in the same one). An
+ * agent a person adds (`human`: their id and plain handle) is linked to them at once, its handle under
+ * theirs (`@<agent>.<human>`), as a linked agent's is.
+ */
+export async function insertAgent(tx: CommonQueryMethods, input: { name: string; runsOn?: string | undefined; human?: { id: string; handle: string } | undefined }): Promise<NewAgent> {
   // An agent registering itself signs up; one a person adds under Settings does not.
   if (input.human === undefined) await refuseServerPause(tx, 'signups');
   const id = newId('agt_');
-  const handle = await insertWithHandle(tx, input.name, (handle) =>
-    tx.maybeOneFirst(sql.type(HandleRow)`
-      INSERT INTO participants (id, kind, name, handle, runs_on, linked_human)
-      VALUES (${id}, 'agent', ${input.name}, ${handle}, ${input.runsOn ?? null}, ${input.human ?? null})
-      ON CONFLICT DO NOTHING RETURNING handle`),
+  const handle = await insertWithHandle(
+    tx,
+    input.name,
+    (handle) =>
+      tx.maybeOneFirst(sql.type(HandleRow)`
+        INSERT INTO participants (id, kind, name, handle, runs_on, linked_human)
+        VALUES (${id}, 'agent', ${input.name}, ${handle}, ${input.runsOn ?? null}, ${input.human?.id ?? null})
+        ON CONFLICT DO NOTHING RETURNING handle`),
+    input.human?.handle,
   );
   const key = await issueCredential(tx, id, 'agent_key', input.human ? 'settings' : 'register', AGENT_KEY_TTL);
   const link = await issueCredential(tx, id, 'link', 'register', LINK_TTL);

@@ -14,8 +14,8 @@ import { readableThread } from '../threads/threadAccess.ts';
 
 /**
  * Guest people (SPEC part 2 "Guest people"): `ppl_…` ids with a 30-day session, only where
- * SVC_GUEST_AGENTS=1. They come in by an invite, or by jumping into a public thread that takes guests
- * (or a public hub) under a name nobody uses there. Their calls run through the same pipeline as
+ * SVC_GUEST_AGENTS=1. They come in by an invite, or by jumping into a public thread (or hub) that takes
+ * guests under a name nobody uses there. Their calls run through the same pipeline as
  * everybody's; the differences are decided from `Actor.guest`: a daily allowance, and no agents.
  */
 
@@ -47,7 +47,7 @@ export async function insertGuest(tx: CommonQueryMethods, name: string): Promise
 
 type JumpTarget = { thread: ThreadRow | null; hub: HubRow };
 
-/** Where a jump-in lands: a public thread that takes guests, or a public hub. */
+/** Where a jump-in lands: a public thread that takes guests, or a public hub that takes guests. */
 async function jumpTarget(core: Core, input: { thread?: string | undefined; hub?: string | undefined }): Promise<JumpTarget> {
   if ((input.thread === undefined) === (input.hub === undefined)) {
     throw invalid('Give either thread (a thread id) or hub (a public hub slug).', { issues: [{ path: 'thread', message: 'Give exactly one of thread and hub.' }] });
@@ -61,6 +61,9 @@ async function jumpTarget(core: Core, input: { thread?: string | undefined; hub?
   }
   const hub = await findHub(core.db.pool, input.hub!);
   if (!hub || !readsPublic(core, hub)) throw notFound('No such hub, or it is not public.');
+  if (!hub.accepts_guests) {
+    throw forbidden('This hub does not take guests. Its owner can open it to guests (set_hub_visibility with accepts_guests); or register, or sign in, and join_hub.');
+  }
   return { thread: null, hub };
 }
 
@@ -137,7 +140,7 @@ export type JumpedIn = {
 };
 
 /**
- * `POST /api/jump-in`: into a public thread that takes guests, or a public hub, under a name. A
+ * `POST /api/jump-in`: into a public thread or hub that takes guests, under a name. A
  * signed-in caller jumps in as themselves; anyone else becomes a guest person (or, with `agent`, an
  * agent in a browser), with a 30-day session and 20 writes a day.
  */

@@ -3,13 +3,14 @@ import type { Actor } from '../kernel/actor.ts';
 import type { Core } from '../kernel/context.ts';
 import { notFound } from '../../../schema/errors.ts';
 import { AGENT_KEY_TTL, insertAgent, issueCredential } from './credentials.ts';
+import { plainName } from './handles.ts';
 
 /**
- * Settings "Your agents": a new agent linked to the person who adds it (so it has no daily limit),
- * with its first key, and the two ways in it is handed with.
+ * Settings "Your agents": a new agent linked to the person who adds it (so it has no daily limit,
+ * and its handle is under theirs: `@<agent>.<human>`), with its first key, and the two ways in it is handed with.
  */
 export async function addOwnAgent(core: Core, tx: CommonQueryMethods, person: Actor, input: { name: string; runs_on?: string | undefined }) {
-  const created = await insertAgent(tx, { name: input.name, runsOn: input.runs_on, human: person.id });
+  const created = await insertAgent(tx, { name: input.name, runsOn: input.runs_on, human: { id: person.id, handle: plainName(person.handle) } });
   const base = core.config.baseUrl;
   return {
     agent: created.agent,

@@ -32,7 +32,7 @@ export async function readablePad(core: Core, conn: CommonQueryMethods, padId: s
   const row = await conn.maybeOne(sql.prepared('readable_pad', PadAccessRow)`
     SELECT p.id, p.hub_id, p.thread_id, p.title, p.version, p.created_by, p.created_at, p.updated_at,
            json_build_object('id', h.id, 'slug', h.slug, 'name', h.name, 'readme', h.readme, 'audience', h.audience,
-             'mode', h.mode, 'owner_id', h.owner_id,
+             'mode', h.mode, 'owner_id', h.owner_id, 'accepts_guests', h.accepts_guests,
              'created_at', floor(extract(epoch FROM h.created_at) * 1000), 'updated_at', floor(extract(epoch FROM h.updated_at) * 1000)) AS hub,
            coalesce(m.role, (SELECT i.role FROM item_members i
              WHERE i.item_id IN (p.id, p.thread_id) AND i.participant_id = ${reader?.id ?? null} LIMIT 1)) AS role

@@ -1,6 +1,8 @@
 import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import type { Block } from '../../../sync/blocks.ts';
+import { sectionOfBlocks } from '../../../sync/padSections.ts';
+import { blocksAt } from '../../../sync/versions.ts';
 
 /** A section: a heading and the blocks up to the next heading; the text before the first is "Introduction". */
 export type Section = { id: string; title: string; level: number; blocks: Block[]; words: number };
@@ -19,6 +21,17 @@ export function sections(blocks: readonly Block[]): Section[] {
   }
   for (const section of out) section.words = section.blocks.filter((b) => b.type !== 'heading').reduce((n, b) => n + countWords(b.text), 0);
   return out;
+}
+
+/**
+ * The sections a version changed a block of: each changed block's section before the version (a
+ * block it edited or removed) and after it (a block it edited or put in), read from the versions in
+ * the store, so inside the version's own transaction it sees that version.
+ */
+export async function sectionsChangedBy(conn: CommonQueryMethods, padId: string, version: number, changed: readonly string[]): Promise<Set<string>> {
+  const before = sectionOfBlocks((await blocksAt(conn, padId, version - 1))?.blocks ?? []);
+  const after = sectionOfBlocks((await blocksAt(conn, padId, version))?.blocks ?? []);
+  return new Set(changed.flatMap((id) => [before.get(id), after.get(id)]).filter((id) => id !== undefined));
 }
 
 export const OUTLINE_LIMIT = 25;

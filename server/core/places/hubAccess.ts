@@ -9,7 +9,7 @@ import type { Seat } from '../kernel/rights.ts';
 
 const RoleRow = z.object({ role: Role });
 
-const hubColumns = sql.fragment`id, slug, name, readme, audience, mode, owner_id, created_at, updated_at`;
+const hubColumns = sql.fragment`id, slug, name, readme, audience, mode, owner_id, accepts_guests, created_at, updated_at`;
 
 /** A hub by id (`hub_…`) or slug. */
 export async function findHub(conn: CommonQueryMethods, ref: string): Promise<HubRow | null> {
@@ -27,6 +27,13 @@ export async function seatIn(conn: CommonQueryMethods, hubId: string, participan
 /** Whether this hub reads as public on this server (SVC_PUBLIC_THREADS gates every public read). */
 export const readsPublic = (core: Core, hub: Pick<HubRow, 'audience'>) => core.config.publicThreads && hub.audience === 'public';
 
+/**
+ * The hub as its readers see it: with public reading off on this server, nothing reads as public, so
+ * a hub published earlier shows as private (what is stored is left as it is, for when it is back on).
+ */
+export const hubAsSeen = <H extends Pick<HubRow, 'audience'>>(core: Core, hub: H): H =>
+  hub.audience === 'public' && !readsPublic(core, hub) ? { ...hub, audience: 'private' } : hub;
+
 const HubSeatOfRow = HubRow.extend({ role: Role.nullable() });
 
 /**
@@ -37,7 +44,7 @@ export async function readableHub(core: Core, conn: CommonQueryMethods, ref: str
   if (!grantsHubs(reader)) throw notFound('No such hub, or it is private.');
   const key = ref.trim().replace(/^\//, '').toLowerCase();
   const row = await conn.maybeOne(sql.type(HubSeatOfRow)`
-    SELECT h.id, h.slug, h.name, h.readme, h.audience, h.mode, h.owner_id, h.created_at, h.updated_at, m.role
+    SELECT h.id, h.slug, h.name, h.readme, h.audience, h.mode, h.owner_id, h.accepts_guests, h.created_at, h.updated_at, m.role
     FROM hubs h LEFT JOIN hub_members m ON m.hub_id = h.id AND m.participant_id = ${reader?.id ?? null}
     WHERE ${key.startsWith('hub_') ? sql.fragment`h.id = ${key}` : sql.fragment`h.slug = ${key}`}`);
   if (!row || (row.role === null && !readsPublic(core, row))) throw notFound('No such hub, or it is private.');

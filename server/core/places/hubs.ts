@@ -11,7 +11,7 @@ import { decodeCursor, encodeCursor } from '../kernel/cursor.ts';
 import { hubPeople, type HubPeople } from './members.ts';
 import { frontPadOf, type FrontPad } from './frontPad.ts';
 import { seatInHub } from './seats.ts';
-import { readsPublic, readableHub } from './hubAccess.ts';
+import { hubAsSeen, readsPublic, readableHub } from './hubAccess.ts';
 import { readsVerifiedSql } from '../identity/standing.ts';
 import type { Reach } from '../kernel/result.ts';
 const HubSeatRow = HubRow.pick({ id: true, slug: true, name: true }).extend({ role: Role });
@@ -157,9 +157,14 @@ export async function hubReading(
   };
 }
 
+/** open_hub, and the Markdown hub page: the hub as the reader sees it (hubAsSeen), a page of it. */
+export function openHub(core: Core, conn: CommonQueryMethods, { hub, seat }: { hub: HubRow; seat: Seat }, input: Parameters<typeof hubReading>[2], withPeople = true) {
+  return hubReading(conn, { hub: hubAsSeen(core, hub), seat }, input, withPeople);
+}
+
 /** The hub page of the Markdown views, readable as the hub is. */
 export async function hubPage(core: Core, reader: Actor | null, input: { hub: string; cursor?: string | undefined; type?: 'thread' | 'pad' | undefined }) {
-  return hubReading(core.db.pool, await readableHub(core, core.db.pool, input.hub, reader), input, false);
+  return openHub(core, core.db.pool, await readableHub(core, core.db.pool, input.hub, reader), input, false);
 }
 
 /** A request names no hub: a private hub and a missing one answer a stranger alike. */

@@ -161,6 +161,9 @@ export type AudienceChange = {
   audience: HubRow['audience'];
   /** `preview`: nothing changed, `confirm: true` does it; `unchanged`: the hub already was so. */
   status: 'preview' | 'published' | 'made_private' | 'unchanged';
+  /** Whether the hub takes guests now, and whether this call changed it. */
+  accepts_guests: boolean;
+  guests_changed: boolean;
   /** What the change shows to everyone (publishing) or takes back to members (making private). */
   reach: Reach;
 };
@@ -168,12 +171,14 @@ export type AudienceChange = {
 /**
  * Publishing or making private, after a preview: without `confirm` it counts what would change
  * hands and writes nothing. Publishing needs public hubs on for the server (SVC_PUBLIC_THREADS=1).
+ * `accepts_guests` says whether the hub, when public, takes guests (jump-ins, keyless start_thread):
+ * set at once when the audience stays, with the audience (after its preview) when that changes.
  */
 export async function setHubVisibility(
   core: Core,
   tx: CommonQueryMethods,
   hub: HubRow,
-  input: { audience: HubRow['audience']; confirm?: boolean | undefined },
+  input: { audience: HubRow['audience']; confirm?: boolean | undefined; accepts_guests?: boolean | undefined },
 ): Promise<AudienceChange> {
   if (input.audience === 'public' && !core.config.publicThreads) {
     throw forbidden(
@@ -186,8 +191,12 @@ export async function setHubVisibility(
       (SELECT count(*) FROM pads WHERE hub_id = ${hub.id}) AS pads,
       (SELECT coalesce(sum(post_count), 0)::int8 FROM threads WHERE hub_id = ${hub.id}) AS posts,
       (SELECT count(*) FROM hub_members WHERE hub_id = ${hub.id}) AS members`);
-  if (hub.audience === input.audience) return { hub, audience: hub.audience, status: 'unchanged', reach };
-  if (!input.confirm) return { hub, audience: hub.audience, status: 'preview', reach };
-  await tx.query(sql.unsafe`UPDATE hubs SET audience = ${input.audience}, updated_at = now() WHERE id = ${hub.id}`);
-  return { hub: { ...hub, audience: input.audience }, audience: input.audience, status: input.audience === 'public' ? 'published' : 'made_private', reach };
+  const moving = hub.audience !== input.audience;
+  if (moving && !input.confirm) return { hub, audience: hub.audience, status: 'preview', reach, accepts_guests: hub.accepts_guests, guests_changed: false };
+  const guests = input.accepts_guests ?? hub.accepts_guests;
+  const guestsChanged = guests !== hub.accepts_guests;
+  if (!moving && !guestsChanged) return { hub, audience: hub.audience, status: 'unchanged', reach, accepts_guests: guests, guests_changed: false };
+  await tx.query(sql.unsafe`UPDATE hubs SET audience = ${input.audience}, accepts_guests = ${guests}, updated_at = now() WHERE id = ${hub.id}`);
+  const status = !moving ? 'unchanged' : input.audience === 'public' ? 'published' : 'made_private';
+  return { hub: { ...hub, audience: input.audience, accepts_guests: guests }, audience: input.audience, status, reach, accepts_guests: guests, guests_changed: guestsChanged };
 }

@@ -18,7 +18,7 @@ export type SearchType = (typeof SEARCH_TYPES)[number];
 const THREAD_STATES = ['open', 'answered', 'folded'] as const;
 /**
  * `is:` takes a thread's status (threads, their posts, and for `open` the tasks open to anyone),
- * a task's state (tasks only), or `disputed` (flags on sections, not searchable yet).
+ * a task's state (tasks only), or `disputed` (sections whose flag is open).
  */
 const STATES = [...THREAD_STATES, 'disputed', ...TASK_STATES.filter((state) => state !== 'open')] as const;
 type State = (typeof STATES)[number];
@@ -35,7 +35,7 @@ export type SearchQuery = {
 /** The kinds a state applies to: a thread's status to threads and posts (and `open` to tasks too), a task's to tasks. */
 function typesWith(state: State | null): readonly SearchType[] {
   if (state === null) return SEARCH_TYPES;
-  if (state === 'disputed') return [];
+  if (state === 'disputed') return ['section'];
   if (state === 'open') return ['thread', 'task', 'post'];
   return (THREAD_STATES as readonly string[]).includes(state) ? ['thread', 'post'] : ['task'];
 }
@@ -144,18 +144,22 @@ export async function search(core: Core, conn: CommonQueryMethods, reader: Actor
     FROM (${part} ORDER BY 12 DESC LIMIT ${candidates}) c (type, id, title, hub_slug, hub_name, thread_id, pad_id, parent_title, state, seq, text, updated_at, tsv)`;
   const threadState = query.state === null ? sql.fragment`true` : sql.fragment`t.status = ${query.state}`;
   const taskState = query.state === null ? sql.fragment`true` : sql.fragment`k.state = ${query.state}`;
+  // A section reads disputed while a flag on it is open (SPEC part 3).
+  const disputed = sql.fragment`EXISTS (SELECT 1 FROM threads f WHERE f.about_pad_id = p.id AND f.about_block = s.section_id AND f.flag = 'open')`;
+  const sectionState = query.state === 'disputed' ? disputed : sql.fragment`true`;
 
   const parts: Record<SearchType, FragmentSqlToken> = {
     hub: sql.fragment`SELECT 'hub' AS type, h.id, h.name AS title, h.slug AS hub_slug, h.name AS hub_name, NULL::text AS thread_id, NULL::text AS pad_id,
-        NULL::text AS parent_title, h.audience AS state, NULL::int AS seq, left(h.readme, 2000) AS text, h.updated_at, h.search_tsv AS tsv
+        NULL::text AS parent_title, ${core.config.publicThreads ? sql.fragment`h.audience` : sql.fragment`'private'`} AS state, NULL::int AS seq, left(h.readme, 2000) AS text, h.updated_at, h.search_tsv AS tsv
       FROM hubs h WHERE ${matches(sql.fragment`h.search_tsv`)} AND ${inHub} AND ${scope.hub}`,
     thread: sql.fragment`SELECT 'thread', t.id, t.title, h.slug, h.name, t.id, NULL::text, NULL::text, t.status, NULL::int, NULL::text, t.updated_at, t.search_tsv
       FROM threads t JOIN hubs h ON h.id = t.hub_id WHERE ${matches(sql.fragment`t.search_tsv`)} AND ${inHub} AND ${threadState} AND ${scope.thread}`,
     pad: sql.fragment`SELECT 'pad', p.id, p.title, h.slug, h.name, p.thread_id, p.id, NULL::text, 'version ' || p.version, NULL::int, NULL::text, p.updated_at, p.search_tsv
       FROM pads p JOIN hubs h ON h.id = p.hub_id WHERE ${matches(sql.fragment`p.search_tsv`)} AND ${inHub} AND ${scope.pad}`,
-    section: sql.fragment`SELECT 'section', s.section_id, s.title, h.slug, h.name, p.thread_id, p.id, p.title, 'settled', NULL::int, left(s.body, 2000), s.updated_at, s.search_tsv
+    section: sql.fragment`SELECT 'section', s.section_id, s.title, h.slug, h.name, p.thread_id, p.id, p.title,
+        CASE WHEN ${disputed} THEN 'disputed' ELSE 'settled' END, NULL::int, left(s.body, 2000), s.updated_at, s.search_tsv
       FROM pad_sections s JOIN pads p ON p.id = s.pad_id JOIN hubs h ON h.id = p.hub_id
-      WHERE ${matches(sql.fragment`s.search_tsv`)} AND ${inHub} AND ${scope.pad}`,
+      WHERE ${matches(sql.fragment`s.search_tsv`)} AND ${inHub} AND ${sectionState} AND ${scope.pad}`,
     task: sql.fragment`SELECT 'task', k.id, k.title, h.slug, h.name, t.id, NULL::text, t.title, k.state, NULL::int, left(k.details, 2000), k.updated_at, k.search_tsv
       FROM tasks k JOIN threads t ON t.id = k.thread_id JOIN hubs h ON h.id = t.hub_id
       WHERE ${matches(sql.fragment`k.search_tsv`)} AND ${inHub} AND ${taskState} AND ${scope.thread}`,

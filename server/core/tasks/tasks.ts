@@ -65,7 +65,8 @@ export const TASK_COLUMNS = sql.fragment`
   k.result_pad, k.result_block, k.result_url, k.result_note, k.note, k.progress_at, k.created_at, k.updated_at`;
 export const TASK_FROM = sql.fragment`FROM tasks k JOIN threads t ON t.id = k.thread_id JOIN hubs h ON h.id = k.hub_id`;
 
-async function loadTask(conn: CommonQueryMethods, id: string): Promise<Task | null> {
+/** One task by id, whoever asks: callers decide whether the reader may see it (by its thread). */
+export async function loadTask(conn: CommonQueryMethods, id: string): Promise<Task | null> {
   return conn.maybeOne(sql.type(TaskRow)`SELECT ${TASK_COLUMNS} ${TASK_FROM} WHERE k.id = ${id}`);
 }
 

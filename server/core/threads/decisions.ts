@@ -4,8 +4,9 @@ import type { Actor } from '../kernel/actor.ts';
 import type { Core } from '../kernel/context.ts';
 import type { EditablePad } from '../kernel/editors.ts';
 import { editPad, type EditPadInput, type PadEdit } from '../pads/padEdits.ts';
-import { answering, type PlannedWrite } from '../../db/plannedWrite.ts';
+import type { PlannedWrite } from '../../db/plannedWrite.ts';
 import { newId } from '../kernel/secrets.ts';
+import { settleFixedFlags } from './flags.ts';
 
 /**
  * Decisions (SPEC part 4 `edit_pad` `decision`): a short text recorded with a pad edit, in the
@@ -62,12 +63,16 @@ export async function recordDecision(
   return { id, thread_id: pad.thread_id };
 }
 
-/** An edit and the decision recorded with it: null when the call named none, or nothing changed (no version to name). */
-export type DecidedEdit = PadEdit & { decision: Recorded | null };
+/**
+ * An edit, the decision recorded with it (null when the call named none, or nothing changed: no
+ * version to name), and the threads whose flag the edit settled as an accepted fix.
+ */
+export type DecidedEdit = PadEdit & { decision: Recorded | null; settled: string[] };
 
 /**
- * edit_pad with `decision`: the decision is written inside the version's transaction, so it commits
- * exactly when the version does, and what the pipeline writes beside it (`write`) sees it.
+ * edit_pad: the edit, and what goes with its version inside that version's transaction, so it
+ * commits exactly when the version does and what the pipeline writes beside it (`write`) sees it: the
+ * decision (with `decision`), and the flags the edit settles (settleFixedFlags).
  */
 export async function editPadDeciding(
   core: Core,
@@ -77,13 +82,14 @@ export async function editPadDeciding(
   write: PlannedWrite<DecidedEdit> | undefined,
 ): Promise<DecidedEdit> {
   const text = input.decision;
-  if (text === undefined) return { ...(await editPad(core, actor, target, input, answering(write, (out: PadEdit) => ({ ...out, decision: null })))), decision: null };
   let decision: Recorded | null = null;
+  let settled: string[] = [];
   const edit = await editPad(core, actor, target, input, {
     async commit(tx, out) {
-      decision = await recordDecision(tx, actor, target, { text, version: out.outcome.version!, editId: out.outcome.editId });
-      await write?.commit(tx, { ...out, decision });
+      if (text !== undefined) decision = await recordDecision(tx, actor, target, { text, version: out.outcome.version!, editId: out.outcome.editId });
+      settled = await settleFixedFlags(tx, actor, target, out.outcome);
+      await write?.commit(tx, { ...out, decision, settled });
     },
   });
-  return { ...edit, decision };
+  return { ...edit, decision, settled };
 }

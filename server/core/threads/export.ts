@@ -2,7 +2,7 @@ import { sql } from 'slonik';
 import { z } from 'zod';
 import type { Actor } from '../kernel/actor.ts';
 import type { Core } from '../kernel/context.ts';
-import { notFound } from '../../../schema/errors.ts';
+import { AppError, notFound } from '../../../schema/errors.ts';
 import { renderBody } from '../kernel/framing.ts';
 import { padContent, readablePad } from '../pads/pads.ts';
 import { spendEvent } from '../limits/participantEvents.ts';
@@ -10,6 +10,7 @@ import { loadPosts, type PostView } from './posts.ts';
 import { line, said } from '../kernel/result.ts';
 import { readableThread } from './threadAccess.ts';
 import { wholeText } from '../pads/sections.ts';
+import { loadTask, type Task } from '../tasks/tasks.ts';
 
 export const EXPORTS_PER_MINUTE = 3;
 /** A thread is exported whole, up to this many posts (the newest when it has more). */
@@ -38,7 +39,7 @@ function postJson(post: PostView) {
 }
 
 /**
- * One item the caller may read, whole, as a file: a thread with every post, or a pad's text. Three
+ * One item the caller may read, whole, as a file: a thread with every post, a pad's text, or a task. Three
  * a minute per caller; what the caller may not read (or what does not exist) is one 404.
  */
 export async function exportItem(core: Core, actor: Actor, id: string, format: 'md' | 'json'): Promise<Exported> {
@@ -71,7 +72,66 @@ export async function exportItem(core: Core, actor: Actor, id: string, format: '
     const head = frontMatter({ id: pad.id, type: 'pad', version, title: pad.title, hub: hub.slug, exported: new Date().toISOString() });
     return { filename, type: 'text/markdown', body: `${head}\n${wholeText(blocks)}\n` };
   }
-  throw notFound('Nothing readable has this id; export takes a thread (thr_…) or a pad (pad_…) id.');
+  if (id.startsWith('tsk_')) return exportTask(core, actor, id, format, filename);
+  throw notFound('Nothing readable has this id; export takes a thread (thr_…), a pad (pad_…) or a task id.');
+}
+
+const NO_TASK = 'No such task, or it is private: list_tasks shows the tasks you can see.';
+
+/** A task, readable where its thread is: what it asks, who holds and reviews it, and its result. */
+async function exportTask(core: Core, actor: Actor, id: string, format: 'md' | 'json', filename: string): Promise<Exported> {
+  const conn = core.db.pool;
+  const task = await loadTask(conn, id);
+  if (!task) throw notFound(NO_TASK);
+  const { hub } = await readableThread(core, conn, task.thread_id, actor).catch((error: unknown) => {
+    throw error instanceof AppError && error.code === 'not_found' ? notFound(NO_TASK) : error;
+  });
+  const result = taskResult(task);
+  if (format === 'json') {
+    const body = {
+      type: 'task',
+      id: task.id,
+      title: task.title,
+      state: task.state,
+      thread: { id: task.thread_id, title: task.thread_title },
+      hub: { slug: hub.slug, name: hub.name },
+      details: task.details,
+      created_by: task.created_by,
+      ...(task.assignee ? { assignee: task.assignee } : {}),
+      ...(task.reviewer ? { reviewer: task.reviewer } : {}),
+      ...(result ? { result } : {}),
+      ...(task.note ? { note: task.note } : {}),
+      created: iso(task.created_at),
+      updated: iso(task.updated_at),
+    };
+    return { filename, type: 'application/json', body: JSON.stringify(body, null, 2) };
+  }
+  const who = (person: Task['created_by']) => `${person.name} (${person.handle})`;
+  const parts = [
+    line(`# ${task.title}`),
+    line(''),
+    line(`In the thread ${task.thread_title} (${core.config.baseUrl}/t/${task.thread_id}) of ${hub.name} · ${task.state}`),
+    line(`Asked by ${who(task.created_by)}${task.assignee ? ` · for ${who(task.assignee)}` : ' · open to anyone in the thread'}${task.reviewer ? ` · reviewed by ${who(task.reviewer)}` : ''}`),
+  ];
+  if (task.details) parts.push(line(''), line('## Details'), said(task.details));
+  if (result) {
+    parts.push(line(''), line('## Result'), line([result.pad_id && `pad ${result.pad_id}${result.block_id ? ` section ${result.block_id}` : ''}`, result.url].filter(Boolean).join(' · ')));
+    if (result.note) parts.push(said(result.note));
+  }
+  if (task.note) parts.push(line(''), line('## Last note'), said(task.note));
+  const head = frontMatter({ id: task.id, type: 'task', state: task.state, thread: task.thread_id, hub: hub.slug, exported: new Date().toISOString() });
+  return { filename, type: 'text/markdown', body: `${head}\n${renderBody(parts)}\n` };
+}
+
+/** The result handed in, if any: a pad (and section) or a link, with its note. */
+function taskResult(task: Task) {
+  if (task.result_pad === null && task.result_url === null) return null;
+  return {
+    ...(task.result_pad ? { pad_id: task.result_pad } : {}),
+    ...(task.result_block ? { block_id: task.result_block } : {}),
+    ...(task.result_url ? { url: task.result_url } : {}),
+    ...(task.result_note ? { note: task.result_note } : {}),
+  };
 }
 
 const AccountRow = z.object({ id: z.string(), kind: z.string(), name: z.string(), handle: z.string(), email: z.string().nullable(), created_at: z.number() });

@@ -6,14 +6,18 @@ import type { Core } from '../kernel/context.ts';
 import { forbidden, invalid } from '../../../schema/errors.ts';
 import { inline } from '../kernel/framing.ts';
 import { readablePad } from '../pads/pads.ts';
-import { sections } from '../pads/sections.ts';
+import { sections, sectionsChangedBy } from '../pads/sections.ts';
+import type { PadEdit } from '../pads/padEdits.ts';
+import type { EditablePad } from '../kernel/editors.ts';
+import { allows } from '../kernel/rights.ts';
 import { isVerified } from '../identity/standing.ts';
 
 /**
  * Threads about a pad section, and flags on one (SPEC part 3 "Flag (dispute) on a pad section"): a
  * flag is open until the hub's owner or a helper settles it (`moderate` action "settle", or marking an
- * answer); the flag's own starter marking an answer leaves it open. Every move raises the thread's
- * version. The 14-day lapse to `unresolved` belongs to the scheduled cleanup, not here.
+ * answer, or an edit of theirs that changes the section: an accepted fix); the flag's own starter
+ * marking an answer leaves it open. Every move raises the thread's version. The 14-day lapse to
+ * `unresolved` belongs to the scheduled cleanup, not here.
  */
 export type FlagState = NonNullable<ThreadRow['flag']>;
 
@@ -81,4 +85,22 @@ export async function settleIn(tx: CommonQueryMethods, actor: Actor, threadId: s
     WHERE id = ${threadId} AND flag IN ('open', 'unresolved')
     RETURNING flag, version`);
   return row && { flag: row.flag!, version: row.version };
+}
+
+const FlaggedRow = z.object({ id: z.string(), about_block: z.string() });
+
+/**
+ * An accepted fix (SPEC part 3): an owner's or helper's edit that changes a block of a section flagged
+ * as wrong settles the flag, raising the flagging thread's version. Run inside the transaction that
+ * records the edit's version, so the flag moves exactly when the fix commits. Returns the threads
+ * whose flag it settled.
+ */
+export async function settleFixedFlags(tx: CommonQueryMethods, actor: Actor, { pad, seat }: EditablePad, outcome: PadEdit['outcome']): Promise<string[]> {
+  if (outcome.version === null || !allows(seat, 'moderate')) return [];
+  const flagged = await tx.any(sql.type(FlaggedRow)`SELECT id, about_block FROM threads WHERE about_pad_id = ${pad.id} AND flag = 'open' ORDER BY id`);
+  if (!flagged.length) return [];
+  const fixed = await sectionsChangedBy(tx, pad.id, outcome.version, outcome.changed);
+  const settled: string[] = [];
+  for (const thread of flagged) if (fixed.has(thread.about_block) && (await settleIn(tx, actor, thread.id))) settled.push(thread.id);
+  return settled;
 }

@@ -16,6 +16,7 @@ const ThreadTargetRow = ThreadRow.extend({
   hub_audience: HubRow.shape.audience,
   hub_mode: HubRow.shape.mode,
   hub_owner_id: HubRow.shape.owner_id,
+  hub_accepts_guests: HubRow.shape.accepts_guests,
   hub_created_at: HubRow.shape.created_at,
   hub_updated_at: HubRow.shape.updated_at,
   role: Role.nullable(),
@@ -31,7 +32,7 @@ export async function readableThread(core: Core, conn: CommonQueryMethods, threa
   const load = () => conn.maybeOne(sql.prepared('readable_thread', ThreadTargetRow)`
     SELECT t.id, t.hub_id, t.title, t.status, t.answer_post_id, t.started_by, t.accepts_guests, t.version, t.post_count,
            t.created_at, t.updated_at, t.about_pad_id, t.about_block, t.flag, h.slug AS hub_slug, h.name AS hub_name, h.readme AS hub_readme,
-           h.audience AS hub_audience, h.mode AS hub_mode, h.owner_id AS hub_owner_id,
+           h.audience AS hub_audience, h.mode AS hub_mode, h.owner_id AS hub_owner_id, h.accepts_guests AS hub_accepts_guests,
            h.created_at AS hub_created_at, h.updated_at AS hub_updated_at, coalesce(m.role, i.role) AS role
     FROM threads t JOIN hubs h ON h.id = t.hub_id
     LEFT JOIN hub_members m ON m.hub_id = t.hub_id AND m.participant_id = ${reader?.id ?? null}
@@ -40,7 +41,7 @@ export async function readableThread(core: Core, conn: CommonQueryMethods, threa
   // Outside a transaction the read may be one kept since the last change; a write reads afresh.
   const row = conn === core.db.pool ? await core.reads.read(`readable_thread ${threadId} ${reader?.id ?? ''}`, load) : await load();
   if (!row) throw notFound('No such thread, or it is private.');
-  const { hub_slug, hub_name, hub_readme, hub_audience, hub_mode, hub_owner_id, hub_created_at, hub_updated_at, role, ...thread } = row;
+  const { hub_slug, hub_name, hub_readme, hub_audience, hub_mode, hub_owner_id, hub_accepts_guests, hub_created_at, hub_updated_at, role, ...thread } = row;
   const hub: HubRow = {
     id: thread.hub_id,
     slug: hub_slug,
@@ -49,6 +50,7 @@ export async function readableThread(core: Core, conn: CommonQueryMethods, threa
     audience: hub_audience,
     mode: hub_mode,
     owner_id: hub_owner_id,
+    accepts_guests: hub_accepts_guests,
     created_at: hub_created_at,
     updated_at: hub_updated_at,
   };
