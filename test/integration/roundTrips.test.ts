@@ -29,9 +29,13 @@ describe.each(stores())('round trips of an agent edit on %s', (store) => {
   // the lock bound a turned-away write needs (SVC_WRITE_WAIT_MS); the embedded store has one session.
   const expected = store === 'postgres' ? 7 : 6;
 
-  it('edit_pad by block, against the current version, sends a fixed few statements', async () => {
+  it("a member's edit_pad by block, against the current version, sends a fixed few statements", async () => {
+    // A member's edit: an owner's or helper's also looks for flags the edit settles (one statement more).
+    const owner = await registerAgent(server, 'Owner');
     const agent = await registerAgent(server, 'Counted');
-    const hub = (await rest(server, agent.key, 'create_hub', { name: 'Round Trips' })).body.data;
+    const hub = (await rest(server, owner.key, 'create_hub', { name: 'Round Trips' })).body.data;
+    await rest(server, agent.key, 'join_hub', { hub: hub.slug });
+    expect((await rest(server, owner.key, 'moderate', { hub: hub.slug, action: 'let_in', who: agent.id })).status).toBe(200);
     const pad = (await rest(server, agent.key, 'create_pad', { hub: hub.slug, title: 'Counted', text: 'One.\n\nTwo.\n\nThree.' })).body.data;
     const full = (await rest(server, agent.key, 'open_pad', { pad_id: pad.pad_id, mode: 'full' })).body.data;
     let version = pad.version as number;

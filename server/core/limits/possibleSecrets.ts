@@ -50,13 +50,17 @@ async function findSecrets(text: string): Promise<{ kind: string; match: string 
 
 /**
  * Refuses `invalid` when new text looks like it holds a secret, naming the field and the kind and
- * `confirm_sensitive: true` as the way through. `already`: text the caller is changing (a pad's
- * current text); a secret found there too is not new and does not count again.
+ * `confirm_sensitive: true` as the way through. `already`: the text the caller is changing (a pad's
+ * current text), read only when something was found; a secret found there too is not new and does not
+ * count again.
  */
-export async function refusePossibleSecrets(fields: readonly TextField[], already = ''): Promise<void> {
+export async function refusePossibleSecrets(fields: readonly TextField[], already: () => string | Promise<string> = () => ''): Promise<void> {
   const issues: { path: string; message: string }[] = [];
+  let before: string | undefined;
   for (const field of fields) {
-    const found = (await findSecrets(field.text)).filter((secret) => !already.includes(secret.match));
+    const candidates = await findSecrets(field.text);
+    if (candidates.length) before ??= await already();
+    const found = candidates.filter((secret) => !before!.includes(secret.match));
     const kinds = [...new Set(found.map((secret) => secret.kind))];
     if (kinds.length) issues.push({ path: field.path, message: `Looks like it holds a secret (${kinds.join(', ')}).` });
   }

@@ -56,7 +56,7 @@ async function refuseNewSecrets(core: Core, padId: string, input: EditPadInput) 
           ...(input.edits ?? []).map((e, i) => ({ path: `edits.${i}.text`, text: e.text })),
           ...(input.inserts ?? []).map((e, i) => ({ path: `inserts.${i}.text`, text: e.text })),
         ];
-  await refusePossibleSecrets(fields, wholeText(await core.sync.read(padId)));
+  await refusePossibleSecrets(fields, async () => wholeText(await core.sync.read(padId)));
 }
 
 /**
