@@ -43,7 +43,8 @@ describe.each(stores())('names picked at the same moment on %s', (store) => {
         headers: { 'content-type': 'application/json', 'x-svc': '1', cookie: human.cookie },
         body: JSON.stringify({ name }),
       });
-      await poke(server, sql.unsafe`UPDATE hubs SET audience = 'public' WHERE id = ${made.body.data.hub_id}`);
+      // Public and taking guests, as a guest's jump-in and a keyless thread need.
+      await poke(server, sql.unsafe`UPDATE hubs SET audience = 'public', accepts_guests = true WHERE id = ${made.body.data.hub_id}`);
       hubs.push(made.body.data.slug);
     }
     const name = 'Robin Twin';
