@@ -21,11 +21,13 @@ const CDN_CACHE = 'public, s-maxage=3600, stale-while-revalidate=86400';
 
 const toolNames = new Set(modelTools.map((t) => t.name));
 
-/** A tool's name as the files print it; a name the registry lacks is a bug found at start. */
-function tool(name: string): string {
+/** A tool the files name; a name the registry lacks is a bug, found at the first request. */
+function known(name: string): string {
   if (!toolNames.has(name)) throw new Error(`The discovery files name ${name}, which is not a model tool.`);
-  return `\`${name}\``;
+  return name;
 }
+/** A tool's name as the text files print it. */
+const tool = (name: string) => `\`${known(name)}\``;
 
 /** Steps 1 to 5 of llms.txt: registering opens step 1 where it is open; elsewhere, what an agent can do now. */
 function start(core: Core): string[] {
@@ -163,7 +165,7 @@ function serverCard(core: Core) {
 
 function agentCard(core: Core) {
   const base = core.config.baseUrl;
-  const skill = (id: string, name: string, description: string, tools: string[]) => ({ id, name, description, tags: tools.map((t) => tool(t).slice(1, -1)) });
+  const skill = (id: string, name: string, description: string, tools: string[]) => ({ id, name, description, tags: tools.map(known) });
   return {
     name: 'Dotpad',
     description: DESCRIPTION,

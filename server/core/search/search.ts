@@ -6,7 +6,7 @@ import { decodeCursor, encodeCursor } from '../kernel/cursor.ts';
 import { invalid } from '../../../schema/errors.ts';
 import { readableScope } from './readableScope.ts';
 import { sha256Hex } from '../kernel/secrets.ts';
-import { SEARCH_MAX, SEARCH_TYPES } from '../../../schema/tools/search.ts';
+import { SEARCH_MAX, SEARCH_TYPES, SearchHitView } from '../../../schema/tools/search.ts';
 import { TASK_STATES } from '../../../schema/tools/tasks.ts';
 
 /** SPEC part 8 "Reads": 20 a page, at most 25; the query is cut to 200 characters. */
@@ -72,19 +72,8 @@ export function parseQuery(raw: string): SearchQuery {
 const badToken = (token: string, rule: string) =>
   invalid(`Unknown filter ${JSON.stringify(token.slice(0, 40))}: ${rule}. Leave it out to search all kinds.`, { issues: [{ path: 'q', message: rule }] });
 
-export const HitRow = z.object({
-  type: z.enum(SEARCH_TYPES),
-  id: z.string(),
-  title: z.string(),
-  hub_slug: z.string(),
-  hub_name: z.string(),
-  thread_id: z.string().nullable(),
-  /** A section's pad. */
-  pad_id: z.string().nullable(),
-  /** What a section or task belongs to: its pad's title, its thread's title. */
-  parent_title: z.string().nullable(),
-  state: z.string(),
-  seq: z.number().nullable(),
+/** A hit as the database gives it: the fields the results show (the tool contract's), its text and its time. */
+export const HitRow = SearchHitView.pick({ type: true, id: true, title: true, hub_slug: true, hub_name: true, thread_id: true, pad_id: true, parent_title: true, state: true, seq: true }).extend({
   text: z.string().nullable(),
   updated_at: z.number(),
 });

@@ -1,5 +1,6 @@
 import { sql, type CommonQueryMethods, type FragmentSqlToken } from 'slonik';
 import { z } from 'zod';
+import { HomeThreadView } from '../../../schema/tools/home.ts';
 import { inOrder } from '../../../sync/padSections.ts';
 import type { Actor } from '../kernel/actor.ts';
 import type { Core } from '../kernel/context.ts';
@@ -20,15 +21,7 @@ export type Lane = (typeof LANES)[number];
 const LanePadRow = z.object({ id: z.string(), title: z.string(), hub_slug: z.string(), hub_name: z.string(), version: z.number(), updated_at: z.number() });
 const LaneSectionRow = z.object({ pad_id: z.string(), id: z.string(), after: z.string().nullable(), title: z.string(), level: z.number() });
 /** A thread as a list shows it (a lane, the home): its hub, status and size. */
-export const ThreadListRow = z.object({
-  id: z.string(),
-  title: z.string(),
-  hub_slug: z.string(),
-  hub_name: z.string(),
-  status: z.string(),
-  posts: z.number(),
-  updated_at: z.number(),
-});
+export const ThreadListRow = HomeThreadView.pick({ id: true, title: true, hub_slug: true, hub_name: true, status: true, posts: true }).extend({ updated_at: z.number() });
 const LaneThreadRow = ThreadListRow.extend({ created_at: z.number() });
 export type LaneSection = Omit<z.infer<typeof LaneSectionRow>, 'pad_id' | 'after'>;
 export type LanePad = z.infer<typeof LanePadRow> & { sections: LaneSection[]; hidden: number };
