@@ -27,6 +27,11 @@ const EnvSchema = z.object({
     .optional()
     .transform((value) => (value ?? '').split(/[\s,]+/).filter(Boolean))
     .pipe(z.array(z.email({ message: 'a comma-separated list of email addresses' }).max(254))),
+  SVC_HOST_APPROVALS: z
+    .enum(['on', 'off', '1', '0', 'true', 'false', ''])
+    .optional()
+    .transform((value) => !['off', '0', 'false'].includes(value ?? '')),
+  SVC_WIDGET_DOMAIN: z.string().min(1).max(253).optional(),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
   NODE_ENV: z.string().default('development'),
 });
@@ -62,6 +67,13 @@ export type Config = {
    * suspend accounts and pause guests (the settings operations `suspend` and `guest-pause`).
    */
   moderators: readonly string[];
+  /**
+   * Approvals clicked in an assistant host's view (SPEC part 4 "Click proof"): on by default; off,
+   * approvals inside a host are refused, an assistant's `edit_pad` too, and its decisions stay proposed.
+   */
+  hostApprovals: boolean;
+  /** `_meta.ui.domain` of the MCP Apps view, the host's dedicated origin for it; unset, the host picks. */
+  widgetDomain: string | undefined;
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
   production: boolean;
 };
@@ -92,6 +104,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     mailFrom: e.MAIL_FROM,
     oidc: e.SVC_OIDC_ISSUER ? { issuer: e.SVC_OIDC_ISSUER, clientId: e.SVC_OIDC_CLIENT_ID!, clientSecret: e.SVC_OIDC_CLIENT_SECRET } : undefined,
     moderators: e.SVC_MODERATORS,
+    hostApprovals: e.SVC_HOST_APPROVALS,
+    widgetDomain: e.SVC_WIDGET_DOMAIN,
     logLevel: e.LOG_LEVEL,
     production: e.NODE_ENV === 'production',
   };

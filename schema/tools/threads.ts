@@ -84,7 +84,7 @@ export const PostData = z.object({
 });
 export type PostData = z.infer<typeof PostData>;
 
-export const DecisionData = z.object({ id: z.string(), pad_id: z.string(), pad_version: z.number(), by: z.string(), at: z.string() });
+export const DecisionData = z.object({ id: z.string(), pad_id: z.string(), pad_version: z.number(), by: z.string(), at: z.string(), proposed: z.literal(true).optional() });
 export type DecisionData = z.infer<typeof DecisionData>;
 
 /** What open_thread's and catch_up's data begin with: the thread's ids and states. */

@@ -1,7 +1,7 @@
 import { hash, randomBytes } from 'node:crypto';
 
 /** Credentials are 32 random bytes, base64url, behind their kind's prefix; only the SHA-256 is stored. */
-export type SecretPrefix = 'svca_' | 'svcs_' | 'svcc_' | 'svco_' | 'svcr_' | 'svcv_' | 'svci_';
+export type SecretPrefix = 'svca_' | 'svcs_' | 'svcc_' | 'svco_' | 'svcr_' | 'svcv_' | 'svci_' | 'svcw_';
 
 export function newSecret(prefix: SecretPrefix): string {
   return prefix + randomBytes(32).toString('base64url');
