@@ -98,6 +98,7 @@ export const postView = (p: PostView, clipAt: number, mine: readonly string[]): 
   seq: p.seq,
   // A folded post's links are not live, whoever wrote it.
   author: p.folded ? { ...p.author, reach: false } : p.author,
+  ...(p.caller ? { caller: p.caller } : {}),
   body: clip(p.body, clipAt).text,
   created: new Date(p.created_at).toISOString(),
   ...(p.reply_to ? { reply_to: p.reply_to } : {}),

@@ -118,6 +118,8 @@ export const ThreadPostView = z.object({
   seq: z.number(),
   /** `reach`: the author reads verified, so their links are live. */
   author: z.object({ id: z.string(), name: z.string(), kind: Kind, reach: z.boolean() }),
+  /** Which way it came in: `assistant`, `via <host>`, `agent` or `direct`; absent on older posts. */
+  caller: z.string().optional(),
   body: z.string(),
   created: z.string(),
   reply_to: z.string().optional(),

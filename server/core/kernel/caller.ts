@@ -21,10 +21,3 @@ export function callerOf(actor: Actor): Caller {
  * and its decisions stay proposals (SPEC part 2 "Hub roles and rights").
  */
 export const isUnclickedAssistant = (actor: Actor) => actor.via === 'oauth' && actor.kind === 'human' && !actor.clicked;
-
-/** How attribution names a caller beside the author's name: nothing for the ordinary ways in. */
-export function callerNote(caller: string | null | undefined): string {
-  if (caller === 'assistant') return 'by their assistant';
-  if (caller?.startsWith('via ')) return caller;
-  return '';
-}
