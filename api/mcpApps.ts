@@ -13,7 +13,7 @@ export const VIEW_MIME = 'text/html;profile=mcp-app';
 /** The one font host the view's CSP allows; it connects nowhere (its tool calls go through the host). */
 export const VIEW_FONT_HOST = 'https://fonts.gstatic.com';
 
-const BUILT = fileURLToPath(new URL('../client/dist-view/view-v1.html', import.meta.url));
+export const VIEW_BUILT = fileURLToPath(new URL('../client/dist-view/view-v1.html', import.meta.url));
 
 let html: string | undefined;
 
@@ -21,7 +21,7 @@ let html: string | undefined;
 function viewHtml(): string {
   if (html !== undefined) return html;
   try {
-    html = readFileSync(BUILT, 'utf8');
+    html = readFileSync(VIEW_BUILT, 'utf8');
   } catch {
     return '<!doctype html><meta charset="utf-8"><p>The Dotpad view is not built on this server: run <code>npm run build</code>.</p>';
   }

@@ -34,9 +34,10 @@ export const viewSessionTool = readTool({
   input: ViewSessionInput,
   policy: () => async () => null,
   run: async ({ core, actor }): Promise<ViewSessionData> => {
-    if (actor.via !== 'oauth') return { clicks: false };
-    if (!actor.oauth?.knownHost) return { clicks: false, act_on_web: `${core.config.baseUrl}/` };
-    return { clicks: true, expires_at: new Date(Date.now() + VIEW_TOKEN_TTL_MS).toISOString() };
+    const base_url = core.config.baseUrl;
+    if (actor.via !== 'oauth') return { base_url, clicks: false };
+    if (!actor.oauth?.knownHost) return { base_url, clicks: false, act_on_web: `${base_url}/` };
+    return { base_url, clicks: true, expires_at: new Date(Date.now() + VIEW_TOKEN_TTL_MS).toISOString() };
   },
   present: (out: ViewSessionData) => ({
     parts: [

@@ -5,5 +5,11 @@ import { z } from 'zod';
 export const ViewSessionInput = z.object({});
 
 /** When the click token handed out with it stops working, and whether this host's clicks are honoured. */
-export const ViewSessionData = z.object({ clicks: z.boolean(), expires_at: z.string().optional(), act_on_web: z.string().optional() });
+export const ViewSessionData = z.object({
+  /** The service's address, for the view's links to the web app. */
+  base_url: z.string(),
+  clicks: z.boolean(),
+  expires_at: z.string().optional(),
+  act_on_web: z.string().optional(),
+});
 export type ViewSessionData = z.infer<typeof ViewSessionData>;
