@@ -12,14 +12,15 @@ import type { Tool } from './defineTool.ts';
  * approvals, which a person's assistant makes only with a click and never with SVC_HOST_APPROVALS=off.
  */
 
-/** Where on the web app the call's item is, for a refusal to send the person to: its pad, thread, task's thread, or hub. */
+/** Where on the web app the call's item is, for a refusal to send the person to: its pad, thread or hub, else the home page. */
 export function webPlaceOf(core: Core, input: Record<string, unknown>): string {
   const base = core.config.baseUrl;
   const text = (key: string) => (typeof input[key] === 'string' ? (input[key] as string) : undefined);
   const ref = text('pad_id') ?? text('thread_id') ?? text('to');
   if (ref?.startsWith('pad_')) return `${base}/p/${encodeURIComponent(ref)}`;
   if (ref?.startsWith('thr_')) return `${base}/t/${encodeURIComponent(ref)}`;
-  const hub = text('hub') ?? (ref?.startsWith('hub_') ? ref : undefined);
+  // What is left is a hub: `hub`, or invite's `to` naming one by slug or id.
+  const hub = text('hub') ?? ref;
   return hub ? `${base}/h/${encodeURIComponent(hub)}` : `${base}/`;
 }
 

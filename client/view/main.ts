@@ -81,10 +81,10 @@ function threadCard(view: ThreadView) {
   const { thread } = view
   const note = el('p', { class: 'note', role: 'status' })
   const body = el('textarea', { name: 'body', placeholder: 'Reply as yourself', 'aria-label': 'Reply' }) as HTMLTextAreaElement
-  const send = el('button', { type: 'submit' }, 'Reply') as HTMLButtonElement
-  const form = el('form', {}, body, send)
-  form.addEventListener('submit', async (event) => {
-    event.preventDefault()
+  const send = el('button', { type: 'button' }, 'Reply') as HTMLButtonElement
+  // No <form>: hosts sandbox the view, often without allow-forms, which blocks a submission outright.
+  const form = el('div', { class: 'reply' }, body, send)
+  send.addEventListener('click', async () => {
     if (!body.value.trim()) return
     send.disabled = true
     const done = await click('ui_post_reply', { thread_id: thread.id, body: body.value }, note)
