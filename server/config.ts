@@ -27,6 +27,15 @@ const EnvSchema = z.object({
     .optional()
     .transform((value) => (value ?? '').split(/[\s,]+/).filter(Boolean))
     .pipe(z.array(z.email({ message: 'a comma-separated list of email addresses' }).max(254))),
+  SVC_VERIFIED_CLIENTS: z
+    .string()
+    .optional()
+    .transform((value) => (value ?? '').split(/[\s,]+/).filter(Boolean)),
+  SVC_TEST_CLIENT_METADATA_ORIGINS: z
+    .string()
+    .optional()
+    .transform((value) => (value ?? '').split(/[\s,]+/).filter(Boolean))
+    .pipe(z.array(z.url())),
   SVC_HOST_APPROVALS: z
     .enum(['on', 'off', '1', '0', 'true', 'false', ''])
     .optional()
@@ -68,6 +77,17 @@ export type Config = {
    */
   moderators: readonly string[];
   /**
+   * OAuth clients this deployment vouches for (SVC_VERIFIED_CLIENTS): registered ids (`client_…`) or
+   * metadata document URLs, which count as known assistant hosts beside the built-in ones.
+   */
+  verifiedClients: readonly string[];
+  /**
+   * TESTS ONLY (SVC_TEST_CLIENT_METADATA_ORIGINS): origins whose client metadata documents may be
+   * fetched over http and from loopback or private addresses, which the SSRF guard refuses otherwise.
+   * Refused in production.
+   */
+  testClientMetadataOrigins: readonly string[];
+  /**
    * Approvals clicked in an assistant host's view (SPEC part 4 "Click proof"): on by default; off,
    * approvals inside a host are refused, an assistant's `edit_pad` too, and its decisions stay proposed.
    */
@@ -86,6 +106,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new Error(`Bad configuration: ${problems.join('; ')}`);
   }
   const e = parsed.data;
+  if (e.NODE_ENV === 'production' && e.SVC_TEST_CLIENT_METADATA_ORIGINS.length) {
+    throw new Error('Bad configuration: SVC_TEST_CLIENT_METADATA_ORIGINS: for tests only, refused in production');
+  }
   if (e.SVC_OIDC_ISSUER && !e.SVC_OIDC_CLIENT_ID) throw new Error('Bad configuration: SVC_OIDC_CLIENT_ID: needed with SVC_OIDC_ISSUER');
   return {
     port: e.PORT,
@@ -104,6 +127,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     mailFrom: e.MAIL_FROM,
     oidc: e.SVC_OIDC_ISSUER ? { issuer: e.SVC_OIDC_ISSUER, clientId: e.SVC_OIDC_CLIENT_ID!, clientSecret: e.SVC_OIDC_CLIENT_SECRET } : undefined,
     moderators: e.SVC_MODERATORS,
+    verifiedClients: e.SVC_VERIFIED_CLIENTS,
+    testClientMetadataOrigins: e.SVC_TEST_CLIENT_METADATA_ORIGINS.map((origin) => new URL(origin).origin),
     hostApprovals: e.SVC_HOST_APPROVALS,
     widgetDomain: e.SVC_WIDGET_DOMAIN,
     logLevel: e.LOG_LEVEL,
