@@ -36,10 +36,21 @@ export const agentListing = (tools: readonly Tool[]) =>
 const AS_AGENT = { type: 'string', description: 'Act as one of your own agents: its handle, name or id.' };
 const VIEW_TOKEN = { type: 'string', description: 'Set only by the view.' };
 
-/** MCP output schemas are objects: a union of answers (a counted write's daily limit) is one object of any of them. */
+/**
+ * A refusal's structured content, `{error, message, …details}` (SPEC part 4 "MCP result shape").
+ * MCP clients check an `isError` result's structured content against the output schema too (the
+ * SDK's client does), so the schema admits it beside the tool's own answer.
+ */
+const REFUSAL = {
+  type: 'object',
+  properties: { error: { type: 'string' }, message: { type: 'string' } },
+  required: ['error', 'message'],
+  additionalProperties: true,
+};
+
+/** MCP output schemas are objects: the tool's answer (or any of them: a counted write's daily limit), or a refusal. */
 function outputSchemaOf(tool: Tool): { type: 'object'; [key: string]: unknown } {
-  const schema = jsonSchemaOf(toolDataSchema(tool)) as Record<string, unknown>;
-  return { ...schema, type: 'object' };
+  return { type: 'object', anyOf: [jsonSchemaOf(toolDataSchema(tool)), REFUSAL] };
 }
 
 function withInputs(schema: { type: 'object'; [key: string]: unknown }, extra: Record<string, object>) {

@@ -68,7 +68,7 @@ describe.skipIf(!haveChromium)('the MCP Apps view in a host page', () => {
     const started = await host.callTool({ name: 'start_thread', arguments: { hub: hub.slug, title: 'Where do we stay?', body: 'Two hotels are left near the station.' } });
     threadId = (started.structuredContent as { thread_id: string }).thread_id;
     const read = await host.readResource({ uri: 'ui://svc/view-v1.html' });
-    html = String(read.contents[0]!.text);
+    html = (read.contents[0] as { text: string }).text;
   });
   afterAll(async () => {
     await host?.close();
@@ -80,8 +80,6 @@ describe.skipIf(!haveChromium)('the MCP Apps view in a host page', () => {
     const context = await browserContext(browser, server.url);
     const page = await context.newPage();
     await page.setViewportSize({ width, height: 800 });
-    const errors: string[] = [];
-    page.on('pageerror', (error) => errors.push(error.message));
     await page.exposeFunction('callServerTool', (params: { name: string; arguments?: Record<string, unknown> }) => host.callTool(params));
     await page.setContent(HOST_PAGE);
     const opened = await host.callTool({ name: 'open_thread', arguments: { thread_id: threadId } });

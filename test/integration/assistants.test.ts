@@ -25,7 +25,7 @@ describe.each(stores())('assistant hosts on %s', (store) => {
   let host: Client;
 
   beforeAll(async () => {
-    server = await startTestServer(store);
+    server = await startTestServer(store, { SVC_PUBLIC_THREADS: '1' });
     person = await signIn(server, 'Ann', `ann-${randomUUID()}@example.com`);
     const made = await request(`${server.url}/api/settings/create-agent`, {
       method: 'POST',
@@ -112,10 +112,10 @@ describe.each(stores())('assistant hosts on %s', (store) => {
     const { thread_id } = (await ok(host, 'start_thread', { hub: hub.slug, title: 'Clicks', body: 'Start.' })).structuredContent;
     const bare = await call(host, 'ui_post_reply', { thread_id, body: 'No click.' });
     expect(bare.structuredContent.error).toBe('forbidden');
-    expect(bare._meta!['svc/actOnWeb']).toBe(`${server.url}/t/${thread_id}`);
+    expect(bare._meta!['svc/actOnWeb']).toBe(`${server.core.config.baseUrl}/t/${thread_id}`);
 
     const session = await ok(host, 'ui_view_session');
-    expect(session.structuredContent).toMatchObject({ clicks: true, base_url: server.url });
+    expect(session.structuredContent).toMatchObject({ clicks: true, base_url: server.core.config.baseUrl });
     const first = session._meta!['svc/viewToken'] as string;
     expect(first).toMatch(/^svcw_/);
     const clicked = await ok(host, 'ui_post_reply', { thread_id, body: 'Clicked.', view_token: first });
@@ -140,12 +140,12 @@ describe.each(stores())('assistant hosts on %s', (store) => {
   it("an unverified app's view gets no click tokens: its buttons are refused, pointing to the web", async () => {
     const app = await mcpClient(server, await assistantToken(server, person.cookie, { redirectUri: UNKNOWN_APP_CALLBACK, name: 'Some App' }));
     const session = await ok(app, 'ui_view_session');
-    expect(session.structuredContent).toMatchObject({ clicks: false, act_on_web: `${server.url}/` });
+    expect(session.structuredContent).toMatchObject({ clicks: false, act_on_web: `${server.core.config.baseUrl}/` });
     expect(session._meta!['svc/viewToken']).toBeUndefined();
     const hub = await newHub(app);
     const refused = await call(app, 'ui_invite', { to: hub.slug, view_token: 'svcw_made_up' });
     expect(refused.structuredContent.message).toMatch(/not a verified assistant host/);
-    expect(refused._meta!['svc/actOnWeb']).toBe(`${server.url}/h/${hub.slug}`);
+    expect(refused._meta!['svc/actOnWeb']).toBe(`${server.core.config.baseUrl}/h/${hub.slug}`);
     await app.close();
   });
 
@@ -153,19 +153,21 @@ describe.each(stores())('assistant hosts on %s', (store) => {
     const hub = await newHub(host);
     const invite = await call(host, 'invite', { to: hub.slug });
     expect(invite.structuredContent.error).toBe('forbidden');
-    expect(invite._meta!['svc/approveOnWeb']).toBe(`${server.url}/h/${hub.slug}`);
-    expect((await call(host, 'set_hub_visibility', { hub: hub.slug, audience: 'public', confirm: true })).structuredContent.error).toBe('forbidden');
+    expect(invite._meta!['svc/approveOnWeb']).toBe(`${server.core.config.baseUrl}/h/${hub.slug}`);
+    const publish = await call(host, 'set_hub_visibility', { hub: hub.slug, audience: 'public', confirm: true });
+    expect(publish.structuredContent).toMatchObject({ error: 'forbidden', approve_on_web: `${server.core.config.baseUrl}/h/${hub.slug}` });
+    expect(publish.structuredContent.message).toMatch(/An assistant cannot set_hub_visibility on its own: the person approves it with a click/);
     // A preview decides nothing.
     await ok(host, 'set_hub_visibility', { hub: hub.slug, audience: 'public' });
     const viewToken = (await ok(host, 'ui_view_session'))._meta!['svc/viewToken'];
     const clicked = await ok(host, 'ui_invite', { to: hub.slug, view_token: viewToken });
-    expect(clicked.structuredContent.url ?? clicked.structuredContent.invite_url ?? clicked.structuredContent).toBeTruthy();
+    expect(clicked.structuredContent.url).toMatch(/\/invite#svci_/);
 
     const { pad_id, version } = (await ok(host, 'create_pad', { hub: hub.slug, title: 'Plan', text: 'One.' })).structuredContent;
-    const { thread_id } = (await ok(host, 'start_thread', { hub: hub.slug, title: 'Decide', body: 'Let us decide.' })).structuredContent;
-    void thread_id;
     const edited = await ok(host, 'edit_pad', { pad_id, base_version: version, text: 'One.\n\nTwo.', decision: 'Two it is.' });
     expect(JSON.stringify(edited.content)).toContain('as a proposed decision');
+    const proposed = await server.core.db.pool.oneFirst(sql.type(z.object({ proposed: z.boolean() }))`SELECT proposed FROM decisions WHERE id = ${edited.structuredContent.decision_id}`);
+    expect(proposed).toBe(true);
   });
 });
 
@@ -188,7 +190,7 @@ describe.each(stores())('SVC_HOST_APPROVALS=off on %s', (store) => {
     const viewToken = ((await host.callTool({ name: 'ui_view_session', arguments: {} }))._meta as Meta)['svc/viewToken'];
     const clicked = (await host.callTool({ name: 'ui_invite', arguments: { to: hub.slug, view_token: viewToken } })) as Called;
     expect(clicked.structuredContent.error).toBe('forbidden');
-    expect(clicked._meta!['svc/approveOnWeb']).toBe(`${server.url}/h/${hub.slug}`);
+    expect(clicked._meta!['svc/approveOnWeb']).toBe(`${server.core.config.baseUrl}/h/${hub.slug}`);
     const pad = (await host.callTool({ name: 'create_pad', arguments: { hub: hub.slug, title: 'P', text: 'A.' } })).structuredContent as any;
     const edit = (await host.callTool({ name: 'edit_pad', arguments: { pad_id: pad.pad_id, base_version: pad.version, text: 'B.' } })) as Called;
     expect(edit.structuredContent.error).toBe('forbidden');

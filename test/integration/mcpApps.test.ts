@@ -24,7 +24,7 @@ describe.each(stores())('MCP Apps view and callers on %s', (store) => {
     const { resources } = await client.listResources();
     expect(resources).toEqual([expect.objectContaining({ uri: 'ui://svc/view-v1.html', mimeType: 'text/html;profile=mcp-app' })]);
     const read = await client.readResource({ uri: 'ui://svc/view-v1.html' });
-    const content = read.contents[0]!;
+    const content = read.contents[0] as { mimeType?: string; text: string; _meta?: unknown };
     expect(content.mimeType).toBe('text/html;profile=mcp-app');
     expect(content._meta).toEqual({
       ui: { prefersBorder: false, csp: { connectDomains: [], resourceDomains: ['https://fonts.gstatic.com'] }, domain: 'dotpad.example-widgets.test' },

@@ -8,7 +8,7 @@ export const UNKNOWN_APP_CALLBACK = 'http://127.0.0.1:9/callback';
 /**
  * An OAuth access token for an assistant host, made the way a host gets one: dynamic registration,
  * the person's consent on `/oauth/authorize` (signed in with `cookie`), and the code exchanged with
- * PKCE at `/oauth/token`, for the `/mcp` resource.
+ * PKCE at `/oauth/token`, for the `/mcp` resource its protected-resource metadata names.
  */
 export async function assistantToken(server: Reachable, cookie: string, options: { redirectUri?: string; scope?: string; name?: string } = {}): Promise<string> {
   const redirectUri = options.redirectUri ?? KNOWN_HOST_CALLBACK;
@@ -21,7 +21,8 @@ export async function assistantToken(server: Reachable, cookie: string, options:
   const clientId: string = registered.body.client_id;
   const verifier = randomBytes(32).toString('base64url');
   const challenge = createHash('sha256').update(verifier).digest('base64url');
-  const resource = `${server.url}/mcp`;
+  // The resource as the server names it (its base URL, which may not be the address the test reached).
+  const resource: string = (await request(`${server.url}/.well-known/oauth-protected-resource/mcp`)).body.resource;
   const asked = new URLSearchParams({
     response_type: 'code',
     client_id: clientId,
