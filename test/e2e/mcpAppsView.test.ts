@@ -7,7 +7,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { assistantToken } from '../support/assistant.ts';
-import { browserContext, haveChromium, launchBrowser } from '../support/browser.ts';
+import { browserContext, ensureClientBuilt, haveChromium, launchBrowser } from '../support/browser.ts';
 import { mcpClient, signIn, startTestServer, type TestServer } from '../support/server.ts';
 
 const SHOTS = process.env.SHOTS_DIR;
@@ -58,11 +58,14 @@ describe.skipIf(!haveChromium)('the MCP Apps view in a host page', () => {
   let host: Client;
   let threadId: string;
   let html: string;
+  let person: { cookie: string; id: string; email: string };
 
   beforeAll(async () => {
+    ensureClientBuilt();
     server = await startTestServer('pglite');
     browser = await launchBrowser();
-    const person = await signIn(server, 'Ann', `ann-${randomUUID()}@example.com`);
+    const email = `ann-${randomUUID()}@example.com`;
+    person = { ...(await signIn(server, 'Ann', email)), email };
     host = await mcpClient(server, await assistantToken(server, person.cookie));
     const hub = (await host.callTool({ name: 'create_hub', arguments: { name: 'Trip' } })).structuredContent as { slug: string };
     const started = await host.callTool({ name: 'start_thread', arguments: { hub: hub.slug, title: 'Where do we stay?', body: 'Two hotels are left near the station.' } });
@@ -76,13 +79,14 @@ describe.skipIf(!haveChromium)('the MCP Apps view in a host page', () => {
     await server?.close();
   });
 
-  async function hostPage(width: number): Promise<Page> {
+  /** The host page showing the card of `tool`'s result over OAuth. */
+  async function hostPage(width: number, tool = 'open_thread', args: Record<string, unknown> = { thread_id: threadId }): Promise<Page> {
     const context = await browserContext(browser, server.url);
     const page = await context.newPage();
     await page.setViewportSize({ width, height: 800 });
     await page.exposeFunction('callServerTool', (params: { name: string; arguments?: Record<string, unknown> }) => host.callTool(params));
     await page.setContent(HOST_PAGE);
-    const opened = await host.callTool({ name: 'open_thread', arguments: { thread_id: threadId } });
+    const opened = await host.callTool({ name: tool, arguments: args });
     await page.evaluate(([view, result]) => (window as any).startHost(view, result), [html, opened] as const);
     return page;
   }
@@ -110,5 +114,29 @@ describe.skipIf(!haveChromium)('the MCP Apps view in a host page', () => {
       await narrow.frameLocator('#view').getByText('The one with the garden, please.').waitFor();
       await narrow.screenshot({ path: `${SHOTS}/view-thread-390.png`, fullPage: true });
     }
+  });
+
+  it('draws a task card, takes the task on a click, and the web app names the assistant beside its post', async () => {
+    const made = await host.callTool({ name: 'create_task', arguments: { thread_id: threadId, title: 'Book the garden hotel' } });
+    const taskId = (made.structuredContent as { task_id: string }).task_id;
+    const page = await hostPage(1100, 'list_tasks', {});
+    const view = page.frameLocator('#view');
+    await view.getByText('Book the garden hotel').waitFor();
+    await view.getByRole('button', { name: 'Take it' }).click();
+    await view.getByText('for Ann').waitFor();
+    const state = await server.core.db.pool.oneFirst(sql.type(z.object({ state: z.string() }))`SELECT state FROM tasks WHERE id = ${taskId}`);
+    expect(state).not.toBe('open');
+    if (SHOTS) await page.screenshot({ path: `${SHOTS}/view-task-desktop.png`, fullPage: true });
+
+    // The person's own page of the thread says which post their assistant wrote.
+    const context = await browserContext(browser, server.url);
+    const [name, ...value] = person.cookie.split('=');
+    await context.addCookies([{ name: name!, value: value.join('='), url: server.url }]);
+    const web = await context.newPage();
+    await web.goto(`/t/${threadId}`);
+    await web.locator('.post', { hasText: 'Two hotels are left near the station.' }).getByText('by their assistant').waitFor();
+    expect(await web.locator('.post', { hasText: 'The one with the garden, please.' }).getByText('by their assistant').count()).toBe(0);
+    if (SHOTS) await web.screenshot({ path: `${SHOTS}/web-thread-attribution.png`, fullPage: true });
+    await context.close();
   });
 });
