@@ -5,7 +5,7 @@ import { gzipSync } from 'node:zlib';
 import * as oauth from 'oauth4webapi';
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mcpClient, poke, request, signIn, startTestServer, stores, type TestServer } from '../support/server.ts';
+import { appTool, mcpClient, poke, request, signIn, startTestServer, stores, type TestServer } from '../support/server.ts';
 
 /**
  * SPEC part 5 "OAuth 2.1": the whole flow driven by oauth4webapi as a strict client (discovery,
@@ -346,8 +346,12 @@ describe.each(stores())('OAuth 2.1 on %s', (store) => {
     expect(write.body.error).toBe('forbidden');
     expect(write.body.message).toContain('svc:write');
 
-    // Markdown views and exports take it as they take an agent key.
-    expect((await request(`${base}/explore?format=md`, { headers: { authorization: `Bearer ${tokens.access_token}` } })).status).toBe(200);
+    // Markdown views and exports take it as they take an agent key: the person's private hub reads.
+    const hub = await appTool(server, person.cookie, 'create_hub', { name: `Private ${randomUUID().slice(0, 8)}` });
+    expect(hub.status, hub.text).toBe(200);
+    const view = await request(`${base}/h/${hub.body.data.slug}?format=md`, { headers: { authorization: `Bearer ${tokens.access_token}` } });
+    expect(view.status, view.text).toBe(200);
+    expect((await request(`${base}/h/${hub.body.data.slug}?format=md`)).status).toBe(404);
 
     // Issued for another resource: refused, saying so.
     await poke(server, sql.unsafe`UPDATE oauth_grants SET resource = 'https://elsewhere.example/mcp' WHERE id = (SELECT grant_id FROM oauth_tokens WHERE token_hash = ${createHash('sha256').update(tokens.access_token).digest('hex')})`);
