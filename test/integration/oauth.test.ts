@@ -4,6 +4,10 @@ import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import * as oauth from 'oauth4webapi';
 import { sql } from 'slonik';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { auth, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { OAuthClientInformationFull, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appTool, mcpClient, poke, request, signIn, startTestServer, stores, type TestServer } from '../support/server.ts';
 
@@ -162,6 +166,34 @@ describe.each(stores())('OAuth 2.1 on %s', (store) => {
     const after = await request(`${base}/mcp`, { method: 'POST', headers: { authorization: `Bearer ${refreshed.access_token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{}' });
     expect(after.status).toBe(401);
     expect(after.headers.get('www-authenticate')).toContain('error="invalid_token"');
+  });
+
+  it('lets the MCP SDK client connect with its own OAuth support', async () => {
+    let client: OAuthClientInformationFull | undefined;
+    let saved: OAuthTokens | undefined;
+    let verifier = '';
+    let sentTo: URL | undefined;
+    const provider: OAuthClientProvider = {
+      redirectUrl: REDIRECT,
+      clientMetadata: { client_name: 'SDK Host', redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'] },
+      clientInformation: () => client,
+      saveClientInformation: (info) => void (client = info),
+      tokens: () => saved,
+      saveTokens: (tokens) => void (saved = tokens),
+      redirectToAuthorization: (url) => void (sentTo = url),
+      saveCodeVerifier: (value) => void (verifier = value),
+      codeVerifier: () => verifier,
+    };
+    const mcpUrl = new URL(`${base}/mcp`);
+    expect(await auth(provider, { serverUrl: mcpUrl })).toBe('REDIRECT');
+    expect(sentTo!.searchParams.get('resource')).toBe(mcpUrl.href);
+    const back = await consent(sentTo!.href);
+    expect(await auth(provider, { serverUrl: mcpUrl, authorizationCode: back.searchParams.get('code')! })).toBe('AUTHORIZED');
+    const sdk = new Client({ name: 'sdk-oauth', version: '1.0.0' });
+    await sdk.connect(new StreamableHTTPClientTransport(mcpUrl, { authProvider: provider }));
+    const listed = await sdk.callTool({ name: 'check_inbox', arguments: {} });
+    expect(listed.isError, JSON.stringify(listed)).toBeFalsy();
+    await sdk.close();
   });
 
   it('publishes exactly the metadata of the spec', async () => {
