@@ -121,12 +121,13 @@ export function oauthAuthorizeRoutes(core: Core, hosts: () => Set<string>, limit
 }
 
 /**
- * A POST of our own consent form: the browser's Origin is ours, or with no Origin, its Fetch
+ * A POST of our own consent form: the browser's Origin is ours, or with no Origin (or "null"), its Fetch
  * Metadata says same-origin. A request with neither is refused: every browser that can show the
  * form sends one of them.
  */
 function sameOriginPost(ctx: Context, hosts: () => Set<string>): boolean {
   const origin = ctx.get('origin');
-  if (origin) return URL.canParse(origin) && hosts().has(new URL(origin).host.toLowerCase());
+  // "null" is what a browser sends under some referrer policies; its Fetch Metadata then decides.
+  if (origin && origin !== 'null') return URL.canParse(origin) && hosts().has(new URL(origin).host.toLowerCase());
   return ctx.get('sec-fetch-site') === 'same-origin';
 }

@@ -47,7 +47,6 @@ function layout(clientDist: string, title: string, body: string, who?: Actor): s
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="color-scheme" content="light dark">
-<meta name="referrer" content="no-referrer">
 <title>${escapeHtml(title)} · Dotpad</title>
 <link rel="icon" href="/favicon.svg" type="image/svg+xml">
 ${css ? `<link rel="stylesheet" href="${escapeHtml(css)}">` : ''}

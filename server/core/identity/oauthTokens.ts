@@ -72,6 +72,13 @@ async function endGrant(tx: CommonQueryMethods, grantId: string) {
   await tx.query(sql.unsafe`UPDATE oauth_tokens SET revoked_at = now() WHERE grant_id = ${grantId} AND revoked_at IS NULL`);
 }
 
+/** Ends every grant of a person (their account is deleted), in the caller's transaction. */
+export async function endGrantsOf(tx: CommonQueryMethods, participantId: string) {
+  await tx.query(sql.unsafe`
+    UPDATE oauth_tokens SET revoked_at = now() WHERE revoked_at IS NULL AND grant_id IN (SELECT id FROM oauth_grants WHERE participant_id = ${participantId})`);
+  await tx.query(sql.unsafe`UPDATE oauth_grants SET revoked_at = now() WHERE participant_id = ${participantId} AND revoked_at IS NULL`);
+}
+
 /** PKCE S256 (RFC 7636): the verifier's shape, and its hash equal to the challenge. */
 function verifierMatches(verifier: string, challenge: string): boolean {
   if (!/^[A-Za-z0-9\-._~]{43,128}$/.test(verifier)) return false;
