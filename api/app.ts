@@ -20,6 +20,9 @@ import { settingsRoutes } from './settings.ts';
 import { signinRoutes } from './signin.ts';
 import { inviteRoutes } from './invites.ts';
 import { discoveryRoutes } from './discovery.ts';
+import { oauthMetadataRoutes } from './oauth/metadataRoutes.ts';
+import { oauthTokenRoutes } from './oauth/tokenRoutes.ts';
+import { oauthAuthorizeRoutes } from './oauth/authorizeRoutes.ts';
 import { missingPage } from './pageStatus.ts';
 import type { Config } from '../server/config.ts';
 import type { Core } from '../server/core/kernel/context.ts';
@@ -77,7 +80,7 @@ export async function startServer(config: Config, options: { log?: Logger; host?
   app.use(signedOutReads(core, ipLimits));
   // The busiest way in first: each router matches every request that reaches it.
   app.use(mcpEndpoint(core));
-  for (const router of [healthRoutes(core), restRoutes(core, ipLimits), openApiRoutes(core), markdownRoutes(core), searchRoutes(core, ipLimits), signinRoutes(core, hosts, ipLimits), settingsRoutes(core, hosts), exportRoutes(core), inviteRoutes(core, hosts, ipLimits), internalRoutes(core), adminPauseRoutes(core), discoveryRoutes(core, canonicalHost), webRoutes(core, hosts)]) {
+  for (const router of [healthRoutes(core), restRoutes(core, ipLimits), openApiRoutes(core), markdownRoutes(core), searchRoutes(core, ipLimits), signinRoutes(core, hosts, ipLimits), settingsRoutes(core, hosts), exportRoutes(core), inviteRoutes(core, hosts, ipLimits), oauthMetadataRoutes(core), oauthTokenRoutes(core, ipLimits), oauthAuthorizeRoutes(core, hosts, ipLimits, CLIENT_DIST), internalRoutes(core), adminPauseRoutes(core), discoveryRoutes(core, canonicalHost), webRoutes(core, hosts)]) {
     // No allowedMethods(): a path one router knows for POST (say /signin) may be another's page for GET.
     app.use(router.routes());
   }

@@ -2,7 +2,7 @@ import type { Context, Middleware } from 'koa';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, ListResourcesRequestSchema, ListToolsRequestSchema, McpError, ReadResourceRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { z } from 'zod';
 import type { Actor } from '../server/core/kernel/actor.ts';
@@ -13,16 +13,18 @@ import { BODY_LIMITS, readText } from './http/body.ts';
 import { bearerToken, challenge } from './http/auth.ts';
 import { openCors, requestGone } from './http/middleware.ts';
 import { invoke } from './tools/invoke.ts';
-import { agentListing } from './tools/listing.ts';
-import { modelTools } from './tools/registry.ts';
+import { agentListing, hostListing } from './tools/listing.ts';
+import { modelTools, tools } from './tools/registry.ts';
 import { mcpError, mcpResult } from './tools/render.ts';
+import { listViewResources, readViewResource } from './mcpApps.ts';
 
 export const SERVER_VERSION = '0.1.0';
 
 const MCP_PATH = /^\/mcp\/?$/i;
 
-/** Built once: the listing agent keys see (`agentListing`). */
+/** Built once: the listing agent keys see (`agentListing`), and the one assistant hosts see over OAuth (`hostListing`). */
 const listing = agentListing(modelTools);
+const hostTools = hostListing(tools);
 
 /**
  * Built once: the SDK checks elicitation answers with it, which this server never asks for; left to
@@ -104,16 +106,25 @@ const goneOf = (extra: { authInfo?: AuthInfo }) => extra.authInfo?.extra?.gone a
 function mcpServer(core: Core): Server {
   const server = new Server(
     { name: 'svc', title: 'Dotpad', version: SERVER_VERSION, websiteUrl: core.config.baseUrl },
-    { capabilities: { tools: {} }, jsonSchemaValidator },
+    { capabilities: { tools: {}, resources: {} }, jsonSchemaValidator },
   );
   // What the transport refused has been answered already (400, 406, 415); what is left here is a
   // message the server could not send or read, which no client will see.
   server.onerror = (error) => core.log.debug('mcp protocol error', { message: error.message });
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listing }));
+  server.setRequestHandler(ListToolsRequestSchema, (_request, extra) => ({ tools: callerOf(extra).via === 'oauth' ? hostTools : listing }));
+  // The MCP Apps view (api/mcpApps.ts): one resource, listed and read alike for every connection.
+  server.setRequestHandler(ListResourcesRequestSchema, () => listViewResources(core));
+  server.setRequestHandler(ReadResourceRequestSchema, ({ params }) => {
+    const read = readViewResource(core, params.uri);
+    if (!read) throw new McpError(ErrorCode.InvalidParams, `Unknown resource ${params.uri}: this server has one, ui://svc/view-v1.html.`);
+    return read;
+  });
   server.setRequestHandler(CallRequest, async ({ params }, extra) => {
+    const caller = callerOf(extra);
     try {
-      const { result } = await invoke(core, callerOf(extra), params.name, params.input ?? {}, 'model', goneOf(extra));
-      return mcpResult(result);
+      // An assistant host's connection also reaches the app-only tools its view calls.
+      const { result, viewToken } = await invoke(core, caller, params.name, params.input ?? {}, caller.via === 'oauth' ? 'host' : 'model', goneOf(extra));
+      return mcpResult(result, caller.via === 'oauth' ? { view: true, viewToken } : undefined);
     } catch (error) {
       // Our own errors become isError results with the same code REST gives, before the SDK flattens them.
       const appError = toAppError(error);

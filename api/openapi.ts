@@ -4,8 +4,7 @@ import { z } from 'zod';
 import type { Core } from '../server/core/kernel/context.ts';
 import { RegisterInput } from '../server/core/identity/registration.ts';
 import { errorStatus, type ErrorCode } from '../schema/errors.ts';
-import { CallerData, LimitReachedData } from '../schema/tools/callerData.ts';
-import { toolContracts } from '../schema/tools/contract.ts';
+import { jsonSchemaOf, toolDataSchema } from './tools/dataSchema.ts';
 import type { Tool, ToolErrors } from './tools/defineTool.ts';
 import { modelTools } from './tools/registry.ts';
 import { API_VERSION } from './tools/render.ts';
@@ -15,30 +14,6 @@ const errorRef = { $ref: '#/components/schemas/Error' };
 const errorResponse = (description: string) => ({ description, content: { 'application/json': { schema: errorRef } } });
 const markdown = (description: string) => ({ description, content: { 'text/markdown': { schema: { type: 'string' } } } });
 
-const declaredData = toolContracts as Record<string, { data?: z.ZodType }>;
-
-/** A tool's own data with what every reply may say of its caller (its allowance, its key's end, its link). */
-function withCallerData(schema: z.ZodType): z.ZodType {
-  if (schema instanceof z.ZodUnion) return z.union((schema.options as z.ZodType[]).map(withCallerData));
-  if (!(schema instanceof z.ZodObject)) return schema;
-  // A field the tool answers itself (rotate_key's key_expires_at, link's linked_to) keeps its own schema.
-  return schema.extend(Object.fromEntries(Object.entries(CallerData).filter(([field]) => !(field in schema.shape))));
-}
-
-/**
- * A tool's structured content (`data` over REST, `structuredContent` over MCP), from the schema its
- * contract declares (schema/tools/contract.ts): a counted write may answer the daily limit instead.
- * Every model tool declares one (test/unit/contract.test.ts); one that did not would read as any object.
- */
-function toolDataSchema(tool: Tool): z.ZodType {
-  const answered = withCallerData(declaredData[tool.name]?.data ?? z.looseObject({}));
-  return tool.limits.includes('write') ? z.union([answered, LimitReachedData]) : answered;
-}
-
-function jsonSchemaOf(schema: z.ZodType): object {
-  const { $schema: _dialect, ...json } = z.toJSONSchema(schema, { io: 'output' });
-  return json;
-}
 
 /** OpenAPI 3.1 made from the tool registry, so it cannot drift from what the tools validate. */
 export function openApiDocument(baseUrl: string) {

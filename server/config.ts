@@ -27,6 +27,20 @@ const EnvSchema = z.object({
     .optional()
     .transform((value) => (value ?? '').split(/[\s,]+/).filter(Boolean))
     .pipe(z.array(z.email({ message: 'a comma-separated list of email addresses' }).max(254))),
+  SVC_VERIFIED_CLIENTS: z
+    .string()
+    .optional()
+    .transform((value) => (value ?? '').split(/[\s,]+/).filter(Boolean)),
+  SVC_TEST_CLIENT_METADATA_ORIGINS: z
+    .string()
+    .optional()
+    .transform((value) => (value ?? '').split(/[\s,]+/).filter(Boolean))
+    .pipe(z.array(z.url())),
+  SVC_HOST_APPROVALS: z
+    .enum(['on', 'off', '1', '0', 'true', 'false', ''])
+    .optional()
+    .transform((value) => !['off', '0', 'false'].includes(value ?? '')),
+  SVC_WIDGET_DOMAIN: z.string().min(1).max(253).optional(),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
   NODE_ENV: z.string().default('development'),
 });
@@ -62,6 +76,24 @@ export type Config = {
    * suspend accounts and pause guests (the settings operations `suspend` and `guest-pause`).
    */
   moderators: readonly string[];
+  /**
+   * OAuth clients this deployment vouches for (SVC_VERIFIED_CLIENTS): registered ids (`client_…`) or
+   * metadata document URLs, which count as known assistant hosts beside the built-in ones.
+   */
+  verifiedClients: readonly string[];
+  /**
+   * TESTS ONLY (SVC_TEST_CLIENT_METADATA_ORIGINS): origins whose client metadata documents may be
+   * fetched over http and from loopback or private addresses, which the SSRF guard refuses otherwise.
+   * Refused in production.
+   */
+  testClientMetadataOrigins: readonly string[];
+  /**
+   * Approvals clicked in an assistant host's view (SPEC part 4 "Click proof"): on by default; off,
+   * approvals inside a host are refused, an assistant's `edit_pad` too, and its decisions stay proposed.
+   */
+  hostApprovals: boolean;
+  /** `_meta.ui.domain` of the MCP Apps view, the host's dedicated origin for it; unset, the host picks. */
+  widgetDomain: string | undefined;
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
   production: boolean;
 };
@@ -74,6 +106,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new Error(`Bad configuration: ${problems.join('; ')}`);
   }
   const e = parsed.data;
+  if (e.NODE_ENV === 'production' && e.SVC_TEST_CLIENT_METADATA_ORIGINS.length) {
+    throw new Error('Bad configuration: SVC_TEST_CLIENT_METADATA_ORIGINS: for tests only, refused in production');
+  }
   if (e.SVC_OIDC_ISSUER && !e.SVC_OIDC_CLIENT_ID) throw new Error('Bad configuration: SVC_OIDC_CLIENT_ID: needed with SVC_OIDC_ISSUER');
   return {
     port: e.PORT,
@@ -92,6 +127,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     mailFrom: e.MAIL_FROM,
     oidc: e.SVC_OIDC_ISSUER ? { issuer: e.SVC_OIDC_ISSUER, clientId: e.SVC_OIDC_CLIENT_ID!, clientSecret: e.SVC_OIDC_CLIENT_SECRET } : undefined,
     moderators: e.SVC_MODERATORS,
+    verifiedClients: e.SVC_VERIFIED_CLIENTS,
+    testClientMetadataOrigins: e.SVC_TEST_CLIENT_METADATA_ORIGINS.map((origin) => new URL(origin).origin),
+    hostApprovals: e.SVC_HOST_APPROVALS,
+    widgetDomain: e.SVC_WIDGET_DOMAIN,
     logLevel: e.LOG_LEVEL,
     production: e.NODE_ENV === 'production',
   };

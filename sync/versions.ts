@@ -12,7 +12,8 @@ import type { SectionChange } from './padSections.ts';
  * (`blocks`, a checkpoint: ids and text hashes, the texts stored once by hash). The list at a version
  * is its nearest checkpoint at or before it with the deltas after that folded in.
  */
-export type Author = { id: string; kind: 'human' | 'agent' } | null;
+/** Who made a version, and which way it came in (`caller`: server/core/kernel/caller.ts), kept for attribution. */
+export type Author = { id: string; kind: 'human' | 'agent'; caller?: string | undefined } | null;
 export type VersionKind = 'create' | 'edit' | 'undo' | 'live';
 
 export const hashText = (text: string) => hash('sha256', text, 'hex').slice(0, 16);
@@ -47,7 +48,7 @@ export type VersionWrite = {
  * part selects from the bumped pad row: when the pad is past `previous`, nothing is written.
  */
 export async function recordVersion(conn: CommonQueryMethods, input: VersionWrite): Promise<number> {
-  const author = { id: input.author?.id ?? null, kind: input.author?.kind ?? null };
+  const author = { id: input.author?.id ?? null, kind: input.author?.kind ?? null, caller: input.author?.caller ?? null };
   const ids = [...new Set(input.changed)];
   // Most versions change blocks in place and nothing else: their delta already names them, and
   // `changed` is left null (read back by `changedIds`).
@@ -81,8 +82,8 @@ export async function recordVersion(conn: CommonQueryMethods, input: VersionWrit
       RETURNING version)
     ${logged}${texts}${sectioned},
     versioned AS (
-      INSERT INTO pad_versions (pad_id, version, kind, actor_id, actor_kind, changed, blocks, delta)
-      SELECT ${input.padId}, version, ${input.kind}, ${author.id}, ${author.kind}, ${changed}, ${blocks}::jsonb, ${delta}::jsonb
+      INSERT INTO pad_versions (pad_id, version, kind, actor_id, actor_kind, caller, changed, blocks, delta)
+      SELECT ${input.padId}, version, ${input.kind}, ${author.id}, ${author.kind}, ${author.caller}, ${changed}, ${blocks}::jsonb, ${delta}::jsonb
       FROM bumped)
     SELECT version FROM bumped`);
   if (version === null) throw new StaleVersion(input.padId, input.previous);

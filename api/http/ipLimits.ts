@@ -36,6 +36,16 @@ export const IP_ROUTES = {
   inviteRegister: { durationS: 3_600, tiers: { network: { name: 'net', points: 600 } } },
   /** GET /search as Markdown: 120 a minute. */
   search: { durationS: 60, tiers: { network: { name: 'net', points: 120 } } },
+  /** POST /oauth/register: 2,000 an hour per network. */
+  oauthRegister: { durationS: 3_600, tiers: { network: { name: 'net', points: 2_000 } } },
+  /** POST /oauth/register: 30 an hour per client key (the network with the client's name and redirect hosts). */
+  oauthRegisterClient: { durationS: 3_600, tiers: { network: { name: 'client', points: 30 } } },
+  /** POST /oauth/token: 6,000 a minute per network. */
+  oauthToken: { durationS: 60, tiers: { network: { name: 'net', points: 6_000 } } },
+  /** POST /oauth/token: 300 a minute per client key (its client_id). */
+  oauthTokenClient: { durationS: 60, tiers: { network: { name: 'client', points: 300 } } },
+  /** GET /oauth/authorize with a URL client_id (each may cost a fetch of its metadata document): 60 per 10 minutes. */
+  oauthAuthorizeUrl: { durationS: 600, tiers: { network: { name: 'net', points: 60 } } },
   /** Signed-out GETs of `/`, `/explore`, `/t/…`, `/p/…` and `/h/…`, HTML and Markdown, 304s too: 120 a minute. */
   signedOutRead: { durationS: 60, paced: true, tiers: { network: { name: 'net', points: 120 } } },
 } satisfies Record<string, Route>;
@@ -61,6 +71,8 @@ function expandV6(ip: string): string[] {
 
 export type IpLimits = {
   take(route: IpRoute, ip: string): Promise<void>;
+  /** Counts one request of a route kept per client key rather than per address (the OAuth routes' "per client key"). */
+  takeKey(route: IpRoute, key: string): Promise<void>;
   /** The route's number per network in force here (a paced route's, scaled). */
   points(route: IpRoute): number;
   close(): Promise<void>;
@@ -93,6 +105,18 @@ export async function createIpLimits(redisUrl: string | undefined, log: Logger, 
     }
     return found;
   };
+  const consume = async (route: IpRoute, tier: Tier, key: string, who: string) => {
+    try {
+      await limiter(route, tier).consume(key);
+    } catch (refusal) {
+      if (!(refusal instanceof RateLimiterRes)) throw refusal;
+      const seconds = Math.max(1, Math.ceil(refusal.msBeforeNext / 1000));
+      throw new AppError('rate_limited', `Too many requests from ${who} to this route: ${pointsOf(route, tier)} per ${IP_ROUTES[route].durationS / 60} minutes. Try again in ${seconds} s.`, {
+        retry_after_seconds: seconds,
+        retryAfterSeconds: seconds,
+      });
+    }
+  };
   return {
     async take(route, ip) {
       const networks = networksOf(ip);
@@ -100,19 +124,10 @@ export async function createIpLimits(redisUrl: string | undefined, log: Logger, 
       for (const name of ['network', 'wide48', 'wide'] as const) {
         const tier = tiers[name];
         const key = networks[name];
-        if (!tier || !key) continue;
-        try {
-          await limiter(route, tier).consume(key);
-        } catch (refusal) {
-          if (!(refusal instanceof RateLimiterRes)) throw refusal;
-          const seconds = Math.max(1, Math.ceil(refusal.msBeforeNext / 1000));
-          throw new AppError('rate_limited', `Too many requests from your network to this route: ${pointsOf(route, tier)} per ${IP_ROUTES[route].durationS / 60} minutes. Try again in ${seconds} s.`, {
-            retry_after_seconds: seconds,
-            retryAfterSeconds: seconds,
-          });
-        }
+        if (tier && key) await consume(route, tier, key, 'your network');
       }
     },
+    takeKey: (route, key) => consume(route, IP_ROUTES[route].tiers.network, key, 'this client'),
     points: (route) => pointsOf(route, IP_ROUTES[route].tiers.network),
     async close() {
       if (redis) await redis.quit().catch(() => redis.disconnect());
@@ -120,10 +135,13 @@ export async function createIpLimits(redisUrl: string | undefined, log: Logger, 
   };
 }
 
-/** Counts one request of the route from the caller's address; a refusal is `429` with `RateLimit: "ip";r=0;t=<n>`. */
-export async function takeIpLimit(limits: IpLimits, route: IpRoute, ctx: Context): Promise<void> {
+/**
+ * Counts one request of the route from the caller's address (or, with `key`, under that client key);
+ * a refusal is `429` with `RateLimit: "ip";r=0;t=<n>`.
+ */
+export async function takeIpLimit(limits: IpLimits, route: IpRoute, ctx: Context, key?: string): Promise<void> {
   try {
-    await limits.take(route, ctx.ip);
+    await (key === undefined ? limits.take(route, ctx.ip) : limits.takeKey(route, key));
   } catch (error) {
     if (error instanceof AppError && error.code === 'rate_limited') ctx.set('RateLimit', `"ip";r=0;t=${error.details.retry_after_seconds}`);
     throw error;

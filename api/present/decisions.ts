@@ -15,7 +15,14 @@ export function presentDecidedEdit(out: DecidedEdit, input: { decision?: string 
     const where = decision.thread_id ? `open_thread "${decision.thread_id}" and catch_up show it` : 'the pad has no thread to show it in';
     return {
       ...result,
-      parts: [...result.parts, line(`Recorded the decision ${decision.id} with version ${out.outcome.version}: ${where}.`)],
+      parts: [
+        ...result.parts,
+        line(
+          decision.proposed
+            ? `Recorded ${decision.id} with version ${out.outcome.version} as a proposed decision: an assistant's decisions stay proposals until its person decides on the web; ${where}.`
+            : `Recorded the decision ${decision.id} with version ${out.outcome.version}: ${where}.`,
+        ),
+      ],
       data: { ...result.data, decision_id: decision.id },
     };
   }

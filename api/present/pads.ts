@@ -1,3 +1,4 @@
+import { callerNote } from '../../schema/callers.ts';
 import { inline, linkForm } from '../../server/core/kernel/framing.ts';
 import { NO_THREADS, outlineRows, outlineTable, wholeText, type PadStatus } from '../../server/core/pads/sections.ts';
 import type { PadEdit, PadUndo } from '../../server/core/pads/padEdits.ts';
@@ -72,7 +73,8 @@ export const presentCreatedPad = (out: CreatedPad): Answer<'create_pad'> => ({
 export const PAD_TEXT_CLIP = 40_000;
 
 /** A writer as agents read them: the name, then whether a person or an agent. */
-export const writerLabel = (writer: Pick<Writer, 'name' | 'kind'>) => `${inline(writer.name)} (${writer.kind === 'agent' ? 'agent' : 'person'})`;
+export const writerLabel = (writer: Pick<Writer, 'name' | 'kind' | 'caller'>) =>
+  `${inline(writer.name)} (${writer.kind === 'agent' ? 'agent' : 'person'}${callerNote(writer.caller) ? `, ${inline(callerNote(writer.caller))}` : ''})`;
 const writerData = (writer: Writer) => ({ participant_id: writer.id, kind: writer.kind });
 
 /** The outline table with a last column naming each section's last writer. */
@@ -201,7 +203,7 @@ export function presentPadHistory(history: PadHistory): Answer<'ui_pad_history'>
       version: history.version,
       versions: versions.map((v) => ({ ...v, at: new Date(v.at).toISOString() })),
       nextBefore: history.nextBefore,
-      authors: Object.fromEntries([...history.writers].map(([blockId, w]) => [blockId, { id: w.id, name: w.name, kind: w.kind }])),
+      authors: Object.fromEntries([...history.writers].map(([blockId, w]) => [blockId, { id: w.id, name: w.name, kind: w.kind, ...(w.caller ? { caller: w.caller } : {}) }])),
     }),
   };
 }

@@ -1,4 +1,5 @@
 import { inline } from '../../server/core/kernel/framing.ts';
+import { callerNote } from '../../schema/callers.ts';
 import { REACTIONS, type PostView } from '../../server/core/threads/posts.ts';
 import { line, said, type TextPart } from '../../server/core/kernel/result.ts';
 
@@ -12,7 +13,8 @@ const EMOJI: Record<string, string> = REACTIONS;
  */
 export function postParts(post: PostView, options: { clip?: number; whole?: string; marks?: boolean } = {}): TextPart[] {
   const marks = options.marks ?? true;
-  const author = `${inline(post.author.name)}${post.author.kind === 'agent' ? ' (agent)' : ''}`;
+  const note = callerNote(post.caller);
+  const author = `${inline(post.author.name)}${post.author.kind === 'agent' ? ' (agent)' : ''}${note ? ` (${inline(note)})` : ''}`;
   const parts: TextPart[] = [line(''), line(`**${author}** · ${new Date(post.created_at).toISOString()} · ${post.id} · seq ${post.seq}`)];
   if (post.reply_to) parts.push(line(`reply to ${post.reply_to}`));
   if (marks && post.is_answer) parts.push(line('**marked as the answer**'));

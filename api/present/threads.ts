@@ -98,6 +98,7 @@ export const postView = (p: PostView, clipAt: number, mine: readonly string[]): 
   seq: p.seq,
   // A folded post's links are not live, whoever wrote it.
   author: p.folded ? { ...p.author, reach: false } : p.author,
+  ...(p.caller ? { caller: p.caller } : {}),
   body: clip(p.body, clipAt).text,
   created: new Date(p.created_at).toISOString(),
   ...(p.reply_to ? { reply_to: p.reply_to } : {}),
@@ -148,12 +149,12 @@ export function taskLines(tasks: readonly Task[]): TextPart[] {
 /** Decisions: who decided what on which pad and version; the text is participant text, framed. */
 export function decisionParts(decisions: readonly Decision[]): TextPart[] {
   return decisions.flatMap((d) => [
-    line(`- ${d.id} · pad ${inline(d.pad_title)} (${d.pad_id}) version ${d.pad_version} · by ${inline(d.by.name)}${d.by.kind === 'agent' ? ' (agent)' : ''} · ${iso(d.at)}:`),
+    line(`- ${d.id}${d.proposed ? ' (proposed)' : ''} · pad ${inline(d.pad_title)} (${d.pad_id}) version ${d.pad_version} · by ${inline(d.by.name)}${d.by.kind === 'agent' ? ' (agent)' : ''} · ${iso(d.at)}:`),
     said(d.text),
   ]);
 }
 
-export const decisionData = (d: Decision): DecisionData => ({ id: d.id, pad_id: d.pad_id, pad_version: d.pad_version, by: d.by.id, at: iso(d.at) });
+export const decisionData = (d: Decision): DecisionData => ({ id: d.id, pad_id: d.pad_id, pad_version: d.pad_version, by: d.by.id, at: iso(d.at), ...(d.proposed ? { proposed: true } : {}) });
 export const decisionView = (d: Decision): DecisionView => ({ id: d.id, pad_id: d.pad_id, pad_title: d.pad_title, text: d.text, by: d.by, at: iso(d.at) });
 
 /** The line under a thread's heading: ids, status, answer, size, version. */

@@ -92,6 +92,14 @@ export type Tool = {
   agentKeyOnly: boolean;
   /** The errors it answers beside those every tool does (SPEC part 7), from its kind and declarations (`errorsOf`). */
   errors: ToolErrors;
+  /**
+   * Whether a call is an approval (SPEC part 2 "Hub roles and rights": verify, invite, let people in,
+   * set roles, switch modes, publish, take over): a person's assistant makes it only with a click in
+   * the view, and never with `SVC_HOST_APPROVALS=off`.
+   */
+  approves?: ((input: Record<string, unknown>) => boolean) | undefined;
+  /** Answers with a card in an assistant host's MCP Apps view (`_meta.ui.resourceUri`). */
+  card?: true | undefined;
   policy(input: Record<string, unknown>): Policy<unknown>;
   run(context: unknown, input: Record<string, unknown>, target: unknown): Promise<unknown>;
   present(out: unknown, input: Record<string, unknown>): Result;
@@ -110,6 +118,10 @@ type Common<I extends z.ZodObject, T, O> = {
   audience?: Audience;
   /** Only for an agent on its own key; unknown to every other connection. */
   agentKeyOnly?: boolean;
+  /** Which of its calls are approvals, which an assistant makes only with a click in the view (`Tool['approves']`). */
+  approves?: (input: z.output<I>) => boolean;
+  /** Shown as a card in an assistant host's view. */
+  card?: true;
   /**
    * Refusals of its own core beside those its kind brings (`errorsOf`), each with when: a limit of
    * its own (`rate_limited`), a state that rules the call out (`conflict`).
@@ -209,7 +221,9 @@ function finish<I extends z.ZodObject, T, O>(
     ...(texts.length ? { texts } : {}),
     idempotent: annotations.readOnlyHint || (annotations.idempotentHint ?? false),
     agentKeyOnly,
-    errors: errorsOf({ commit, limits, keyed, texts, agentKeyOnly, refuses: definition.refuses ?? {} }),
+    errors: errorsOf({ commit, limits, keyed, texts, agentKeyOnly, approves: definition.approves !== undefined, refuses: definition.refuses ?? {} }),
+    ...(definition.approves ? { approves: definition.approves as Tool['approves'] } : {}),
+    ...(definition.card ? { card: true as const } : {}),
     policy: definition.policy as Tool['policy'],
     run: definition.run as Tool['run'],
     present: definition.present as Tool['present'],
@@ -234,7 +248,15 @@ const LIMIT_WINDOWS: Record<Limit, string> = {
   hubJoin: 'hub joins and join requests an hour',
 };
 
-type Declared = { commit: Tool['commit']; limits: readonly Limit[]; keyed: boolean; texts: readonly string[]; agentKeyOnly: boolean; refuses: Partial<Record<ErrorCode, string>> };
+type Declared = {
+  commit: Tool['commit'];
+  limits: readonly Limit[];
+  keyed: boolean;
+  texts: readonly string[];
+  agentKeyOnly: boolean;
+  approves: boolean;
+  refuses: Partial<Record<ErrorCode, string>>;
+};
 
 /**
  * What the pipeline (`invoke.ts`) answers for a tool of this kind and these declarations: an
@@ -252,6 +274,7 @@ function errorsOf(tool: Declared): ToolErrors {
     add('forbidden', 'A sub-agent key');
     add('not_found', "Any connection but an agent's own key (\"Unknown tool.\")");
   }
+  if (tool.approves) add('forbidden', "An approval by a person's assistant (OAuth) with no click in the view, or by any host with SVC_HOST_APPROVALS=off: approveOnWeb names the page");
   if (tool.texts.length) add('invalid', `${tool.texts.join(' or ')} looks like it holds a secret (a key, a token, a password in a URL), without confirm_sensitive: true`);
   if (tool.keyed) add('conflict', 'An idempotency_key reused with other arguments');
   if (write) add('locked', "The agent's human paused it, or the hub's owner or a helper paused the hub's agents");

@@ -6,6 +6,7 @@ import { ShowDotpadInput } from '../../schema/tools/home.ts';
 
 export const showDotpadTool = readTool({
   name: 'show_dotpad',
+  card: true,
   title: 'Home',
   kind: 'read',
   description: 'Start here: your threads (newest activity, new posts), tasks needing you, your hubs and unread inbox count.',

@@ -24,6 +24,7 @@ export const createHubTool = writeTool({
 
 export const openHubTool = readTool({
   name: 'open_hub',
+  card: true,
   title: 'Open a hub',
   kind: 'read',
   description:

@@ -12,6 +12,7 @@ export const inviteTool = writeTool({
   kind: 'destructive',
   description: 'Owner and helpers: a private invite link (shown once) to a hub, thread or pad.',
   input: InviteInput,
+  approves: () => true,
   policy: (input) => inviteInto(input.to),
   run: ({ core, actor, tx }, input, target) => createInvite(core, tx, actor, target, input),
   present: presentInvite,

@@ -12,7 +12,9 @@ import { line, type Result } from '../../server/core/kernel/result.ts';
 import type { Tool } from './defineTool.ts';
 import type { PlannedWrite } from '../../server/db/plannedWrite.ts';
 import { linkNotes } from '../../server/core/identity/linking.ts';
-import { refuseAsAgent } from '../../server/core/identity/asAgent.ts';
+import { asAgentActor } from '../../server/core/identity/asAgent.ts';
+import { issueViewToken } from '../../server/core/identity/viewTokens.ts';
+import { needsClick, refuseHostApproval, refuseWithoutClick, spendClick } from './hostCalls.ts';
 import { requireCleanText } from './hygiene.ts';
 import { refusePossibleSecrets } from '../../server/core/limits/possibleSecrets.ts';
 import { limitReply } from './limitReply.ts';
@@ -25,7 +27,11 @@ const ALIASES: Record<string, string> = { page_id: 'pad_id', board: 'hub' };
 
 const KEY_WARNING_MS = 14 * 24 * 3_600_000;
 
-export type Invocation = { tool: Tool; result: Result };
+/**
+ * `actor` is who the call ran as (the agent `as_agent` named, a click's person); `viewToken` the next
+ * click token, on an assistant host's app-only results.
+ */
+export type Invocation = { tool: Tool; result: Result; actor: Actor; viewToken?: string };
 
 /**
  * The one pipeline every door runs (MCP, REST, the web app's tools and its settings), in this order:
@@ -35,7 +41,7 @@ export type Invocation = { tool: Tool; result: Result };
  */
 export async function invoke(
   core: Core,
-  actor: Actor,
+  caller: Actor,
   name: string,
   raw: unknown,
   surface: Surface,
@@ -44,21 +50,28 @@ export async function invoke(
 ): Promise<Invocation> {
   const tool = findTool(name, surface);
   // A tool for an agent's own key, or a settings operation for a web session, is unknown to any other caller.
-  if (!tool || (tool.agentKeyOnly && actor.via !== 'agent_key') || (tool.audience === 'settings' && actor.via !== 'session')) {
+  if (!tool || (tool.agentKeyOnly && caller.via !== 'agent_key') || (tool.audience === 'settings' && caller.via !== 'session')) {
     throw new AppError('not_found', 'Unknown tool.');
   }
-  if (tool.agentKeyOnly && actor.grant) throw new AppError('forbidden', `A sub-agent key cannot call ${tool.name}; the agent that made it can.`);
-  const { input, ignored, asAgent } = await parse(tool, raw);
-  if (asAgent !== undefined) await refuseAsAgent(core, actor, asAgent);
+  if (tool.agentKeyOnly && caller.grant) throw new AppError('forbidden', `A sub-agent key cannot call ${tool.name}; the agent that made it can.`);
+  const { input, ignored, asAgent, viewToken } = await parse(tool, raw);
+  let actor = asAgent === undefined ? caller : await asAgentActor(core, caller, asAgent);
 
   const needed = tool.readOnly ? 'svc:read' : 'svc:write';
   if (!actor.scopes.includes(needed)) {
     throw new AppError('forbidden', `This connection lacks the ${needed} scope that ${tool.name} needs.`);
   }
+  // The view's buttons over OAuth: a click token proves the person clicked (spent in the write's transaction).
+  const click = needsClick(tool, actor) ? viewToken : undefined;
+  if (needsClick(tool, actor)) {
+    refuseWithoutClick(core, tool, actor, viewToken, input);
+    actor = { ...actor, clicked: true };
+  }
+  refuseHostApproval(core, tool, actor, input);
 
   let result: Result;
   try {
-    result = await execute(core, actor, tool, input, signal);
+    result = await execute(core, actor, tool, input, signal, click);
   } catch (error) {
     // A refusal of the agent's own pace counts toward its cooldown; the one that starts it says so.
     if (error instanceof PaceRefused && error.own) throw (await noteRefusal(core, actor)) ?? error;
@@ -89,7 +102,9 @@ export async function invoke(
     parts.push(line(`Asked to link you: ${who}. If you know them, link action "confirm" with their handle; otherwise "decline".`));
   }
   if (ignored.length) parts.push(line(`Ignored arguments (${tool.name} does not take them): ${ignoredList(tool, ignored, input)}.`));
-  return { tool, result: { ...result, parts, data } };
+  // Every app-only result to a known assistant host carries the view's next click token.
+  const next = actor.via === 'oauth' && tool.audience === 'app' && actor.oauth?.knownHost ? await core.db.write((tx) => issueViewToken(tx, actor)) : null;
+  return { tool, result: { ...result, parts, data }, actor, ...(next ? { viewToken: next.token } : {}) };
 }
 
 /** The ignored arguments, each with the field it seems meant for: "assign_to (it takes assignee)". */
@@ -105,14 +120,18 @@ export async function checkInput(name: string, raw: unknown): Promise<void> {
   }
 }
 
-/** `as_agent` is every tool's (SPEC part 4 "Common inputs"), taken out here and answered by refuseAsAgent. */
-async function parse(tool: Tool, raw: unknown): Promise<{ input: Record<string, unknown>; ignored: string[]; asAgent: unknown }> {
+/**
+ * `as_agent` is every tool's (SPEC part 4 "Common inputs"), taken out here and answered by
+ * asAgentActor; so is `view_token`, which only the view sets (a click token, spent by app-only writes).
+ */
+async function parse(tool: Tool, raw: unknown): Promise<{ input: Record<string, unknown>; ignored: string[]; asAgent: unknown; viewToken: string | undefined }> {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     throw new AppError('invalid', 'Input validation error: the arguments must be a JSON object.', { issues: [{ path: '', message: 'Expected an object.' }] });
   }
   requireCleanText(raw);
   const shape = tool.input.shape as Record<string, z.ZodType>;
-  const { as_agent: asAgent, ...args } = raw as Record<string, unknown>;
+  const { as_agent: asAgent, view_token: token, ...args } = raw as Record<string, unknown>;
+  const viewToken = typeof token === 'string' && token !== '' ? token : undefined;
   for (const [old, current] of Object.entries(ALIASES)) {
     if (Object.hasOwn(args, old) && current in shape && !Object.hasOwn(args, current)) {
       args[current] = args[old];
@@ -127,10 +146,10 @@ async function parse(tool: Tool, raw: unknown): Promise<{ input: Record<string, 
   if (tool.texts && input.confirm_sensitive !== true) {
     await refusePossibleSecrets(tool.texts.flatMap((path) => (typeof input[path] === 'string' ? [{ path, text: input[path] }] : [])));
   }
-  return { input, ignored, asAgent };
+  return { input, ignored, asAgent, viewToken };
 }
 
-async function execute(core: Core, actor: Actor, tool: Tool, input: Record<string, unknown>, signal: AbortSignal | undefined): Promise<Result> {
+async function execute(core: Core, actor: Actor, tool: Tool, input: Record<string, unknown>, signal: AbortSignal | undefined, click: string | undefined): Promise<Result> {
   const policy = unlessPaused(tool, tool.policy(input));
   if (tool.commit === 'read') {
     if (actor.kind === 'agent') core.pace.read(actor.id);
@@ -149,6 +168,8 @@ async function execute(core: Core, actor: Actor, tool: Tool, input: Record<strin
       // first, on a connection that is turned away as busy when none comes in time, as a write's is.
       const looked = await core.db.readOrBusy(async (conn) => ({ target: await policy({ core, conn, actor }), earlier: await key?.earlier(conn) }));
       if (looked.earlier) return looked.earlier;
+      // Its own transaction is the core's: the click is spent just before it.
+      if (click) await core.db.writeOrBusy((tx) => spendClick(core, tx, actor, click, input));
       const write: PlannedWrite<unknown> | undefined = key ? { commit: (tx, out) => key.store(tx, finished(out, null)) } : undefined;
       return finished(await tool.run({ core, actor, write }, input, looked.target), null);
     }
@@ -158,6 +179,7 @@ async function execute(core: Core, actor: Actor, tool: Tool, input: Record<strin
         // A replay is the first call's answer: it is not counted again.
         const earlier = await key?.earlier(tx);
         if (earlier) return earlier;
+        if (click) await spendClick(core, tx, actor, click, input);
         const allowance = await admit(core, tx, actor, tool.limits, placeOf(target, input), tool.name);
         const result = finished(await tool.run({ core, actor, tx }, input, target), allowance);
         await key?.store(tx, result);
@@ -181,9 +203,10 @@ async function execute(core: Core, actor: Actor, tool: Tool, input: Record<strin
     let allowance: Allowance | null = null;
     // Counted and recorded in the core's own transaction, with what the call answers.
     const write: PlannedWrite<unknown> | undefined =
-      key || tool.limits.length
+      key || tool.limits.length || click
         ? {
             async commit(tx, out) {
+              if (click) await spendClick(core, tx, actor, click, input);
               const saved = tool.savedChars ? { ...place, chars: tool.savedChars(out) } : place;
               allowance = await admit(core, tx, actor, tool.limits, saved, tool.name, facts);
               await key?.store(tx, finished(out, allowance));

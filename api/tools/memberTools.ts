@@ -8,6 +8,9 @@ import { presentFlagMove, presentPostModeration } from '../present/threads.ts';
 import { writeTool } from './defineTool.ts';
 import { ModerateInput, SetHubGuideInput, SetHubVisibilityInput } from '../../schema/tools/members.ts';
 
+/** Letting people in and setting roles: approvals (SPEC part 2), which an assistant makes only with a click in the view. */
+const APPROVALS = new Set<string>(['let_in', 'turn_away', 'name_helper', 'name_member']);
+
 export const moderateTool = writeTool({
   name: 'moderate',
   keyed: true,
@@ -17,6 +20,7 @@ export const moderateTool = writeTool({
     'Owner, helpers: let_in or turn_away a join request, remove (hub, who); pause_agents, unpause_agents (hub); hide, unhide, delete a post (post_id); settle a flag (thread_id). Owner: name_helper, name_member.',
   input: ModerateInput,
   refuses: { conflict: 'let_in to a hub of 5,000 members' },
+  approves: (input) => APPROVALS.has(input.action),
   policy: (input) => moderationTarget(input),
   run: async ({ actor, tx }, input, target) => {
     if (target.kind === 'post') return moderatePost(tx, actor, target, target.action);
@@ -47,6 +51,8 @@ export const setHubVisibilityTool = writeTool({
   kind: 'destructive',
   description: 'Owner: make the hub public or private, and say whether it takes guests. Without confirm, only previews an audience change.',
   input: SetHubVisibilityInput,
+  // Publishing or making private, not its preview.
+  approves: (input) => input.confirm === true,
   policy: (input) => hubWith(input.hub, 'audience', 'Only the owner of this hub publishes it or makes it private.'),
   run: ({ core, tx }, input, { hub }) => setHubVisibility(core, tx, hub, input),
   present: presentVisibility,

@@ -14,6 +14,7 @@ import { WaitForChangesInput } from '../../schema/tools/inbox.ts';
 
 export const createPadTool = liveWriteTool({
   name: 'create_pad',
+  card: true,
   title: 'Create a pad',
   kind: 'write',
   description:
@@ -29,6 +30,7 @@ export const createPadTool = liveWriteTool({
 
 export const openPadTool = readTool({
   name: 'open_pad',
+  card: true,
   title: 'Open a pad',
   kind: 'read',
   description:

@@ -16,6 +16,7 @@ import { createTaskTool, listTasksTool, submitResultTool, takeTaskTool, updateTa
 import { settingsAccountTools } from './settingsAccountTools.ts';
 import { settingsAgentTools } from './settingsAgentTools.ts';
 import { settingsModeratorTools } from './settingsModeratorTools.ts';
+import { viewButtons, viewSessionTool } from './viewTools.ts';
 
 /**
  * The one tool registry: MCP tools/list, GET /api/v1/tools and /openapi.json are all made from it, and
@@ -61,6 +62,8 @@ export const tools: readonly Tool[] = [
   threadGuestsTool,
   showDotpadTool,
   searchTool,
+  viewSessionTool,
+  ...viewButtons,
   ...settingsAgentTools,
   ...settingsAccountTools,
   ...settingsModeratorTools,
@@ -68,11 +71,15 @@ export const tools: readonly Tool[] = [
 
 export const modelTools = tools.filter((tool) => tool.audience === 'model');
 
-/** The doors: `model` is MCP and `/api/v1`, `app` the web app's `/api/tools/:name`, `settings` its `/api/settings/:op`. */
-export type Surface = 'model' | 'app' | 'settings';
+/**
+ * The doors: `model` is MCP for agent keys and `/api/v1`, `host` MCP for an assistant host over OAuth
+ * (its MCP Apps view calls the app-only tools), `app` the web app's `/api/tools/:name`, `settings` its
+ * `/api/settings/:op`.
+ */
+export type Surface = 'model' | 'host' | 'app' | 'settings';
 
 /** The audiences each door serves: a settings operation is served on the settings door alone, and that door serves nothing else. */
-const SERVED: Record<Surface, readonly Audience[]> = { model: ['model'], app: ['model', 'app'], settings: ['settings'] };
+const SERVED: Record<Surface, readonly Audience[]> = { model: ['model'], host: ['model', 'app'], app: ['model', 'app'], settings: ['settings'] };
 
 const byName = new Map(tools.map((tool) => [tool.name, tool]));
 

@@ -15,20 +15,37 @@ export function restBody(result: Result) {
   return { text: resultText(result), data: result.data, api: API_VERSION };
 }
 
-export function mcpResult(result: Result) {
+/**
+ * A result over MCP. An assistant host's (`host`) also carries the card's view model and the view's
+ * next click token, for its MCP Apps view (SPEC part 4 "MCP result shape"); never an agent key's.
+ */
+export function mcpResult(result: Result, host?: { view: true; viewToken: string | undefined }) {
+  const view = host ? result.view?.() : undefined;
   return {
     content: [{ type: 'text' as const, text: resultText(result) }],
     structuredContent: result.data,
-    _meta: { 'svc/api': API_VERSION },
+    _meta: {
+      'svc/api': API_VERSION,
+      ...(view !== undefined && view !== null ? { 'svc/view': view } : {}),
+      ...(host?.viewToken ? { 'svc/viewToken': host.viewToken } : {}),
+    },
   };
 }
 
-/** Errors over MCP are tool results with `isError`, carrying the body REST would answer. */
+/**
+ * Errors over MCP are tool results with `isError`, carrying the body REST would answer; where the
+ * person must act on the web, the page is in `_meta` too, where hosts look for it.
+ */
 export function mcpError(error: AppError) {
+  const { approve_on_web: approve, act_on_web: act } = error.details;
   return {
     content: [{ type: 'text' as const, text: error.message }],
     structuredContent: error.toBody(),
     isError: true,
-    _meta: { 'svc/api': API_VERSION },
+    _meta: {
+      'svc/api': API_VERSION,
+      ...(typeof approve === 'string' ? { 'svc/approveOnWeb': approve } : {}),
+      ...(typeof act === 'string' ? { 'svc/actOnWeb': act } : {}),
+    },
   };
 }

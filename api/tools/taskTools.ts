@@ -9,6 +9,7 @@ const stateRulesOut = { conflict: 'The task is in a state that rules it out (the
 
 export const createTaskTool = writeTool({
   name: 'create_task',
+  card: true,
   keyed: true,
   title: 'Create a task',
   kind: 'write',
@@ -23,6 +24,7 @@ export const createTaskTool = writeTool({
 
 export const takeTaskTool = writeTool({
   name: 'take_task',
+  card: true,
   keyed: true,
   title: 'Take a task',
   kind: 'write',
@@ -36,6 +38,7 @@ export const takeTaskTool = writeTool({
 
 export const submitResultTool = writeTool({
   name: 'submit_result',
+  card: true,
   keyed: true,
   title: 'Hand in a result',
   kind: 'write',
@@ -51,6 +54,7 @@ export const submitResultTool = writeTool({
 
 export const updateTaskTool = writeTool({
   name: 'update_task',
+  card: true,
   keyed: true,
   title: 'Update a task',
   kind: 'destructive',
@@ -65,6 +69,7 @@ export const updateTaskTool = writeTool({
 
 export const listTasksTool = readTool({
   name: 'list_tasks',
+  card: true,
   title: 'Tasks',
   kind: 'read',
   description: 'Tasks you may see, newest first; 20 a page.',

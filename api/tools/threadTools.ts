@@ -11,6 +11,7 @@ import { MarkAnswerInput, OpenThreadInput, PostReplyInput, ReactInput, StartThre
 // A live write: the pad a thread is about and the caller's standing are read before its transaction.
 export const startThreadTool = liveWriteTool({
   name: 'start_thread',
+  card: true,
   title: 'Start a thread',
   kind: 'write',
   description:
@@ -26,6 +27,7 @@ export const startThreadTool = liveWriteTool({
 
 export const postReplyTool = writeTool({
   name: 'post_reply',
+  card: true,
   title: 'Post a reply',
   kind: 'write',
   description:
@@ -43,6 +45,7 @@ export const postReplyTool = writeTool({
 
 export const openThreadTool = readTool({
   name: 'open_thread',
+  card: true,
   title: 'Open a thread',
   kind: 'read',
   description:

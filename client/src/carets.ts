@@ -4,6 +4,7 @@
 import { Extension, type Editor } from '@tiptap/core'
 import { Plugin, PluginKey } from '@tiptap/pm/state'
 import { Decoration, DecorationSet, type DecorationAttrs } from '@tiptap/pm/view'
+import { callerNote } from '../../schema/callers.ts'
 import type { PadHistoryView } from './api'
 
 /** Caret colours; editor.css defines `.caret-color-<index>` for each, in this order. */
@@ -82,7 +83,8 @@ export function presentPeople(states: Map<number, Record<string, unknown>>, self
 }
 
 /** A writer's name and whether a person or an agent, as the pad page shows them. */
-export const writerLabel = (writer: Pick<CaretUser, 'name' | 'kind'>) => `${displayName(writer)} (${writer.kind === 'agent' ? 'agent' : 'person'})`
+export const writerLabel = (writer: Pick<CaretUser, 'name' | 'kind'> & { caller?: string | undefined }) =>
+  `${displayName(writer)} (${writer.kind === 'agent' ? 'agent' : 'person'}${callerNote(writer.caller) ? `, ${callerNote(writer.caller)}` : ''})`
 
 /** A block's last writer, as the history tool names them. */
 export type BlockAuthor = PadHistoryView['authors'][string]

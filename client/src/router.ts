@@ -46,7 +46,8 @@ export function nextPage(): string | undefined {
 
 export function navigate(to: string, options: { replace?: boolean } = {}): void {
   const url = new URL(to, location.href)
-  if (url.origin !== location.origin) {
+  // Another site, or a page the server renders itself (the OAuth consent page, back after sign-in).
+  if (url.origin !== location.origin || url.pathname.startsWith('/oauth/')) {
     location.assign(url)
     return
   }

@@ -19,6 +19,7 @@ import {
   UndoData,
   UndoEditInput,
 } from './pads.ts';
+import { ViewSessionData, ViewSessionInput } from './viewSession.ts';
 import { SearchData, SearchInput, SearchView } from './search.ts';
 import { CreateTaskInput, ListTasksInput, SubmitResultInput, TakeTaskInput, TaskChangeData, TaskChangeView, TaskPageData, TaskPageView, UpdateTaskInput } from './tasks.ts';
 import {
@@ -90,6 +91,16 @@ export const toolContracts = {
   rotate_key: { input: RotateKeyInput, data: RotatedData },
   set_handle: { input: SetHandleInput, data: HandleData },
   mint_subagent: { input: MintSubagentInput, data: MintedData },
+  // The MCP Apps view's own tools: its first call, and its buttons (the model tools they name).
+  ui_view_session: { input: ViewSessionInput, data: ViewSessionData },
+  ui_post_reply: { input: PostReplyInput, data: PostedReplyData.or(PostedDmData), view: DmPostedView.nullable() },
+  ui_react: { input: ReactInput, data: ReactData },
+  ui_mark_answer: { input: MarkAnswerInput, data: MarkAnswerData },
+  ui_take_task: { input: TakeTaskInput, data: TaskChangeData, view: TaskChangeView },
+  ui_update_task: { input: UpdateTaskInput, data: TaskChangeData, view: TaskChangeView },
+  ui_moderate: { input: ModerateInput, data: ModerateData },
+  ui_invite: { input: InviteInput, data: InviteData },
+  ui_set_hub_visibility: { input: SetHubVisibilityInput, data: HubVisibilityData },
 } satisfies Record<string, Contract>;
 
 type Contracts = typeof toolContracts;

@@ -103,7 +103,8 @@ export const PadHistoryInput = z.object({
   before: seqNumber.optional().describe('Only versions before this one (the next page).'),
 });
 
-const Writer = z.object({ id: z.string(), name: z.string(), kind: Kind });
+/** `caller`: which way the change came in (`assistant`, `via <host>`, `agent`, `direct`), where it was kept. */
+const Writer = z.object({ id: z.string(), name: z.string(), kind: Kind, caller: z.string().optional() });
 
 export const PadVersionView = z.object({
   version: z.number(),

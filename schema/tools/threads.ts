@@ -84,7 +84,7 @@ export const PostData = z.object({
 });
 export type PostData = z.infer<typeof PostData>;
 
-export const DecisionData = z.object({ id: z.string(), pad_id: z.string(), pad_version: z.number(), by: z.string(), at: z.string() });
+export const DecisionData = z.object({ id: z.string(), pad_id: z.string(), pad_version: z.number(), by: z.string(), at: z.string(), proposed: z.literal(true).optional() });
 export type DecisionData = z.infer<typeof DecisionData>;
 
 /** What open_thread's and catch_up's data begin with: the thread's ids and states. */
@@ -118,6 +118,8 @@ export const ThreadPostView = z.object({
   seq: z.number(),
   /** `reach`: the author reads verified, so their links are live. */
   author: z.object({ id: z.string(), name: z.string(), kind: Kind, reach: z.boolean() }),
+  /** Which way it came in: `assistant`, `via <host>`, `agent` or `direct`; absent on older posts. */
+  caller: z.string().optional(),
   body: z.string(),
   created: z.string(),
   reply_to: z.string().optional(),

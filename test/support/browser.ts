@@ -25,15 +25,20 @@ function newestMtime(path: string): number {
   return Math.max(stat.mtimeMs, ...readdirSync(path).map((name) => newestMtime(join(path, name))));
 }
 
-/** The server serves client/dist as it finds it at start, so build it when missing or older than its sources. */
+/**
+ * The server serves client/dist (and the MCP Apps view, client/dist-view) as it finds them at start,
+ * so build each when missing or older than its sources.
+ */
 export function ensureClientBuilt() {
-  const sources = ['client/src', 'client/public', 'client/index.html', 'client/vite.config.ts', 'schema/pad.ts'].map((p) => join(ROOT, p)).filter(existsSync);
-  if (existsSync(DIST_INDEX) && statSync(DIST_INDEX).mtimeMs >= Math.max(...sources.map(newestMtime))) return;
-  const built = spawnSync(process.execPath, [join(ROOT, 'node_modules/vite/bin/vite.js'), 'build', '--config', 'client/vite.config.ts', '--logLevel', 'warn'], {
-    cwd: ROOT,
-    encoding: 'utf8',
-  });
-  if (built.status !== 0) throw new Error(`client build failed:\n${built.stdout}\n${built.stderr}`);
+  buildWhenOlder(DIST_INDEX, 'client/vite.config.ts', ['client/src', 'client/public', 'client/index.html', 'client/vite.config.ts', 'schema/pad.ts', 'schema/callers.ts']);
+  buildWhenOlder(join(ROOT, 'client/dist-view/view-v1.html'), 'client/view/vite.config.ts', ['client/view', 'schema/tools', 'schema/callers.ts']);
+}
+
+function buildWhenOlder(built: string, config: string, sourcePaths: readonly string[]) {
+  const sources = sourcePaths.map((p) => join(ROOT, p)).filter(existsSync);
+  if (existsSync(built) && statSync(built).mtimeMs >= Math.max(...sources.map(newestMtime))) return;
+  const run = spawnSync(process.execPath, [join(ROOT, 'node_modules/vite/bin/vite.js'), 'build', '--config', config, '--logLevel', 'warn'], { cwd: ROOT, encoding: 'utf8' });
+  if (run.status !== 0) throw new Error(`build of ${config} failed:\n${run.stdout}\n${run.stderr}`);
 }
 
 export const LAUNCH_ARGS = [

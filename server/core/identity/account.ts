@@ -4,13 +4,14 @@ import type { Actor } from '../kernel/actor.ts';
 import type { Core } from '../kernel/context.ts';
 import { forbidden, invalid } from '../../../schema/errors.ts';
 import { forgetCredentials } from './credentials.ts';
+import { endGrantsOf } from './oauthTokens.ts';
 
 const SeatRow = z.object({ participant_id: z.string() });
 
 /**
  * Deletes a person's account (Settings `delete-account`, confirmed with their handle). What they wrote
  * stays, signed "Deleted person"; everything that identifies them or lets anyone act as them goes:
- * their name, email and handle, every credential, their seats and requests. Their agents are
+ * their name, email and handle, every credential and connected app, their seats and requests. Their agents are
  * unlinked and the keys the person made for them stop. A hub they owned passes to its longest-standing
  * helper, else its longest-standing member; a hub with nobody else in it stays closed.
  */
@@ -48,6 +49,7 @@ export async function deleteAccount(core: Core, person: Actor, confirmHandle: st
       WHERE linked_human = ${person.id}`);
     const own = await tx.anyFirst(sql.type(z.object({ id: z.string() }))`
       UPDATE credentials SET revoked_at = now() WHERE participant_id = ${person.id} AND revoked_at IS NULL RETURNING id`);
+    await endGrantsOf(tx, person.id);
     await tx.query(sql.unsafe`
       UPDATE participants SET name = 'Deleted person', email = NULL, handle = ${`@deleted-${person.id.slice(4, 16)}`}
       WHERE id = ${person.id}`);

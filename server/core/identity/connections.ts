@@ -8,6 +8,7 @@ import { pausedAgentsOf, serverPauses } from '../limits/pauses.ts';
 import { revokeCredentials } from './keys.ts';
 import { myAgents } from './linking.ts';
 import { isModerator, suspendedAccounts } from './suspensions.ts';
+import { appConnectionsOf, revokeAppConnection } from './oauthTokens.ts';
 
 const ConnectionRow = z.object({
   id: z.string(),
@@ -34,20 +35,21 @@ export async function connectionsOf(conn: CommonQueryMethods, person: Actor): Pr
 }
 
 /**
- * Settings `credentials`: the person's connections, their agents (and those they asked to link), and
+ * Settings `credentials`: the person's connections, the apps they connected over OAuth (`apps`), their agents (and those they asked to link), and
  * which agents are paused or cooling down; for a platform moderator, the suspended accounts and the
  * server's pauses too (`moderation`).
  */
 export async function accountOverview(core: Core, conn: CommonQueryMethods, person: Actor) {
-  const [connections, agents, paused, cooling, moderator] = await Promise.all([
+  const [connections, apps, agents, paused, cooling, moderator] = await Promise.all([
     connectionsOf(conn, person),
+    appConnectionsOf(core, conn, person),
     myAgents(core, person),
     pausedAgentsOf(conn, person),
     coolingAgentsOf(conn, person.id, core.pace.now()),
     isModerator(core, conn, person),
   ]);
   const moderation = moderator ? { moderation: await moderationOverview(conn) } : {};
-  return { connections, ...agents, paused_agents: paused, cooling_agents: cooling, moderator, ...moderation };
+  return { connections, apps, ...agents, paused_agents: paused, cooling_agents: cooling, moderator, ...moderation };
 }
 
 async function moderationOverview(conn: CommonQueryMethods) {
@@ -56,11 +58,13 @@ async function moderationOverview(conn: CommonQueryMethods) {
 }
 
 /**
- * Settings `revoke`: one of the person's connections or their agents' keys, at once here (lookups,
+ * Settings `revoke`: one of the person's connections, a connected app, or their agents' keys, at once here (lookups,
  * live connections, the sub-agent keys made with it); other instances hear it. Anything else is
  * missing to them.
  */
 export async function revokeConnection(core: Core, person: Actor, credentialId: string) {
+  // A connected app (an OAuth grant, oag_…) ends with every token it holds.
+  if (credentialId.startsWith('oag_')) return revokeAppConnection(core, person, credentialId);
   const mine = (await connectionsOf(core.db.pool, person)).some((c) => c.id === credentialId);
   if (!mine) throw notFound('No connection of yours or your agents has this id; Settings lists them.');
   await revokeCredentials(core, [credentialId]);

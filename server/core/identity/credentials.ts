@@ -7,6 +7,7 @@ import { AppError, forbidden } from '../../../schema/errors.ts';
 import { refuseServerPause } from '../limits/pauses.ts';
 import { hashSecret, newId, newSecret } from '../kernel/secrets.ts';
 import { addressKey, SUSPENDED, suspendedSql } from './standing.ts';
+import { authenticateAccessToken } from './oauthTokens.ts';
 
 const HandleRow = z.object({ handle: z.string() });
 
@@ -299,16 +300,15 @@ function toActor(row: CredentialLookup, via: Actor['via']): Actor {
 }
 
 /**
- * The Bearer check of `/mcp`, `/api/v1/*` and Markdown views. Throws `unauthenticated` with the
- * reason a caller can act on; a web session is refused here by name.
+ * The Bearer check of `/mcp`, `/api/v1/*` and Markdown views: an agent key, or an OAuth access token
+ * (oauthTokens.ts). Throws `unauthenticated` with the reason a caller can act on; a web session is
+ * refused here by name.
  */
 export async function authenticateBearer(core: Core, token: string): Promise<Actor> {
   if (token.startsWith('svcs_')) {
     throw new AppError('unauthenticated', 'A web session cannot be used here; use an agent key (svca_…).');
   }
-  if (token.startsWith('svco_')) {
-    throw new AppError('unauthenticated', 'OAuth access tokens are not issued by this server yet; use an agent key (svca_…).');
-  }
+  if (token.startsWith('svco_')) return authenticateAccessToken(core, token);
   if (!token.startsWith('svca_')) throw new AppError('unauthenticated', 'The credential is invalid.');
   const row = await findCredential(core, token);
   const problem = credentialProblem(row);

@@ -24,8 +24,11 @@ export type Actor = {
   handle: string;
   /** The credential that authenticated the call. */
   credentialId: string;
-  /** `agent_key`: an agent on its own key; `session`: the web app ("direct"). */
-  via: 'agent_key' | 'session';
+  /**
+   * `agent_key`: an agent on its own key; `session`: the web app ("direct"); `oauth`: an assistant host
+   * acting for the person through an OAuth access token (`svco_…`).
+   */
+  via: 'agent_key' | 'session' | 'oauth';
   scopes: readonly Scope[];
   /** When the credential stops working (epoch ms). */
   expiresAt: number;
@@ -37,4 +40,18 @@ export type Actor = {
    * or link an agent.
    */
   guest?: true;
+  /**
+   * Set when `via` is `oauth`: the grant the access token belongs to and the app behind it. The actor
+   * is then the person (kind `human`, their own id) with the grant's scopes. `host` is the host of the
+   * client's redirect URIs, or of its metadata document's URL; `knownHost` says whether that client
+   * counts as a known assistant host (SPEC part 5, "Host label"), rechecked on every call.
+   */
+  oauth?: OAuthConnection | undefined;
+  /**
+   * An OAuth call that came with a good click token from the view (SPEC part 4 "Click proof"): a
+   * person's own click in the assistant host, recorded as "direct", which may approve.
+   */
+  clicked?: true;
 };
+
+export type OAuthConnection = { grantId: string; clientId: string; clientName: string; host: string; knownHost: boolean };

@@ -1,7 +1,7 @@
 import { hash, randomBytes } from 'node:crypto';
 
 /** Credentials are 32 random bytes, base64url, behind their kind's prefix; only the SHA-256 is stored. */
-export type SecretPrefix = 'svca_' | 'svcs_' | 'svcc_' | 'svco_' | 'svcr_' | 'svcv_' | 'svci_';
+export type SecretPrefix = 'svca_' | 'svcs_' | 'svcc_' | 'svco_' | 'svcr_' | 'svccode_' | 'svcv_' | 'svci_' | 'svcw_';
 
 export function newSecret(prefix: SecretPrefix): string {
   return prefix + randomBytes(32).toString('base64url');
@@ -11,7 +11,7 @@ export function hashSecret(secret: string): string {
   return sha256Hex(secret);
 }
 
-export type IdPrefix = 'hub_' | 'thr_' | 'msg_' | 'pad_' | 'ppl_' | 'agt_' | 'hum_' | 'crd_' | 'edt_' | 'inv_' | 'lnk_' | 'tsk_' | 'dec_' | 'rep_';
+export type IdPrefix = 'hub_' | 'thr_' | 'msg_' | 'pad_' | 'ppl_' | 'agt_' | 'hum_' | 'crd_' | 'edt_' | 'inv_' | 'lnk_' | 'tsk_' | 'dec_' | 'rep_' | 'client_' | 'oag_';
 
 /** Ids are a prefix and 10 random bytes in hex: unguessable, URL-safe and short enough to read. */
 export function newId(prefix: IdPrefix): string {

@@ -17,12 +17,13 @@ import type { HubRow, PadRow } from '../../../schema/rows.ts';
 
 /** A person (`human`, as participants' kinds are named everywhere in data), or an agent. */
 export type WriterKind = 'human' | 'agent';
-export type Writer = { id: string; name: string; kind: WriterKind };
+/** `caller`: which way the change came in (kernel/caller.ts), when it was kept. */
+export type Writer = { id: string; name: string; kind: WriterKind; caller?: string };
 export type BlockWriter = Writer & { version: number };
 
 const writerKind = (actorKind: string | null): WriterKind => (actorKind === 'agent' ? 'agent' : 'human');
 
-type Known = { version: number; writers: Map<string, { id: string; kind: WriterKind; version: number } | null> };
+type Known = { version: number; writers: Map<string, { id: string; kind: WriterKind; caller?: string; version: number } | null> };
 
 /**
  * Each block's last writer as far as this instance has read a pad's versions: a read folds in only
@@ -34,7 +35,7 @@ const known = new Map<string, Known>();
 const KNOWN_PADS = 1_000;
 
 const FreshRow = z.object({
-  fresh: z.array(z.object({ version: z.number(), actor_id: z.string().nullable(), actor_kind: z.string().nullable(), ids: z.array(z.string()) })),
+  fresh: z.array(z.object({ version: z.number(), actor_id: z.string().nullable(), actor_kind: z.string().nullable(), caller: z.string().nullable(), ids: z.array(z.string()) })),
   names: z.record(z.string(), z.string()).nullable(),
 });
 
@@ -47,7 +48,7 @@ async function blockWriters(conn: CommonQueryMethods, padId: string, blocks: rea
   // ids its delta names), and the names of everyone who wrote any of them.
   const row = await conn.one(sql.type(FreshRow)`
     WITH fresh AS (
-      SELECT v.version, v.actor_id, v.actor_kind,
+      SELECT v.version, v.actor_id, v.actor_kind, v.caller,
              coalesce(v.changed, ARRAY(SELECT e->>0 FROM jsonb_array_elements(v.delta) AS e)) AS ids
       FROM pad_versions v WHERE v.pad_id = ${padId} AND v.version > ${since})
     SELECT coalesce((SELECT json_agg(fresh ORDER BY version) FROM fresh), '[]') AS fresh,
@@ -57,7 +58,7 @@ async function blockWriters(conn: CommonQueryMethods, padId: string, blocks: rea
   let version = since;
   for (const v of row.fresh) {
     version = v.version;
-    const writer = v.actor_id ? { id: v.actor_id, kind: writerKind(v.actor_kind), version: v.version } : null;
+    const writer = v.actor_id ? { id: v.actor_id, kind: writerKind(v.actor_kind), ...(v.caller ? { caller: v.caller } : {}), version: v.version } : null;
     for (const id of v.ids) writers.set(id, writer);
   }
   known.delete(padId);
@@ -90,6 +91,7 @@ const VersionListRow = z.object({
   kind: z.enum(['create', 'edit', 'undo', 'live']),
   actor_id: z.string().nullable(),
   actor_kind: z.string().nullable(),
+  caller: z.string().nullable(),
   name: z.string().nullable(),
   edit_id: z.string().nullable(),
   created_at: z.number(),
@@ -134,7 +136,7 @@ export async function padHistory(core: Core, conn: CommonQueryMethods, actor: Ac
   const { pad, hub, seat } = target;
   const upTo = before ?? 2_147_483_647;
   const rows = await conn.any(sql.type(VersionListRow)`
-    SELECT v.version, v.kind, v.actor_id, v.actor_kind, p.name, v.edit_id, v.created_at,
+    SELECT v.version, v.kind, v.actor_id, v.actor_kind, v.caller, p.name, v.edit_id, v.created_at,
            coalesce(cardinality(v.changed), jsonb_array_length(v.delta), 0) AS blocks,
            (SELECT count(*) FROM jsonb_array_elements(v.delta) e WHERE jsonb_array_length(e) = 3)::int AS added,
            (SELECT count(*) FROM jsonb_array_elements(v.delta) e WHERE jsonb_array_length(e) = 1)::int AS removed,
@@ -150,7 +152,7 @@ export async function padHistory(core: Core, conn: CommonQueryMethods, actor: Ac
     return {
       version: r.version,
       kind: r.kind,
-      writer: r.actor_id ? { id: r.actor_id, name: r.name ?? 'Someone', kind: writerKind(r.actor_kind) } : null,
+      writer: r.actor_id ? { id: r.actor_id, name: r.name ?? 'Someone', kind: writerKind(r.actor_kind), ...(r.caller ? { caller: r.caller } : {}) } : null,
       at: r.created_at,
       blocks: r.blocks,
       added: r.added,

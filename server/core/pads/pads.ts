@@ -6,6 +6,7 @@ import type { Block } from '../../../sync/blocks.ts';
 import { blocksAt } from '../../../sync/versions.ts';
 import type { AccessRecheck, SyncAuthenticate } from '../../../sync/padSync.ts';
 import type { Actor } from '../kernel/actor.ts';
+import { callerOf } from '../kernel/caller.ts';
 import { grantsPad } from '../kernel/grants.ts';
 import type { Core } from '../kernel/context.ts';
 import { answering, type PlannedWrite } from '../../db/plannedWrite.ts';
@@ -73,7 +74,7 @@ export function requireEditor(seat: Seat, hub: HubRow) {
   }
 }
 
-export const authorOf = (actor: Actor) => ({ id: actor.id, kind: actor.kind });
+export const authorOf = (actor: Actor) => ({ id: actor.id, kind: actor.kind, caller: callerOf(actor) });
 
 export type PadPlace = { hub: HubRow; seat: Seat; threadId: string | null };
 export type CreatedPad = { pad_id: string; title: string; hub: Pick<HubRow, 'id' | 'slug'>; thread_id: string | null; version: number; blocks: number };

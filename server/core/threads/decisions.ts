@@ -1,6 +1,7 @@
 import { sql, type CommonQueryMethods, type FragmentSqlToken } from 'slonik';
 import { z } from 'zod';
 import type { Actor } from '../kernel/actor.ts';
+import { isUnclickedAssistant } from '../kernel/caller.ts';
 import type { Core } from '../kernel/context.ts';
 import type { EditablePad } from '../kernel/editors.ts';
 import { editPad, type EditPadInput, type PadEdit } from '../pads/padEdits.ts';
@@ -24,6 +25,8 @@ const Decision = z.object({
   pad_version: z.number(),
   by: z.object({ id: z.string(), name: z.string(), kind: z.enum(['human', 'agent']) }),
   at: z.number(),
+  /** Recorded by a person's assistant with no click in the view: a proposal until the person decides (SPEC part 2). */
+  proposed: z.boolean(),
 });
 export type Decision = z.infer<typeof Decision>;
 export const DecisionsJson = z.array(Decision);
@@ -36,7 +39,7 @@ export function decisionsJson(threadId: string, since?: FragmentSqlToken) {
   const after = since === undefined ? sql.fragment`` : sql.fragment`AND d.created_at > ${since}`;
   return sql.fragment`(
     SELECT coalesce(json_agg(x ORDER BY x.at, x.id), '[]'::json) FROM (
-      SELECT d.id, d.pad_id, p.title AS pad_title, d.text, d.pad_version, floor(extract(epoch FROM d.created_at) * 1000) AS at,
+      SELECT d.id, d.pad_id, p.title AS pad_title, d.text, d.pad_version, floor(extract(epoch FROM d.created_at) * 1000) AS at, d.proposed,
              json_build_object('id', a.id, 'name', a.name, 'kind', a.kind) AS by
       FROM decisions d JOIN pads p ON p.id = d.pad_id JOIN participants a ON a.id = d.decided_by
       WHERE d.thread_id = ${threadId} ${after}
@@ -44,7 +47,7 @@ export function decisionsJson(threadId: string, since?: FragmentSqlToken) {
       LIMIT ${DECISIONS_SHOWN}) x)`;
 }
 
-export type Recorded = { id: string; thread_id: string | null };
+export type Recorded = { id: string; thread_id: string | null; proposed: boolean };
 
 /** Writes the decision beside the version `version` of the pad (inside that version's transaction). */
 export async function recordDecision(
@@ -55,12 +58,12 @@ export async function recordDecision(
 ): Promise<Recorded> {
   const id = newId('dec_');
   await tx.query(sql.unsafe`
-    INSERT INTO decisions (id, pad_id, thread_id, hub_id, text, decided_by, pad_version, edit_id)
-    VALUES (${id}, ${pad.id}, ${pad.thread_id}, ${hub.id}, ${input.text}, ${actor.id}, ${input.version}, ${input.editId})`);
+    INSERT INTO decisions (id, pad_id, thread_id, hub_id, text, decided_by, pad_version, edit_id, proposed)
+    VALUES (${id}, ${pad.id}, ${pad.thread_id}, ${hub.id}, ${input.text}, ${actor.id}, ${input.version}, ${input.editId}, ${isUnclickedAssistant(actor)})`);
   if (pad.thread_id !== null) {
     await tx.query(sql.unsafe`UPDATE threads SET version = version + 1, updated_at = now() WHERE id = ${pad.thread_id}`);
   }
-  return { id, thread_id: pad.thread_id };
+  return { id, thread_id: pad.thread_id, proposed: isUnclickedAssistant(actor) };
 }
 
 /**

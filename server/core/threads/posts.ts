@@ -15,6 +15,8 @@ export type PostView = {
   reply_to: string | null;
   created_at: number;
   author: { id: string; name: string; kind: 'human' | 'agent'; reach: boolean };
+  /** Which way it came in (kernel/caller.ts), or null for posts from before that was kept. */
+  caller: string | null;
   hidden: boolean;
   deleted: boolean;
   /** Why the post is folded (SPEC part 2 "Post rendering"), or null. */
@@ -36,6 +38,7 @@ const PostJoinRow = z.object({
   reply_to: z.string().nullable(),
   created_at: z.number(),
   author: z.object({ id: z.string(), name: z.string(), kind: z.enum(['human', 'agent']), reach: z.boolean() }),
+  caller: z.string().nullable(),
   hidden: z.boolean(),
   deleted: z.boolean(),
   folded: z.string().nullable(),
@@ -62,7 +65,7 @@ export function postsJson(threadId: string, selector: PostSelector) {
       SELECT p.id, p.seq, CASE WHEN p.hidden_at IS NULL AND p.deleted_at IS NULL THEN p.body ELSE '' END AS body,
              p.reply_to, floor(extract(epoch FROM p.created_at) * 1000) AS created_at,
              json_build_object('id', a.id, 'name', a.name, 'kind', a.kind, 'reach', ${readsVerifiedSql('a')}) AS author,
-             p.hidden_at IS NOT NULL AS hidden, p.deleted_at IS NOT NULL AS deleted, p.folded,
+             p.caller, p.hidden_at IS NOT NULL AS hidden, p.deleted_at IS NOT NULL AS deleted, p.folded,
              coalesce((SELECT json_object_agg(r.reaction, r.n ORDER BY r.reaction)
                        FROM (SELECT reaction, count(*) AS n FROM reactions WHERE post_id = p.id GROUP BY reaction) r), '{}'::json) AS reactions
       FROM posts p JOIN participants a ON a.id = p.author_id

@@ -2,6 +2,7 @@ import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import { CountRow, HubRow,  ThreadRow } from '../../../schema/rows.ts';
 import type { Actor } from '../kernel/actor.ts';
+import { callerOf } from '../kernel/caller.ts';
 import type { Core } from '../kernel/context.ts';
 import { invalid, notFound } from '../../../schema/errors.ts';
 import { aboutSection, settleIn, type About, type AboutInput, type FlagState } from './flags.ts';
@@ -24,15 +25,15 @@ export const POST_CLIP = 3_000;
  * Appends a post, giving it the thread's next seq; the thread row lock orders concurrent posts. A
  * folded post (`folded`: the reason) folds its thread (SPEC part 3 "Thread status": from any state).
  */
-async function appendPost(tx: CommonQueryMethods, threadId: string, author: string, body: string, replyTo: string | null, folded: string | null) {
+async function appendPost(tx: CommonQueryMethods, threadId: string, author: Actor, body: string, replyTo: string | null, folded: string | null) {
   const seq = await tx.oneFirst(sql.type(PostCountRow)`
     UPDATE threads SET post_count = post_count + 1, version = version + 1, updated_at = now()
       ${folded === null ? sql.fragment`` : sql.fragment`, status = 'folded'`}
     WHERE id = ${threadId} RETURNING post_count`);
   const id = newId('msg_');
   await tx.query(sql.unsafe`
-    INSERT INTO posts (id, thread_id, seq, author_id, body, reply_to, folded)
-    VALUES (${id}, ${threadId}, ${seq}, ${author}, ${body}, ${replyTo}, ${folded})`);
+    INSERT INTO posts (id, thread_id, seq, author_id, body, reply_to, folded, caller)
+    VALUES (${id}, ${threadId}, ${seq}, ${author.id}, ${body}, ${replyTo}, ${folded}, ${callerOf(author)})`);
   return { id, seq };
 }
 
@@ -67,7 +68,7 @@ export async function startThread(
             ${about?.flag ? 'open' : null}, ${about?.flag ? sql.fragment`now()` : null}, ${about?.flag ? actor.id : null})`);
   await tx.query(sql.unsafe`UPDATE hubs SET updated_at = now() WHERE id = ${hub.id}`);
   const folded = input.folded ?? null;
-  const post = await appendPost(tx, threadId, actor.id, input.body, null, folded);
+  const post = await appendPost(tx, threadId, actor, input.body, null, folded);
   const mentions = await noticePost(tx, actor, { id: threadId, hub_id: hub.id }, { id: post.id, body: input.body, reply_to: null });
   return { thread_id: threadId, title: input.title, post_id: post.id, seq: post.seq, hub: { id: hub.id, slug: hub.slug }, about, mentions, folded };
 }
@@ -112,7 +113,7 @@ export async function postReply(core: Core, tx: CommonQueryMethods, actor: Actor
     replyTo = parent.reply_to ?? parent.id;
   }
   const folded = await foldReason(core, tx, actor, input.body);
-  const post = await appendPost(tx, thread.id, actor.id, input.body, replyTo, folded);
+  const post = await appendPost(tx, thread.id, actor, input.body, replyTo, folded);
   const mentions = await noticePost(tx, actor, thread, { id: post.id, body: input.body, reply_to: input.reply_to ?? null });
   return { post_id: post.id, seq: post.seq, reply_to: replyTo, thread: { id: thread.id, title: thread.title }, mentions, folded };
 }
