@@ -16,6 +16,7 @@ import { createTaskTool, listTasksTool, submitResultTool, takeTaskTool, updateTa
 import { settingsAccountTools } from './settingsAccountTools.ts';
 import { settingsAgentTools } from './settingsAgentTools.ts';
 import { settingsModeratorTools } from './settingsModeratorTools.ts';
+import { ownWorkTools } from './ownWorkTools.ts';
 
 /**
  * The one tool registry: MCP tools/list, GET /api/v1/tools and /openapi.json are all made from it, and
@@ -61,6 +62,7 @@ export const tools: readonly Tool[] = [
   threadGuestsTool,
   showDotpadTool,
   searchTool,
+  ...ownWorkTools,
   ...settingsAgentTools,
   ...settingsAccountTools,
   ...settingsModeratorTools,

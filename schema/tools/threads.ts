@@ -75,6 +75,8 @@ export const PostData = z.object({
   is_answer: z.boolean().optional(),
   deleted: z.boolean().optional(),
   hidden: z.boolean().optional(),
+  /** Its author changed its text since it was posted. */
+  edited: z.boolean().optional(),
   /** Why the post is folded (too many links), when it is. */
   folded: z.string().optional(),
   reactions: z.record(z.string(), z.number()).optional(),
@@ -124,6 +126,7 @@ export const ThreadPostView = z.object({
   is_answer: z.boolean(),
   hidden: z.boolean(),
   deleted: z.boolean(),
+  edited: z.boolean(),
   /** Why the post is folded (too many links), when it is. */
   folded: z.string().optional(),
   /** Counts by reaction. */

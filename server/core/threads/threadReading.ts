@@ -70,7 +70,7 @@ function threadSide(thread: Pick<ThreadRow, 'id'>, hub: Pick<HubRow, 'id'>) {
 
 /** The pads made beside the thread, oldest first, as one SQL expression yielding a JSON array. */
 export const padsJson = (threadId: string) => sql.fragment`(SELECT coalesce(json_agg(d ORDER BY d.created_at, d.id), '[]'::json) FROM (
-        SELECT id, title, version, created_at FROM pads WHERE thread_id = ${threadId}) d)`;
+        SELECT id, title, version, created_at FROM pads WHERE thread_id = ${threadId} AND deleted_at IS NULL) d)`;
 
 /** What the thread is about, with its pad's title, as one SQL expression (null: about nothing). */
 export const aboutJson = (threadId: string) => sql.fragment`(

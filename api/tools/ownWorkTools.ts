@@ -1,0 +1,75 @@
+import { deleteOwnPost, editOwnPost, ownPost } from '../../server/core/policies/ownPosts.ts';
+import { renameItem, renameTarget } from '../../server/core/policies/renaming.ts';
+import { deleteHub, deletePad, hubToDelete, padToDelete } from '../../server/core/policies/deletion.ts';
+import { presentDeletedPost, presentDeletion, presentEditedPost, presentRenamed } from '../present/ownWork.ts';
+import { writeTool } from './defineTool.ts';
+import { DeleteHubInput, DeletePadInput, DeletePostInput, EditPostInput, RenameInput } from '../../schema/tools/ownWork.ts';
+
+// The web app's tools for changing what one made: the same rights and limits whatever page calls them.
+
+export const editPostTool = writeTool({
+  name: 'ui_edit_post',
+  title: 'Edit your post',
+  kind: 'destructive',
+  audience: 'app',
+  description: 'Replace the text of a post you wrote; a post takes 20 edits. It then shows as edited.',
+  input: EditPostInput,
+  texts: ['body'],
+  limits: ['write'],
+  refuses: { conflict: 'The post was deleted, or was edited 20 times already' },
+  policy: (input) => ownPost(input.post_id, 'edit'),
+  run: ({ core, actor, tx }, input, target) => editOwnPost(core, tx, actor, target, input.body),
+  present: presentEditedPost,
+});
+
+export const deletePostTool = writeTool({
+  name: 'ui_delete_post',
+  title: 'Delete your post',
+  kind: 'destructive',
+  audience: 'app',
+  description: 'Erase a post you wrote; it reads (deleted) everywhere.',
+  input: DeletePostInput,
+  policy: (input) => ownPost(input.post_id, 'delete'),
+  run: ({ actor, tx }, _input, target) => deleteOwnPost(tx, actor, target),
+  present: presentDeletedPost,
+});
+
+export const renameTool = writeTool({
+  name: 'ui_rename',
+  title: 'Rename',
+  kind: 'write, idempotent',
+  audience: 'app',
+  description: "Rename a hub (owner and helpers; its slug stays), a thread (who started it) or a pad (who made it); the hub's owner and helpers rename anything in it.",
+  input: RenameInput,
+  texts: ['name'],
+  limits: ['write'],
+  policy: (input) => (scope) => renameTarget(input.item, scope.actor)(scope),
+  run: ({ tx }, input, target) => renameItem(tx, target, input.name),
+  present: presentRenamed,
+});
+
+export const deletePadTool = writeTool({
+  name: 'ui_delete_pad',
+  title: 'Delete a pad',
+  kind: 'destructive',
+  audience: 'app',
+  description: 'Without confirm: what deleting the pad takes with it. With confirm: true, delete it (its maker, or the hub owner and helpers).',
+  input: DeletePadInput,
+  policy: (input) => (scope) => padToDelete(input.pad_id, scope.actor)(scope),
+  run: ({ core, actor, tx }, input, target) => deletePad(core, tx, actor, target, input.confirm === true),
+  present: (out) => presentDeletion<'ui_delete_pad'>(out),
+});
+
+export const deleteHubTool = writeTool({
+  name: 'ui_delete_hub',
+  title: 'Delete a hub',
+  kind: 'destructive',
+  audience: 'app',
+  description: 'Without confirm: how many threads, pads and tasks deleting the hub takes with it. With confirm: true, delete it (its owner).',
+  input: DeleteHubInput,
+  policy: (input) => hubToDelete(input.hub),
+  run: ({ core, actor, tx }, input, target) => deleteHub(core, tx, actor, target, input.confirm === true),
+  present: (out) => presentDeletion<'ui_delete_hub'>(out),
+});
+
+export const ownWorkTools = [editPostTool, deletePostTool, renameTool, deletePadTool, deleteHubTool];
