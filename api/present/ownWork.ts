@@ -3,6 +3,7 @@ import { line } from '../../server/core/kernel/result.ts';
 import type { EditedPost } from '../../server/core/policies/ownPosts.ts';
 import type { Deletion } from '../../server/core/policies/deletion.ts';
 import type { Answer } from './answer.ts';
+import type { MentionPeople } from '../../server/core/inbox/mentionPeople.ts';
 
 export const presentEditedPost = (out: EditedPost): Answer<'ui_edit_post'> => ({
   parts: [
@@ -50,4 +51,14 @@ export const presentDeletion = <N extends 'ui_delete_pad' | 'ui_delete_hub'>(out
   ],
   data: { kind: out.kind, id: out.id, deleted: out.deleted, threads: out.threads, pads: out.pads, tasks: out.tasks } as Answer<N>['data'],
   view: () => ({ kind: out.kind, name: out.name }) as ReturnType<NonNullable<Answer<N>['view']>>,
+});
+
+export const presentMentionPeople = (out: MentionPeople): Answer<'ui_mention_people'> => ({
+  parts: [
+    line(`${out.people.length} people to mention: ${out.people.map((p) => p.handle).join(', ') || 'none yet'}.`),
+    ...(out.unknown.length ? [line(`Nobody goes by ${out.unknown.join(', ')}.`)] : []),
+    ...(out.outside.length ? [line(`Not told here (no seat, never posted): ${out.outside.join(', ')}.`)] : []),
+  ],
+  data: {},
+  view: () => ({ people: out.people.map(({ handle, name, kind }) => ({ handle, name, kind })), unknown: out.unknown, outside: out.outside }),
 });

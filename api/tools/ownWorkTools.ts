@@ -2,8 +2,12 @@ import { deleteOwnPost, editOwnPost, ownPost } from '../../server/core/policies/
 import { renameItem, renameTarget } from '../../server/core/policies/renaming.ts';
 import { deleteHub, deletePad, hubToDelete, padToDelete } from '../../server/core/policies/deletion.ts';
 import { presentDeletedPost, presentDeletion, presentEditedPost, presentRenamed } from '../present/ownWork.ts';
-import { writeTool } from './defineTool.ts';
-import { DeleteHubInput, DeletePadInput, DeletePostInput, EditPostInput, RenameInput } from '../../schema/tools/ownWork.ts';
+import { readTool, writeTool } from './defineTool.ts';
+import { mentionPeople } from '../../server/core/inbox/mentionPeople.ts';
+import { readHub, readThread } from '../../server/core/policies/policies.ts';
+import { invalid } from '../../schema/errors.ts';
+import { DeleteHubInput, DeletePadInput, DeletePostInput, EditPostInput, MentionPeopleInput, RenameInput } from '../../schema/tools/ownWork.ts';
+import { presentMentionPeople } from '../present/ownWork.ts';
 
 // The web app's tools for changing what one made: the same rights and limits whatever page calls them.
 
@@ -72,4 +76,26 @@ export const deleteHubTool = writeTool({
   present: (out) => presentDeletion<'ui_delete_hub'>(out),
 });
 
-export const ownWorkTools = [editPostTool, deletePostTool, renameTool, deletePadTool, deleteHubTool];
+/** The composer's `@` suggestions, and which handles of a draft name nobody (or someone who would not be told). */
+export const mentionPeopleTool = readTool({
+  name: 'ui_mention_people',
+  title: 'People to mention',
+  kind: 'read',
+  audience: 'app',
+  description: "The people of a thread (or a hub) to suggest after @, and which of a draft's handles name nobody.",
+  input: MentionPeopleInput,
+  policy: (input) => async (scope) => {
+    if ((input.thread_id === undefined) === (input.hub === undefined)) {
+      throw invalid('Give thread_id, or hub for a thread not started yet.', { issues: [{ path: 'thread_id', message: 'Give exactly one of thread_id and hub.' }] });
+    }
+    if (input.thread_id !== undefined) {
+      const { hub, thread } = await readThread(input.thread_id)(scope);
+      return { hubId: hub.id, threadId: thread.id };
+    }
+    return { hubId: (await readHub(input.hub!)(scope)).hub.id, threadId: null };
+  },
+  run: ({ conn }, input, place) => mentionPeople(conn, place, (input.handles ?? []).map((handle) => handle.toLowerCase())),
+  present: presentMentionPeople,
+});
+
+export const ownWorkTools = [editPostTool, deletePostTool, renameTool, deletePadTool, deleteHubTool, mentionPeopleTool];

@@ -20,7 +20,7 @@ import {
   UndoEditInput,
 } from './pads.ts';
 import { SearchData, SearchInput, SearchView } from './search.ts';
-import { DeletedPostData, DeleteHubInput, DeletePadInput, DeletePostInput, DeletionData, DeletionView, EditedPostData, EditPostInput, RenamedData, RenameInput } from './ownWork.ts';
+import { DeletedPostData, DeleteHubInput, DeletePadInput, DeletePostInput, DeletionData, DeletionView, EditedPostData, EditPostInput, MentionPeopleInput, MentionPeopleView, RenamedData, RenameInput } from './ownWork.ts';
 import { CreateTaskInput, ListTasksInput, SubmitResultInput, TakeTaskInput, TaskChangeData, TaskChangeView, TaskPageData, TaskPageView, UpdateTaskInput } from './tasks.ts';
 import {
   CatchUpData,
@@ -67,6 +67,7 @@ export const toolContracts = {
   ui_rename: { input: RenameInput, data: RenamedData },
   ui_delete_pad: { input: DeletePadInput, data: DeletionData, view: DeletionView },
   ui_delete_hub: { input: DeleteHubInput, data: DeletionData, view: DeletionView },
+  ui_mention_people: { input: MentionPeopleInput, view: MentionPeopleView },
   start_thread: { input: StartThreadInput, data: StartedThreadData },
   post_reply: { input: PostReplyInput, data: PostedReplyData.or(PostedDmData), view: DmPostedView.nullable() },
   open_thread: { input: OpenThreadInput, data: OpenThreadData, view: ThreadView },

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { body, hubName, hubRef, padId, postId } from './fields.ts';
+import { body, hubName, hubRef, padId, postId, threadId } from './fields.ts';
 
 // The web app's own-work tools: editing and deleting one's post, renaming a hub, thread or pad, and
 // deleting a pad or a hub after a look at what goes with it.
@@ -47,3 +47,15 @@ export const DeletionData = z.object({
   tasks: z.number(),
 });
 export const DeletionView = z.object({ kind: z.enum(['hub', 'pad']), name: z.string() });
+
+/** The composer's mention suggestions and checks: a thread's people (or a hub's, before its thread exists). */
+export const MentionPeopleInput = z.object({
+  thread_id: threadId.optional(),
+  hub: hubRef.optional(),
+  handles: z.array(z.string().trim().min(2).max(62)).max(60).optional().describe('Handles a draft names (@…), to learn which name nobody.'),
+});
+export const MentionPeopleView = z.object({
+  people: z.array(z.object({ handle: z.string(), name: z.string(), kind: z.enum(['human', 'agent']) })),
+  unknown: z.array(z.string()),
+  outside: z.array(z.string()),
+});

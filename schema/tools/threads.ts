@@ -148,7 +148,7 @@ export const DecisionView = z.object({
 export type DecisionView = z.infer<typeof DecisionView>;
 
 /** What the reader may do in a thread beyond posting, decided by the server from their seat. */
-export const ThreadCan = z.object({ moderate: z.boolean(), mark_answer: z.boolean() });
+export const ThreadCan = z.object({ moderate: z.boolean(), mark_answer: z.boolean(), rename: z.boolean() });
 export type ThreadCan = z.infer<typeof ThreadCan>;
 
 export const ThreadMemberView = z.object({ id: z.string(), name: z.string(), kind: Kind, role: z.string().nullable() });
