@@ -146,6 +146,25 @@ describe.skipIf(!haveChromium).each(stores())('own posts, names and mentions in 
     expect(errors()).toEqual([]);
   });
 
+  it('the owner deletes a hub after a confirmation that counts its threads, pads and tasks', async () => {
+    const page = ada.page;
+    const slug = (await appTool(server, ada.cookie, 'create_hub', { name: 'Old orchard' })).body.data.slug;
+    const thread = (await appTool(server, ada.cookie, 'start_thread', { hub: slug, title: 'Last harvest', body: 'Done.' })).body.data.thread_id;
+    await appTool(server, ada.cookie, 'create_task', { thread_id: thread, title: 'Close the gate' });
+    await page.goto(`/h/${slug}`);
+    await page.getByRole('button', { name: 'Delete hub…' }).click();
+    const confirm = page.getByRole('alertdialog', { name: 'Delete the hub' });
+    await expect.poll(() => confirm.innerText()).toContain('Delete the hub Old orchard and everything in it: 1 thread, 0 pads and 1 task?');
+    await shoot(page, 'delete-hub');
+    await confirm.getByRole('button', { name: 'Keep it' }).click();
+    expect((await appTool(server, ada.cookie, 'open_hub', { hub: slug })).status).toBe(200);
+    await page.getByRole('button', { name: 'Delete hub…' }).click();
+    await confirm.getByRole('button', { name: 'Delete hub' }).click();
+    await expect.poll(() => new URL(page.url()).pathname).toBe('/');
+    expect((await appTool(server, ada.cookie, 'open_hub', { hub: slug })).status).toBe(404);
+    expect(errors()).toEqual([]);
+  });
+
   it('fields count toward their size and refuse in plain words, once, without cutting; long names wrap', async () => {
     const page = ada.page;
     await page.goto('/h/new');
