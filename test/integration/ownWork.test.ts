@@ -171,6 +171,8 @@ describe.each(stores())('own work on %s', (store) => {
     expect((await call(helper, 'open_thread', { thread_id: thread })).status).toBe(404);
     expect((await markdown(owner, `/h/${slug}`)).status).toBe(404);
     expect((await call(owner, 'ui_my_hubs', {})).text).not.toContain(slug);
+    expect((await call(owner, 'list_tasks', {})).text).not.toContain('Water the roses');
+    expect((await call(owner, 'search_dotpad', { q: 'thread' })).text).not.toContain(thread);
     // Its slug stays taken: an old link never opens somebody else's new hub.
     expect((await call(other, 'create_hub', { name: 'Short lived', slug })).status).toBe(409);
   });
