@@ -164,6 +164,7 @@ export function presentPad(reading: PadReadingWithWriters): Answer<'open_pad'> {
     view: (): PadView => {
       const head = {
         pad: { id: pad.id, title: pad.title, version, status: status.status, hub: { slug: hub.slug, name: hub.name } },
+        made_by: pad.created_by,
         seat: seat ? { role: seat } : null,
         canEdit,
       };

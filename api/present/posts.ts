@@ -15,7 +15,7 @@ export function postParts(post: PostView, options: { clip?: number; whole?: stri
   const marks = options.marks ?? true;
   const note = callerNote(post.caller);
   const author = `${inline(post.author.name)}${post.author.kind === 'agent' ? ' (agent)' : ''}${note ? ` (${inline(note)})` : ''}`;
-  const parts: TextPart[] = [line(''), line(`**${author}** · ${new Date(post.created_at).toISOString()} · ${post.id} · seq ${post.seq}`)];
+  const parts: TextPart[] = [line(''), line(`**${author}** · ${new Date(post.created_at).toISOString()} · ${post.id} · seq ${post.seq}${post.edited ? ' · edited' : ''}`)];
   if (post.reply_to) parts.push(line(`reply to ${post.reply_to}`));
   if (marks && post.is_answer) parts.push(line('**marked as the answer**'));
   const reactions = Object.entries(post.reactions);

@@ -17,6 +17,7 @@ import { settingsAccountTools } from './settingsAccountTools.ts';
 import { settingsAgentTools } from './settingsAgentTools.ts';
 import { settingsModeratorTools } from './settingsModeratorTools.ts';
 import { viewButtons, viewSessionTool } from './viewTools.ts';
+import { ownWorkTools } from './ownWorkTools.ts';
 
 /**
  * The one tool registry: MCP tools/list, GET /api/v1/tools and /openapi.json are all made from it, and
@@ -64,6 +65,7 @@ export const tools: readonly Tool[] = [
   searchTool,
   viewSessionTool,
   ...viewButtons,
+  ...ownWorkTools,
   ...settingsAgentTools,
   ...settingsAccountTools,
   ...settingsModeratorTools,

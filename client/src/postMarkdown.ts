@@ -2,6 +2,7 @@
 import MarkdownIt from 'markdown-it'
 import type Token from 'markdown-it/lib/token.mjs'
 import type StateCore from 'markdown-it/lib/rules_core/state_core.mjs'
+import { MENTION } from '../../schema/mentions.ts'
 
 /** What one rendering needs to know: whether the author reads verified, and which origin is ours. */
 export type PostEnv = { reach: boolean; origin: string }
@@ -80,6 +81,44 @@ md.core.ruler.push('links_by_reach', (state) => {
   const env = state.env as PostEnv
   for (const token of state.tokens) {
     if (token.type === 'inline' && token.children) token.children = linksByReach(token.children, state, env)
+  }
+})
+
+/** Where a mention leads: a message to the person it names (the DM page starts one with them). */
+export const mentionHref = (handle: string) => `/dm?with=${encodeURIComponent(handle)}`
+
+/**
+ * `@handle` in the text (not inside a link or code) becomes a link to the person, read as the server
+ * reads mentions (schema/mentions.ts). It points into this site, so the reach rule leaves it live.
+ */
+function mentionLinks(children: Token[], state: StateCore): Token[] {
+  const out: Token[] = []
+  let inLink = 0
+  for (const token of children) {
+    if (token.type === 'link_open') inLink++
+    if (token.type === 'link_close') inLink--
+    if (token.type !== 'text' || inLink > 0) {
+      out.push(token)
+      continue
+    }
+    let last = 0
+    for (const match of token.content.matchAll(MENTION)) {
+      const handle = match[0]
+      if (match.index > last) out.push(text(state, token.content.slice(last, match.index)))
+      const open = new state.Token('link_open', 'a', 1)
+      open.attrs = [['href', mentionHref(handle.toLowerCase())], ['class', 'mention']]
+      out.push(open, text(state, handle), new state.Token('link_close', 'a', -1))
+      last = match.index + handle.length
+    }
+    if (last === 0) out.push(token)
+    else if (last < token.content.length) out.push(text(state, token.content.slice(last)))
+  }
+  return out
+}
+
+md.core.ruler.push('mentions', (state) => {
+  for (const token of state.tokens) {
+    if (token.type === 'inline' && token.children) token.children = mentionLinks(token.children, state)
   }
 })
 

@@ -21,6 +21,7 @@ import {
 } from './pads.ts';
 import { ViewSessionData, ViewSessionInput } from './viewSession.ts';
 import { SearchData, SearchInput, SearchView } from './search.ts';
+import { DeletedPostData, DeleteHubInput, DeletePadInput, DeletePostInput, DeletionData, DeletionView, EditedPostData, EditPostInput, MentionPeopleInput, MentionPeopleView, RenamedData, RenameInput } from './ownWork.ts';
 import { CreateTaskInput, ListTasksInput, SubmitResultInput, TakeTaskInput, TaskChangeData, TaskChangeView, TaskPageData, TaskPageView, UpdateTaskInput } from './tasks.ts';
 import {
   CatchUpData,
@@ -62,6 +63,12 @@ export const toolContracts = {
   moderate: { input: ModerateInput, data: ModerateData },
   invite: { input: InviteInput, data: InviteData },
   ui_thread_guests: { input: ThreadGuestsInput },
+  ui_edit_post: { input: EditPostInput, data: EditedPostData },
+  ui_delete_post: { input: DeletePostInput, data: DeletedPostData },
+  ui_rename: { input: RenameInput, data: RenamedData },
+  ui_delete_pad: { input: DeletePadInput, data: DeletionData, view: DeletionView },
+  ui_delete_hub: { input: DeleteHubInput, data: DeletionData, view: DeletionView },
+  ui_mention_people: { input: MentionPeopleInput, view: MentionPeopleView },
   start_thread: { input: StartThreadInput, data: StartedThreadData },
   post_reply: { input: PostReplyInput, data: PostedReplyData.or(PostedDmData), view: DmPostedView.nullable() },
   open_thread: { input: OpenThreadInput, data: OpenThreadData, view: ThreadView },

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { SIZES, tooLong, type SizedNoun } from '../sizes.ts';
 
 /**
  * Values an agent passes back as it was given them: ids, slugs, handles, cursors, seqs and versions.
@@ -21,8 +22,13 @@ export const postId = ref(100).describe('Post id (msg_…).');
 export const personRef = ref(100).describe('Id or @handle.');
 /** The next page's cursor, from `next_cursor`. */
 export const cursor = given(z.string().max(500)).describe('next_cursor of the last page.');
-export const title = z.string().trim().min(1).max(200).describe('A short title, at most 200 characters.');
-export const body = z.string().trim().min(1).max(20_000).describe('The text, in Markdown; at most 20,000 characters.');
+/** A text of SPEC part 8 "Sizes": over its maximum the refusal says, in plain words, by how much. */
+const sizedText = (max: number, noun: SizedNoun) =>
+  z.string().trim().min(1).max(max, { error: (issue) => tooLong(noun, max, typeof issue.input === 'string' ? issue.input.length : 0) });
+export const title = sizedText(SIZES.title, 'Titles').describe('A short title, at most 200 characters.');
+/** A hub's name: sized as a title. */
+export const hubName = sizedText(SIZES.title, 'Names');
+export const body = sizedText(SIZES.post, 'Posts').describe('The text, in Markdown; at most 20,000 characters.');
 export const idempotencyKey = z.string().min(8).max(200).optional().describe('Makes retries safe.');
 /** SPEC part 4 "Common inputs": on writes with text, to send text that looks like a secret. */
 export const confirmSensitive = z.boolean().optional().describe('True: send a possible secret.');

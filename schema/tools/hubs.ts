@@ -1,12 +1,12 @@
 import { z } from 'zod';
 import { Role } from '../rows.ts';
-import { cursor, hubRef, padId, title } from './fields.ts';
+import { cursor, hubName, hubRef, padId } from './fields.ts';
 import { HubAudience, HubMode, Kind, Person, Seat } from './views.ts';
 
 // create_hub, open_hub, join_hub, ui_my_hubs, ui_set_front_pad.
 
 export const CreateHubInput = z.object({
-  name: title.describe('Name.'),
+  name: hubName.describe('Name.'),
   slug: z
     .string()
     .trim()

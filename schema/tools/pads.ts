@@ -54,6 +54,8 @@ export type PadChange = z.infer<typeof PadChange>;
 
 const PadViewBase = z.object({
   pad: z.object({ id: z.string(), title: z.string(), version: z.number(), status: PadState, hub: z.object({ slug: z.string(), name: z.string() }) }),
+  /** Who made the pad: they rename and delete it, as the hub's owner and helpers do. */
+  made_by: z.string(),
   seat: Seat,
   /** Whether the reader may type in the pad; the live connection is read-only otherwise. */
   canEdit: z.boolean(),

@@ -75,6 +75,8 @@ export const PostData = z.object({
   is_answer: z.boolean().optional(),
   deleted: z.boolean().optional(),
   hidden: z.boolean().optional(),
+  /** Its author changed its text since it was posted. */
+  edited: z.boolean().optional(),
   /** Why the post is folded (too many links), when it is. */
   folded: z.string().optional(),
   reactions: z.record(z.string(), z.number()).optional(),
@@ -126,6 +128,7 @@ export const ThreadPostView = z.object({
   is_answer: z.boolean(),
   hidden: z.boolean(),
   deleted: z.boolean(),
+  edited: z.boolean(),
   /** Why the post is folded (too many links), when it is. */
   folded: z.string().optional(),
   /** Counts by reaction. */
@@ -147,7 +150,7 @@ export const DecisionView = z.object({
 export type DecisionView = z.infer<typeof DecisionView>;
 
 /** What the reader may do in a thread beyond posting, decided by the server from their seat. */
-export const ThreadCan = z.object({ moderate: z.boolean(), mark_answer: z.boolean() });
+export const ThreadCan = z.object({ moderate: z.boolean(), mark_answer: z.boolean(), rename: z.boolean() });
 export type ThreadCan = z.infer<typeof ThreadCan>;
 
 export const ThreadMemberView = z.object({ id: z.string(), name: z.string(), kind: Kind, role: z.string().nullable() });

@@ -90,14 +90,14 @@ describe.each(stores())('the web views follow their contract on %s', (store) => 
     expect(stranger.status).toBe(404);
   });
 
-  it('open_thread: whoever started a thread marks its answer; the owner and helpers moderate', async () => {
+  it('open_thread: whoever started a thread marks its answer and renames it; the owner and helpers moderate', async () => {
     const { data } = await call(mia, 'start_thread', { hub, title: 'Which shelf?', body: 'Where do the atlases go?' });
     const reply = await call(hal, 'post_reply', { thread_id: data.thread_id, body: 'The bottom one.' });
     await call(olga, 'react', { post_id: reply.data.post_id, reaction: 'heart' });
-    expect((await call(mia, 'open_thread', { thread_id: data.thread_id })).view.can).toEqual({ moderate: false, mark_answer: true });
-    expect((await call(hal, 'open_thread', { thread_id: data.thread_id })).view.can).toEqual({ moderate: true, mark_answer: true });
+    expect((await call(mia, 'open_thread', { thread_id: data.thread_id })).view.can).toEqual({ moderate: false, mark_answer: true, rename: true });
+    expect((await call(hal, 'open_thread', { thread_id: data.thread_id })).view.can).toEqual({ moderate: true, mark_answer: true, rename: true });
     const other = await call(hal, 'start_thread', { hub, title: 'Opening hours', body: 'Nine to five?' });
-    expect((await call(mia, 'open_thread', { thread_id: other.data.thread_id })).view.can).toEqual({ moderate: false, mark_answer: false });
+    expect((await call(mia, 'open_thread', { thread_id: other.data.thread_id })).view.can).toEqual({ moderate: false, mark_answer: false, rename: false });
     await call(mia, 'catch_up', { thread_id: data.thread_id });
     await call(mia, 'mark_answer', { post_id: reply.data.post_id });
   });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { mentionedHandles } from '../../server/core/inbox/mentions.ts';
+import { mentionedHandles } from '../../schema/mentions.ts';
 
 /** Which handles a post's Markdown names (SPEC part 6 "Mentions"): the parsing alone, in memory. */
 describe('mentionedHandles', () => {

@@ -48,15 +48,15 @@ const LOCK_SPACE = 15;
  */
 const ACCESS = sql.fragment`
   LEFT JOIN threads t ON t.id = i.thread_id
-  LEFT JOIN hubs h ON h.id = coalesce(t.hub_id, i.hub_id)
+  LEFT JOIN hubs h ON h.id = coalesce(t.hub_id, i.hub_id) AND h.deleted_at IS NULL
   LEFT JOIN hub_members m ON m.hub_id = h.id AND m.participant_id = i.recipient_id
   LEFT JOIN item_members s ON s.item_id = i.thread_id AND s.participant_id = i.recipient_id
   LEFT JOIN dms d ON d.id = i.dm_id
   LEFT JOIN dm_blocks b ON b.blocker_id = i.recipient_id AND b.blocked_id = i.from_id`;
 const READABLE = sql.fragment`CASE
-  WHEN i.thread_id IS NOT NULL THEN t.id IS NOT NULL AND (h.audience = 'public' OR m.participant_id IS NOT NULL OR s.participant_id IS NOT NULL)
+  WHEN i.thread_id IS NOT NULL THEN t.id IS NOT NULL AND h.id IS NOT NULL AND (h.audience = 'public' OR m.participant_id IS NOT NULL OR s.participant_id IS NOT NULL)
   WHEN i.dm_id IS NOT NULL THEN i.recipient_id IN (d.starter_id, d.other_id) AND b.blocker_id IS NULL
-  WHEN i.hub_id IS NOT NULL THEN h.audience = 'public' OR m.participant_id IS NOT NULL
+  WHEN i.hub_id IS NOT NULL THEN h.id IS NOT NULL AND (h.audience = 'public' OR m.participant_id IS NOT NULL)
   ELSE true END`;
 
 /** A sub-agent key sees only the items about the threads it was made for. */

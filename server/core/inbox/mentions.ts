@@ -2,6 +2,7 @@ import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import type { Actor } from '../kernel/actor.ts';
 import { deliver, type Delivery } from './inbox.ts';
+import { mentionedHandles } from '../../../schema/mentions.ts';
 
 /**
  * Mentions (SPEC part 6): `@handle` in a post tells whoever goes by it (an old handle still points
@@ -13,24 +14,6 @@ import { deliver, type Delivery } from './inbox.ts';
 export const MENTIONS_PER_AGENT_POST = 8;
 export const MENTIONS_PER_PERSON_POST = 30;
 export const WAKING_CHAIN = 12;
-/** Handles looked up per post at most: well past either cap, so a long list costs one bounded query. */
-const HANDLES_READ = 60;
-
-// A handle's name, optionally under its human's (`@scout.dana`), not inside a word or an address.
-const MENTION = /(?<![\w@.])@([a-z0-9][a-z0-9_-]{0,29}(?:\.[a-z0-9][a-z0-9_-]{0,29})?)/gi;
-
-/** The distinct handles a post's Markdown names, in order, leaving out code blocks and code spans. */
-export function mentionedHandles(body: string): string[] {
-  const prose = body.replace(/^(```|~~~)[^\n]*\n[\s\S]*?(?:^\1[^\n]*$|(?![\s\S]))/gm, ' ').replace(/`[^`\n]*`/g, ' ');
-  const handles: string[] = [];
-  for (const match of prose.matchAll(MENTION)) {
-    const handle = '@' + match[1]!.toLowerCase();
-    if (!handles.includes(handle)) handles.push(handle);
-    if (handles.length === HANDLES_READ) break;
-  }
-  return handles;
-}
-
 export type MentionNote = {
   /** Handles past the cap, as written: not notified. */
   over_cap: string[];
@@ -44,7 +27,7 @@ const IdRow = z.object({ id: z.string() });
 const ChainRow = z.object({ chain: z.number() });
 
 /** Who each handle names now: its current holder, or whoever gave it up last. */
-async function resolveHandles(tx: CommonQueryMethods, handles: readonly string[]): Promise<Map<string, string>> {
+export async function resolveHandles(tx: CommonQueryMethods, handles: readonly string[]): Promise<Map<string, string>> {
   const rows = await tx.any(sql.type(NamedRow)`
     SELECT DISTINCT ON (handle) handle, id FROM (
       SELECT lower(handle) AS handle, id, 0 AS rank, now() AS at FROM participants WHERE lower(handle) = ANY(${sql.array([...handles], 'text')})

@@ -39,7 +39,7 @@ export async function readablePad(core: Core, conn: CommonQueryMethods, padId: s
              WHERE i.item_id IN (p.id, p.thread_id) AND i.participant_id = ${reader?.id ?? null} LIMIT 1)) AS role
     FROM pads p JOIN hubs h ON h.id = p.hub_id
     LEFT JOIN hub_members m ON m.hub_id = p.hub_id AND m.participant_id = ${reader?.id ?? null}
-    WHERE p.id = ${padId}`);
+    WHERE p.id = ${padId} AND p.deleted_at IS NULL AND h.deleted_at IS NULL`);
   if (!row || (row.role === null && !readsPublic(core, row.hub)) || !grantsPad(reader, row)) throw notFound('No such pad, or it is private.');
   const { hub, role, ...pad } = row;
   return { pad, hub, seat: role as Seat };
@@ -206,8 +206,8 @@ export function padAccessRecheck(core: Core): AccessRecheck {
              coalesce(m.role, (SELECT i.role FROM item_members i
                WHERE i.item_id IN (p.id, p.thread_id) AND i.participant_id = x.participant_id LIMIT 1)) AS role
       FROM unnest(${sql.array(open.map((o) => o.padId), 'text')}::text[], ${sql.array(open.map((o) => o.participantId), 'text')}::text[]) AS x(pad_id, participant_id)
-      LEFT JOIN pads p ON p.id = x.pad_id
-      LEFT JOIN hubs h ON h.id = p.hub_id
+      LEFT JOIN pads p ON p.id = x.pad_id AND p.deleted_at IS NULL
+      LEFT JOIN hubs h ON h.id = p.hub_id AND h.deleted_at IS NULL
       LEFT JOIN hub_members m ON m.hub_id = p.hub_id AND m.participant_id = x.participant_id`);
     const readable = new Set(rows.filter((r) => r.audience !== null && (r.role !== null || readsPublic(core, { audience: r.audience as HubRow['audience'] }))).map((r) => `${r.pad_id} ${r.participant_id ?? ''}`));
     return open.filter((o) => (o.credentialId !== null && ended.has(o.credentialId)) || !readable.has(`${o.padId} ${o.participantId ?? ''}`));

@@ -15,7 +15,7 @@ const hubColumns = sql.fragment`id, slug, name, readme, audience, mode, owner_id
 export async function findHub(conn: CommonQueryMethods, ref: string): Promise<HubRow | null> {
   const key = ref.trim().replace(/^\//, '').toLowerCase();
   return conn.maybeOne(sql.type(HubRow)`
-    SELECT ${hubColumns} FROM hubs WHERE ${key.startsWith('hub_') ? sql.fragment`id = ${key}` : sql.fragment`slug = ${key}`}`);
+    SELECT ${hubColumns} FROM hubs WHERE ${key.startsWith('hub_') ? sql.fragment`id = ${key}` : sql.fragment`slug = ${key}`} AND deleted_at IS NULL`);
 }
 
 export async function seatIn(conn: CommonQueryMethods, hubId: string, participantId: string | undefined): Promise<Seat> {
@@ -46,7 +46,7 @@ export async function readableHub(core: Core, conn: CommonQueryMethods, ref: str
   const row = await conn.maybeOne(sql.type(HubSeatOfRow)`
     SELECT h.id, h.slug, h.name, h.readme, h.audience, h.mode, h.owner_id, h.accepts_guests, h.created_at, h.updated_at, m.role
     FROM hubs h LEFT JOIN hub_members m ON m.hub_id = h.id AND m.participant_id = ${reader?.id ?? null}
-    WHERE ${key.startsWith('hub_') ? sql.fragment`h.id = ${key}` : sql.fragment`h.slug = ${key}`}`);
+    WHERE ${key.startsWith('hub_') ? sql.fragment`h.id = ${key}` : sql.fragment`h.slug = ${key}`} AND h.deleted_at IS NULL`);
   if (!row || (row.role === null && !readsPublic(core, row))) throw notFound('No such hub, or it is private.');
   const { role, ...hub } = row;
   return { hub, seat: role as Seat };

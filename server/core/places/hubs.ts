@@ -129,7 +129,7 @@ export async function hubReading(
     SELECT * FROM (
       SELECT 'thread' AS type, id, title, status, post_count AS count, updated_at FROM threads WHERE hub_id = ${hub.id}
       UNION ALL
-      SELECT 'pad' AS type, id, title, 'settled' AS status, version AS count, updated_at FROM pads WHERE hub_id = ${hub.id}
+      SELECT 'pad' AS type, id, title, 'settled' AS status, version AS count, updated_at FROM pads WHERE hub_id = ${hub.id} AND deleted_at IS NULL
     ) items
     CROSS JOIN LATERAL (SELECT floor(extract(epoch FROM updated_at) * 1000000)::int8 AS updated_us) stamp
     WHERE true
@@ -195,5 +195,5 @@ export type MyHub = z.infer<typeof HubSeatRow>;
 export async function myHubs(conn: CommonQueryMethods, actor: Actor): Promise<readonly MyHub[]> {
   return conn.any(sql.type(HubSeatRow)`
     SELECT h.id, h.slug, h.name, m.role FROM hub_members m JOIN hubs h ON h.id = m.hub_id
-    WHERE m.participant_id = ${actor.id} ORDER BY h.updated_at DESC, h.id`);
+    WHERE m.participant_id = ${actor.id} AND h.deleted_at IS NULL ORDER BY h.updated_at DESC, h.id`);
 }

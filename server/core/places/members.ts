@@ -188,7 +188,7 @@ export async function setHubVisibility(
   const reach = await tx.one(sql.type(Reach)`
     SELECT
       (SELECT count(*) FROM threads WHERE hub_id = ${hub.id}) AS threads,
-      (SELECT count(*) FROM pads WHERE hub_id = ${hub.id}) AS pads,
+      (SELECT count(*) FROM pads WHERE hub_id = ${hub.id} AND deleted_at IS NULL) AS pads,
       (SELECT coalesce(sum(post_count), 0)::int8 FROM threads WHERE hub_id = ${hub.id}) AS posts,
       (SELECT count(*) FROM hub_members WHERE hub_id = ${hub.id}) AS members`);
   const moving = hub.audience !== input.audience;

@@ -18,17 +18,17 @@ export async function indexablePages(core: Core, limit = SITEMAP_MAX): Promise<P
   if (!core.config.publicThreads) return [];
   const rows = await core.db.pool.any(sql.type(PageRow)`
     SELECT path, changed FROM (
-      SELECT '/h/' || h.slug AS path, h.updated_at AS at FROM hubs h WHERE h.audience = 'public'
+      SELECT '/h/' || h.slug AS path, h.updated_at AS at FROM hubs h WHERE h.audience = 'public' AND h.deleted_at IS NULL
       UNION ALL
       SELECT '/t/' || t.id, t.updated_at FROM threads t
-        JOIN hubs h ON h.id = t.hub_id AND h.audience = 'public'
+        JOIN hubs h ON h.id = t.hub_id AND h.audience = 'public' AND h.deleted_at IS NULL
         JOIN participants p ON p.id = t.started_by
         WHERE ${readsVerifiedSql('p')}
       UNION ALL
       SELECT '/p/' || d.id, d.updated_at FROM pads d
-        JOIN hubs h ON h.id = d.hub_id AND h.audience = 'public'
+        JOIN hubs h ON h.id = d.hub_id AND h.audience = 'public' AND h.deleted_at IS NULL
         JOIN participants p ON p.id = d.created_by
-        WHERE ${readsVerifiedSql('p')}
+        WHERE d.deleted_at IS NULL AND ${readsVerifiedSql('p')}
     ) pages (path, at), LATERAL (SELECT (extract(epoch FROM at) * 1000)::int8 AS changed) c
     ORDER BY at DESC, path LIMIT ${limit}`);
   return [...rows];

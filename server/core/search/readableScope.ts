@@ -30,9 +30,10 @@ export function readableScope(core: Core, reader: Actor | null): ReadableScope {
   const itemSeat = (items: FragmentSqlToken) =>
     sql.fragment`EXISTS (SELECT 1 FROM item_members i WHERE i.item_id IN (${items}) AND i.participant_id = ${who})`;
   return {
-    hub: sql.fragment`(${grant === null} AND ${hubSeen})`,
-    thread: sql.fragment`((${hubSeen} OR ${itemSeat(sql.fragment`t.id`)}) AND (${grant === null} OR t.id = ANY(${grantThreads})))`,
-    pad: sql.fragment`((${hubSeen} OR ${itemSeat(sql.fragment`p.id, p.thread_id`)})
+    // A deleted hub, and everything in it, reads as missing to everyone, item seats included.
+    hub: sql.fragment`(${grant === null} AND h.deleted_at IS NULL AND ${hubSeen})`,
+    thread: sql.fragment`(h.deleted_at IS NULL AND (${hubSeen} OR ${itemSeat(sql.fragment`t.id`)}) AND (${grant === null} OR t.id = ANY(${grantThreads})))`,
+    pad: sql.fragment`(p.deleted_at IS NULL AND h.deleted_at IS NULL AND (${hubSeen} OR ${itemSeat(sql.fragment`p.id, p.thread_id`)})
       AND (${grant === null} OR p.id = ANY(${grantPads}) OR p.thread_id = ANY(${grantThreads})))`,
     granted: grant !== null,
   };

@@ -282,6 +282,7 @@ const ACTIVE: readonly TaskState[] = ['open', 'assigned', 'taken', 'in_progress'
 export async function listTasks(core: Core, conn: CommonQueryMethods, actor: Actor, filter: TaskFilter): Promise<TaskPage> {
   const limit = Math.min(filter.limit ?? TASK_PAGE, TASK_PAGE_MAX);
   const where = [
+    sql.fragment`h.deleted_at IS NULL`,
     sql.fragment`(EXISTS (SELECT 1 FROM hub_members m WHERE m.hub_id = k.hub_id AND m.participant_id = ${actor.id})
       OR EXISTS (SELECT 1 FROM item_members i WHERE i.item_id = k.thread_id AND i.participant_id = ${actor.id})
       ${core.config.publicThreads ? sql.fragment`OR h.audience = 'public'` : sql.fragment``})`,

@@ -19,6 +19,8 @@ export type PostView = {
   caller: string | null;
   hidden: boolean;
   deleted: boolean;
+  /** Its author changed its text since it was posted. */
+  edited: boolean;
   /** Why the post is folded (SPEC part 2 "Post rendering"), or null. */
   folded: string | null;
   is_answer: boolean;
@@ -41,6 +43,7 @@ const PostJoinRow = z.object({
   caller: z.string().nullable(),
   hidden: z.boolean(),
   deleted: z.boolean(),
+  edited: z.boolean(),
   folded: z.string().nullable(),
   reactions: z.record(z.string(), z.number()),
 });
@@ -65,7 +68,7 @@ export function postsJson(threadId: string, selector: PostSelector) {
       SELECT p.id, p.seq, CASE WHEN p.hidden_at IS NULL AND p.deleted_at IS NULL THEN p.body ELSE '' END AS body,
              p.reply_to, floor(extract(epoch FROM p.created_at) * 1000) AS created_at,
              json_build_object('id', a.id, 'name', a.name, 'kind', a.kind, 'reach', ${readsVerifiedSql('a')}) AS author,
-             p.caller, p.hidden_at IS NOT NULL AS hidden, p.deleted_at IS NOT NULL AS deleted, p.folded,
+             p.caller, p.hidden_at IS NOT NULL AS hidden, p.deleted_at IS NOT NULL AS deleted, p.edit_count > 0 AND p.deleted_at IS NULL AS edited, p.folded,
              coalesce((SELECT json_object_agg(r.reaction, r.n ORDER BY r.reaction)
                        FROM (SELECT reaction, count(*) AS n FROM reactions WHERE post_id = p.id GROUP BY reaction) r), '{}'::json) AS reactions
       FROM posts p JOIN participants a ON a.id = p.author_id
@@ -114,7 +117,7 @@ let keptChars = 0;
 /**
  * Pages of posts kept by thread version: agents poll, and a page read again is not loaded again.
  * Every change a reader can see raises the thread's version (a post, an answer mark, a reaction,
- * hiding or deleting a post) and posts and names are never edited, so what one selector picks at one
+ * hiding or deleting a post) and an edited post raises it too, so what one selector picks at one
  * version never changes. An author's reach is as it was when the page was read: one who has come to
  * read verified since shows so from the thread's next change. Every
  * request reads the version through the access check (afresh, or kept until the next change:

@@ -37,7 +37,7 @@ export async function readableThread(core: Core, conn: CommonQueryMethods, threa
     FROM threads t JOIN hubs h ON h.id = t.hub_id
     LEFT JOIN hub_members m ON m.hub_id = t.hub_id AND m.participant_id = ${reader?.id ?? null}
     LEFT JOIN item_members i ON i.item_id = t.id AND i.participant_id = ${reader?.id ?? null}
-    WHERE t.id = ${threadId}`);
+    WHERE t.id = ${threadId} AND h.deleted_at IS NULL`);
   // Outside a transaction the read may be one kept since the last change; a write reads afresh.
   const row = conn === core.db.pool ? await core.reads.read(`readable_thread ${threadId} ${reader?.id ?? ''}`, load) : await load();
   if (!row) throw notFound('No such thread, or it is private.');

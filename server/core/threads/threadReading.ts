@@ -25,7 +25,7 @@ export type ThreadMember = z.infer<typeof IdNameKindRoleRow>;
 /** What a thread is about, with the pad's title and the section's title as it read when the thread started. */
 export type ThreadAbout = { pad_id: string; pad_title: string; block_id: string; section_title: string };
 /** What the reader may do here beyond posting. */
-export type ThreadCan = { moderate: boolean; mark_answer: boolean };
+export type ThreadCan = { moderate: boolean; mark_answer: boolean; rename: boolean };
 
 export type ThreadReading = ThreadTarget & {
   posts: readonly PostView[];
@@ -70,7 +70,7 @@ function threadSide(thread: Pick<ThreadRow, 'id'>, hub: Pick<HubRow, 'id'>) {
 
 /** The pads made beside the thread, oldest first, as one SQL expression yielding a JSON array. */
 export const padsJson = (threadId: string) => sql.fragment`(SELECT coalesce(json_agg(d ORDER BY d.created_at, d.id), '[]'::json) FROM (
-        SELECT id, title, version, created_at FROM pads WHERE thread_id = ${threadId}) d)`;
+        SELECT id, title, version, created_at FROM pads WHERE thread_id = ${threadId} AND deleted_at IS NULL) d)`;
 
 /** What the thread is about, with its pad's title, as one SQL expression (null: about nothing). */
 export const aboutJson = (threadId: string) => sql.fragment`(
@@ -102,6 +102,8 @@ export function threadCan(actor: Actor, { thread, seat }: ThreadTarget): ThreadC
   return {
     moderate: allows(seat, 'moderate'),
     mark_answer: allows(seat, 'markAnyAnswer') || (allows(seat, 'write') && thread.started_by === actor.id),
+    // As ui_rename's policy: the owner and helpers, and whoever started it while they have a seat.
+    rename: allows(seat, 'moderate') || (allows(seat, 'write') && thread.started_by === actor.id),
   };
 }
 
