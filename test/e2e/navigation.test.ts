@@ -81,6 +81,7 @@ describe.skipIf(!haveChromium).each(stores())('navigation in the browser on %s',
     await expect.poll(() => open.isVisible()).toBe(true);
     expect(await panel(ada.page).isVisible()).toBe(false);
     await open.click();
+    if (SHOTS) await ada.page.screenshot({ path: `${SHOTS}/panel-open-390.png` });
     await panel(ada.page).getByRole('link', { name: 'Pruning guide' }).click();
     await ada.page.waitForURL(`**/p/${padId}`);
     expect(await panel(ada.page).isVisible()).toBe(false);
@@ -97,6 +98,7 @@ describe.skipIf(!haveChromium).each(stores())('navigation in the browser on %s',
     const heading = ada.page.locator(`.pad-body [data-block-id="${lateId}"]`);
     await expect.poll(() => heading.evaluate((el) => Math.round(el.getBoundingClientRect().top))).toBeLessThan(200);
     expect(await ada.page.evaluate(() => window.scrollY)).toBeGreaterThan(500);
+    if (SHOTS) await ada.page.screenshot({ path: `${SHOTS}/pad-at-section-1280.png` });
     expect(errors()).toEqual([]);
   });
 
