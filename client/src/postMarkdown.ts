@@ -130,7 +130,10 @@ md.renderer.rules.heading_open = (tokens, idx, options, _env, self) => {
 }
 md.renderer.rules.heading_close = md.renderer.rules.heading_open
 
-/** The post's Markdown as safe HTML for v-html: no tag of the writer's survives, no image loads. */
-export function renderPost(body: string, env: PostEnv): string {
-  return md.render(body, env)
+/**
+ * The post's Markdown as safe HTML for v-html: no tag of the writer's survives, no image loads.
+ * `inline`: one line's worth (a link, a title) with no paragraph around it, for use within a sentence.
+ */
+export function renderPost(body: string, env: PostEnv, inline = false): string {
+  return inline ? md.renderInline(body, env) : md.render(body, env)
 }

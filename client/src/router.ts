@@ -5,6 +5,8 @@ import { matchRoute, type Route } from '../../schema/pages.ts'
 export type { Route }
 
 const path = shallowRef(location.pathname)
+/** The address's `#fragment`, so a page can follow a jump within it (a pad's section). */
+export const hash = shallowRef(location.hash)
 
 export const route = computed(() => matchRoute(path.value))
 
@@ -13,7 +15,8 @@ export const paths = {
   home: () => '/',
   hub: (slug: string) => `/h/${encodeURIComponent(slug)}`,
   thread: (id: string | number) => `/t/${encodeURIComponent(String(id))}`,
-  pad: (id: string) => `/p/${encodeURIComponent(id)}`,
+  /** `section`: a section's id (its heading block's), which the page scrolls to once the pad shows. */
+  pad: (id: string, section?: string) => `/p/${encodeURIComponent(id)}${section ? `#section-${encodeURIComponent(section)}` : ''}`,
   /** `next`: the page to return to once signed in. */
   signin: (next?: string) => (next ? `/signin?next=${encodeURIComponent(next)}` : '/signin'),
   signinCode: (next?: string) => (next ? `/signin/code?next=${encodeURIComponent(next)}` : '/signin/code'),
@@ -55,11 +58,13 @@ export function navigate(to: string, options: { replace?: boolean } = {}): void 
   if (options.replace) history.replaceState(null, '', target)
   else if (target !== location.pathname + location.search + location.hash) history.pushState(null, '', target)
   path.value = url.pathname
+  hash.value = url.hash
   if (!url.hash) window.scrollTo(0, 0)
 }
 
 window.addEventListener('popstate', () => {
   path.value = location.pathname
+  hash.value = location.hash
 })
 
 export function setTitle(title?: string): void {

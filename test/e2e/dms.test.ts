@@ -71,9 +71,14 @@ describe.skipIf(!haveChromium).each(stores())('direct messages in the browser on
     expect(ada.errors).toEqual([]);
   });
 
-  it('a person starts a DM from the page and blocks it', async () => {
+  it('a person starts a DM from the page, finding the agent by name, and blocks it', async () => {
     await ada.page.goto('/dm');
-    await ada.page.getByRole('textbox', { name: 'To (a @handle or an id)' }).fill(agent.handle);
+    // Typing part of a name suggests the people she shares a hub with, by handle.
+    const to = ada.page.getByRole('combobox', { name: 'To (start typing a name, or a @handle)' });
+    await to.fill('libr');
+    const suggested = () => ada.page.locator('#person-suggestions option').evaluateAll((options) => options.map((o) => [(o as HTMLOptionElement).value, o.textContent]));
+    await expect.poll(suggested).toEqual([[agent.handle.startsWith('@') ? agent.handle : `@${agent.handle}`, 'Librarian (agent)']]);
+    await to.fill(agent.handle);
     await ada.page.getByRole('textbox', { name: 'Message' }).fill('One more thing.');
     await ada.page.getByRole('button', { name: 'Send' }).click();
     await ada.page.waitForURL('**/dm/dm_*');
@@ -84,5 +89,28 @@ describe.skipIf(!haveChromium).each(stores())('direct messages in the browser on
     const listed = await rest(server, agent.key, 'list_dms', {});
     expect(listed.body.data.dms[0].state).toBe('declined');
     expect(ada.errors).toEqual([]);
+  });
+
+  it('shows the sender their own request as waiting, with Withdraw and no Decline; withdrawn, nobody can accept it open', async () => {
+    // Bob shares no hub with Ada and reads verified, so his message goes as a request.
+    const bob = await personInBrowser(browser, server, 'Bob');
+    await poke(server, sql.unsafe`UPDATE participants SET email_verified_at = now(), created_at = now() - interval '2 days' WHERE id = ${bob.id}`);
+    const sent = await appTool(server, bob.cookie, 'start_dm', { with: ada.id, body: 'Hello Ada, a question about the reading room.' });
+    expect(sent.body.data.state).toBe('waiting');
+    const dmId = sent.body.data.dm_id as string;
+    await bob.page.goto('/dm');
+    const row = bob.page.locator('.dms li', { hasText: 'Ada' });
+    await expect.poll(() => row.innerText()).toContain('Request sent, waiting · 1 message');
+    await row.getByRole('link', { name: 'Ada' }).click();
+    await bob.page.waitForURL(`**/dm/${dmId}`);
+    const actions = bob.page.locator('.actions');
+    await expect.poll(() => actions.getByRole('button').allInnerTexts()).toEqual(['Withdraw request']);
+    await actions.getByRole('button', { name: 'Withdraw request' }).click();
+    await expect.poll(() => bob.page.getByTestId('dm-state').innerText()).toContain('Declined');
+    expect(await actions.getByRole('button', { name: 'Accept' }).count()).toBe(0);
+    // Neither side can accept a withdrawn request open: only its recipient could have let it start.
+    for (const cookie of [bob.cookie, ada.cookie]) expect((await appTool(server, cookie, 'respond_to_dm', { dm_id: dmId, action: 'accept' })).status).toBe(403);
+    expect(bob.errors.filter((e) => !e.includes('403'))).toEqual([]);
+    await bob.context.close();
   });
 });

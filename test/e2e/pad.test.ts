@@ -65,7 +65,7 @@ describe.skipIf(!haveChromium).each(stores())('pads in the browser on %s', (stor
     await expect.poll(() => ada.page.locator('h1').innerText()).toBe('Meeting notes');
     await expect.poll(() => ada.page.locator('.connection').innerText()).toContain('Live');
     expect(await ada.page.locator('.pad-body').getAttribute('contenteditable')).toBe('true');
-    expect(await ada.page.getByRole('link', { name: 'Pad Lab' }).getAttribute('href')).toBe(`/h/${hub.slug}`);
+    expect(await ada.page.getByRole('navigation', { name: 'Breadcrumb' }).getByRole('link', { name: 'Pad Lab' }).getAttribute('href')).toBe(`/h/${hub.slug}`);
   });
 
   it('lists the pad on the hub page, linking to it', async () => {
@@ -136,7 +136,7 @@ describe.skipIf(!haveChromium).each(stores())('pads in the browser on %s', (stor
   });
 
   it('drops a person from the others’ presence when they leave the pad page', async () => {
-    await bob.page.getByRole('link', { name: 'Pad Lab' }).click();
+    await bob.page.getByRole('navigation', { name: 'Breadcrumb' }).getByRole('link', { name: 'Pad Lab' }).click();
     await bob.page.waitForURL(`**/h/${hub.slug}`);
     await expect.poll(() => present(ada)).toEqual(['Ada (you)']);
   });

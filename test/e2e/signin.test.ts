@@ -60,6 +60,8 @@ describe.skipIf(!haveChromium).each(stores())('sign-in pages in the browser on %
     await page.getByRole('button', { name: 'Send me a code' }).click();
     await page.waitForURL((url) => url.pathname === '/signin/code' && url.searchParams.get('next') === '/settings');
     expect(await page.getByRole('status').innerText()).toContain('kept locally');
+    // The code is what comes next: its field has the keyboard.
+    await expect.poll(() => page.evaluate(() => document.activeElement?.getAttribute('name'))).toBe('code');
     const code = /^\s+(\d{6})\s*$/m.exec(await newestMail())![1]!;
 
     expect(await page.getByRole('textbox', { name: 'Email' }).inputValue()).toBe('Grace@example.test');

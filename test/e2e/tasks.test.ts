@@ -59,9 +59,11 @@ describe.skipIf(!haveChromium).each(stores())('tasks in the browser on %s', (sto
     await expect.poll(() => ada.page.getByRole('region', { name: 'Assigned (1)' }).innerText()).toContain('Price the breads');
     await card.getByRole('button', { name: 'Take' }).click();
     await expect.poll(() => ada.page.getByRole('region', { name: 'Taken (1)' }).innerText()).toContain('Price the breads');
-    await card.getByRole('textbox').fill(padId);
+    // The result is picked from the hub's pads, not typed.
+    await card.getByRole('combobox', { name: 'Pad' }).selectOption({ label: 'Menu' });
     await card.getByRole('button', { name: 'Submit result' }).click();
     await expect.poll(() => ada.page.getByRole('region', { name: 'In review (1)' }).innerText()).toContain('Price the breads');
+    expect(await card.getByRole('link', { name: 'the pad' }).getAttribute('href')).toBe(`/p/${padId}`);
 
     const approved = await call('update_task', { task_id: task.task_id, action: 'approve' });
     expect(approved).toMatchObject({ state: 'done', assignee_id: ada.id, result: { kind: 'pad', pad_id: padId } });
@@ -78,6 +80,8 @@ describe.skipIf(!haveChromium).each(stores())('tasks in the browser on %s', (sto
     await call('submit_result', { task_id: taskId, url: 'https://example.org/loaf' });
     await ada.page.goto('/tasks');
     const card = ada.page.locator(`[data-task="${taskId}"]`);
+    // The agent's link, by an author who does not read verified, reads as where it goes.
+    await expect.poll(() => card.locator('.task-result').innerText()).toContain('Result: [link to example.org]');
     await card.getByRole('button', { name: 'Approve' }).click();
     await expect.poll(() => ada.page.getByRole('region', { name: 'Done (2)' }).innerText()).toContain('Bake a test loaf');
     const seen = await call('list_tasks', { in: threadId, state: 'done' });

@@ -156,9 +156,11 @@ describe.skipIf(!haveChromium).each(stores())('the thread page in the browser on
   it('says what changed since the person last read, marks the new posts, and makes a pad in the thread', async () => {
     await ada.page.goto(`/t/${threadId}`);
     await expect.poll(() => ada.page.getByRole('status', { name: 'Since you last read' }).innerText()).toContain('Nothing new since you last read it');
+    // Away from the thread while the agent writes: an open page shows new posts live, and so reads them.
+    await ada.page.goto('/tasks');
     await call('post_reply', { thread_id: threadId, body: 'Crates arrive Monday.' });
     await call('post_reply', { thread_id: threadId, body: 'Cider press is booked.' });
-    await ada.page.reload();
+    await ada.page.goto(`/t/${threadId}`);
     await expect.poll(() => ada.page.getByRole('status', { name: 'Since you last read' }).innerText()).toContain('2 new posts');
     await expect.poll(() => ada.page.locator('article.post .badge.new').count()).toBe(2);
     expect(await post(ada.page, 'Crates arrive').locator('.badge.new').count()).toBe(1);

@@ -251,8 +251,8 @@ export type DmAction = 'accept' | 'decline' | 'block' | 'report' | 'unblock';
 export type DmResponse = { dm_id: string; action: DmAction; with: DmPerson; state: DmState; changed: boolean };
 
 /**
- * `respond_to_dm`: accept a request waiting on you (or open again one you declined); decline a request
- * or close a DM (either of the two); block (the other is told no more than a decline); report (kept
+ * `respond_to_dm`: accept a request waiting on you (or open again one you declined); decline a request,
+ * withdraw your own, or close a DM (either of the two); block (the other is told no more than a decline); report (kept
  * for the service's administrators, and a block); unblock (the DM stays closed until one of you
  * starts it again).
  */
@@ -275,7 +275,10 @@ export async function respondToDm(tx: CommonQueryMethods, actor: Actor, input: {
       refuseClosed(target, actor.id);
       break;
     case 'decline':
-      if (before === 'open' || before === 'request' || before === 'waiting') await close();
+      if (before === 'open' || before === 'request') await close();
+      // The sender withdraws their own request. It is closed by nobody, so neither side can accept it
+      // back open: only its recipient could have let the conversation start.
+      else if (before === 'waiting') await tx.query(sql.unsafe`UPDATE dms SET status = 'declined', closed_by = NULL, version = version + 1, updated_at = now() WHERE id = ${dm.id}`);
       break;
     case 'block':
       if (before !== 'blocked') await block();

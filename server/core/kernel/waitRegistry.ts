@@ -128,8 +128,10 @@ export function createWaitRegistry(db: Db, log: Logger, onPadVersion: (listener:
   }
 
   db.watchChanges({
-    // The embedded store names no keys: every write may be what someone waits for.
-    changed: () => db.kind === 'pglite' && filed.size > 0 && wakeAll(),
+    // The embedded store names no keys: every write may be what someone waits for. On Postgres,
+    // while the change feed is not heard (its connection down, or a pooler that drops LISTEN), this
+    // instance's own writes still wake its waits at once; only other instances' wait for the poll.
+    changed: () => (db.kind === 'pglite' || !hearing) && filed.size > 0 && wakeAll(),
     hearing(on) {
       hearing = on;
       // Whatever was notified while nobody listened is lost: look again.
