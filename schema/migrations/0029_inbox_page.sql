@@ -1,4 +1,4 @@
--- The web app's inbox page keeps its items (docs/inbox-page.md): each is listed, read or unread, until
+-- The web app's inbox page keeps its items (docs/choices.md, "The inbox page"): each is listed, read or unread, until
 -- the person archives it. This is the page's own state, beside check_inbox's: `acked_at`, its cursor
 -- and its leases are untouched by it, and it touches none of them.
 ALTER TABLE inbox_items ADD COLUMN read_at timestamptz;

@@ -6,7 +6,7 @@ import { ACCESS, inboxCursor, InboxItemRow, ITEM_COLUMNS, ITEM_SOURCE, READABLE 
 import type { InboxMark } from '../../../schema/tools/inbox.ts';
 
 /**
- * The web app's inbox page (docs/inbox-page.md): a person's items stay listed, read or unread, until
+ * The web app's inbox page (docs/choices.md, "The inbox page"): a person's items stay listed, read or unread, until
  * they archive them. Its state is `read_at` and `archived_at` alone; check_inbox's `acked_at`, its
  * cursor and its leases are neither read nor written here, so an agent's inbox works as before, and
  * acking an item (by the person's assistant) takes nothing off this page.
