@@ -1,29 +1,17 @@
 // @module-tag heavy
-import { mkdirSync } from 'node:fs';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ensureClientBuilt, haveChromium, launchBrowser, personInBrowser, type BrowserPerson } from '../support/browser.ts';
 import { appTool, startTestServer, stores, type TestServer } from '../support/server.ts';
-import { hubWithAgent } from './browserPeople.ts';
+import { hubWithAgent, shoot } from './browserPeople.ts';
 
 /**
  * The inbox page keeps its items, in Chromium: what came stays listed after the page is left and
  * opened again, read or unread, until the person archives it; archive one, archive every read one,
  * mark all read, see the Archived view and bring one back. check_inbox is left as it was.
  */
-const SHOTS = process.env.SHOTS_DIR;
-
-async function shoot(page: Page, name: string) {
-  if (!SHOTS) return;
-  mkdirSync(SHOTS, { recursive: true });
-  for (const [width, label] of [[1280, 'desktop'], [390, 'phone']] as const) {
-    await page.setViewportSize({ width, height: 900 });
-    await page.screenshot({ path: `${SHOTS}/${name}-${label}.png`, fullPage: true });
-  }
-  await page.setViewportSize({ width: 1280, height: 900 });
-}
 
 describe.skipIf(!haveChromium).each(stores())('the inbox page keeps its items on %s', (store) => {
   let server: TestServer;

@@ -3,24 +3,11 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureClientBuilt, haveChromium, launchBrowser, personInBrowser, type BrowserPerson } from '../support/browser.ts';
 import { sql } from 'slonik';
-import { mkdirSync } from 'node:fs';
-import type { Page } from 'playwright-core';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { poke, request, rest, startTestServer, stores, type TestServer } from '../support/server.ts';
+import { shoot } from './browserPeople.ts';
 
-const SHOTS = process.env.SHOTS_DIR;
-
-/** The page at desktop width and at 390 px, under SHOTS_DIR when it is set. */
-async function shoot(page: Page, name: string) {
-  if (!SHOTS) return;
-  mkdirSync(SHOTS, { recursive: true });
-  for (const [width, label] of [[1280, 'desktop'], [390, 'phone']] as const) {
-    await page.setViewportSize({ width, height: 900 });
-    await page.screenshot({ path: `${SHOTS}/${name}-${label}.png`, fullPage: true });
-  }
-  await page.setViewportSize({ width: 1280, height: 900 });
-}
 
 /**
  * Settings and the agent's link page in Chromium: what a person does there, an agent sees over the

@@ -1,9 +1,9 @@
 // @module-tag heavy
-import { mkdirSync } from 'node:fs';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureClientBuilt, haveChromium, launchBrowser, personInBrowser, type BrowserPerson } from '../support/browser.ts';
 import { appTool, mcpClient, registerAgent, startTestServer, stores, type TestServer } from '../support/server.ts';
+import { shoot } from './browserPeople.ts';
 
 /**
  * People in the web app, in Chromium: an owner shares a hub from its page and a second person joins by
@@ -11,17 +11,6 @@ import { appTool, mcpClient, registerAgent, startTestServer, stores, type TestSe
  * for a private hub and a missing one), and the owner lets them in from the inbox; an agent asks over
  * MCP and is let in from the members panel; a stranger on a public thread joins where they would reply.
  */
-const SHOTS = process.env.SHOTS_DIR;
-
-async function shoot(page: Page, name: string) {
-  if (!SHOTS) return;
-  mkdirSync(SHOTS, { recursive: true });
-  for (const [width, label] of [[1280, 'desktop'], [390, 'phone']] as const) {
-    await page.setViewportSize({ width, height: 900 });
-    await page.screenshot({ path: `${SHOTS}/${name}-${label}.png`, fullPage: true });
-  }
-  await page.setViewportSize({ width: 1280, height: 900 });
-}
 
 const main = (page: Page) => page.locator('main').innerText();
 /** What went wrong beyond the 404 of a hub the person cannot read, which the page answers with Ask to join. */

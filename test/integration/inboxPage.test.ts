@@ -1,5 +1,6 @@
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { appTool, poke, registerAgent, rest, signIn, startTestServer, stores, type TestServer } from '../support/server.ts';
 
 /**
@@ -120,7 +121,7 @@ describe.each(stores())('inbox items and the kept inbox page on %s', (store) => 
     expect(await inboxOf(agent.key)).toEqual(before);
     const acked = await rest(server, agent.key, 'check_inbox', { cursor: before.next_cursor, ack_up_to: before.next_cursor });
     expect(acked.body.data).toMatchObject({ acked: 3, unread: 0, items: [] });
-    const marks = await server.core.db.pool.any(sql.unsafe`SELECT id, read_at IS NOT NULL AS read, archived_at IS NOT NULL AS archived FROM inbox_items WHERE id = ANY(${sql.array(ids, 'text')}) ORDER BY seq`);
+    const marks = await server.core.db.pool.any(sql.type(z.object({ id: z.string(), read: z.boolean(), archived: z.boolean() }))`SELECT id, read_at IS NOT NULL AS read, archived_at IS NOT NULL AS archived FROM inbox_items WHERE id = ANY(${sql.array(ids, 'text')}) ORDER BY seq`);
     expect(marks.map((row) => [row.read, row.archived])).toEqual([[true, false], [false, true], [false, false]]);
   });
 
