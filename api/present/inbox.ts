@@ -2,7 +2,8 @@ import { inline } from '../../server/core/kernel/framing.ts';
 import type { Claim, InboxItem, InboxPage } from '../../server/core/inbox/inbox.ts';
 import type { MentionNote } from '../../server/core/inbox/mentions.ts';
 import { line, said, type TextPart } from '../../server/core/kernel/result.ts';
-import type { InboxItemData, InboxView } from '../../schema/tools/inbox.ts';
+import type { InboxItemData, InboxItemView, InboxMark, InboxView, KeptInboxView } from '../../schema/tools/inbox.ts';
+import type { KeptItem, KeptPage } from '../../server/core/inbox/keptInbox.ts';
 import type { Answer } from './answer.ts';
 
 const iso = (t: number) => new Date(t).toISOString();
@@ -16,6 +17,11 @@ const ABOUT: Record<InboxItem['kind'], string> = {
   report: 'reported a post',
   dm: 'wrote to you',
   cooldown: 'was put in a cooldown: read-only for 15 minutes after 15 pace refusals in 10 minutes',
+  task_submitted: 'handed in a result of your task for review',
+  task_done: 'finished a task',
+  join_request: 'asks to join a hub (moderate let_in or turn_away)',
+  turned_away: 'turned away your request to join',
+  dm_request: 'asks to message you (respond_to_dm)',
 };
 
 /** Where to read what an item is about, as the tool to call. */
@@ -25,6 +31,7 @@ function whereToRead(item: InboxItem): string {
   if (item.post_id && item.thread_id) return `open_thread "${item.thread_id}" post_id "${item.post_id}"`;
   if (item.thread_id) return `open_thread "${item.thread_id}"`;
   if (item.kind === 'cooldown') return 'nothing to open: the agent writes again when the cooldown ends';
+  if (item.kind === 'turned_away') return 'nothing to open: an owner of the hub turned your request away';
   return `open_hub "${item.hub_slug ?? item.hub_id}"`;
 }
 
@@ -44,6 +51,16 @@ export function itemData(item: InboxItem): InboxItemData {
     ...(item.lease_until !== null ? { held_until: iso(item.lease_until) } : {}),
   };
 }
+
+/** An item as the web app shows it: its data, who sent it, and the words it quotes. */
+const itemView = (item: InboxItem): InboxItemView => ({
+  ...itemData(item),
+  from: item.from,
+  summary: item.summary,
+  withheld: item.withheld,
+  thread_title: item.thread_title,
+  hub_slug: item.hub_slug,
+});
 
 function itemParts(item: InboxItem): TextPart[] {
   const from = `${inline(item.from.name)}${item.from.kind === 'agent' ? ' (agent)' : ''} ${item.from.handle}`;
@@ -86,14 +103,7 @@ export function presentInbox(page: InboxPage, input: { limit?: number | undefine
       ...(page.acked ? { acked: page.acked } : {}),
     },
     view: (): InboxView => ({
-      items: items.map((item) => ({
-        ...itemData(item),
-        from: item.from,
-        summary: item.summary,
-        withheld: item.withheld,
-        thread_title: item.thread_title,
-        hub_slug: item.hub_slug,
-      })),
+      items: items.map(itemView),
       next_cursor: page.next_cursor,
       newest_cursor: page.newest_cursor,
       more: page.more,
@@ -101,6 +111,23 @@ export function presentInbox(page: InboxPage, input: { limit?: number | undefine
     }),
   };
 }
+
+/** The web app's inbox page: the line says how many, the view carries the items. */
+export const presentKeptInbox = (page: KeptPage): Answer<'ui_inbox'> => ({
+  parts: [line(`${page.items.length} items shown; ${page.unread} unread.`)],
+  data: {},
+  view: (): KeptInboxView => ({
+    items: page.items.map((item: KeptItem) => ({ ...itemView(item), read: item.read, archived: item.archived, waiting: item.waiting })),
+    next_before: page.next_before,
+    unread: page.unread,
+    newest_cursor: page.newest_cursor,
+  }),
+});
+
+export const presentInboxMark = (out: { action: InboxMark; changed: number; unread: number }): Answer<'ui_inbox_mark'> => ({
+  parts: [line(`${out.changed} items marked (${out.action}); ${out.unread} unread.`)],
+  data: out,
+});
 
 export function presentClaim(claim: Claim): Answer<'claim_inbox_item'> {
   const until = claim.until === null ? null : iso(claim.until);

@@ -1,5 +1,5 @@
 import { inline } from '../../server/core/kernel/framing.ts';
-import { invitePath, type InviteJoin, type MadeInvite, type MyInvite } from '../../server/core/places/invites.ts';
+import { invitePath, type InviteJoin, type MadeInvite, type MyInvite, type PlaceInvite } from '../../server/core/places/invites.ts';
 import { line } from '../../server/core/kernel/result.ts';
 import type { Answer } from './answer.ts';
 
@@ -69,3 +69,19 @@ export function presentInviteJoin(out: InviteJoin): Answer<'join_hub'> {
     data: { status: out.status, kind: out.kind, scope_id: out.scope_id, hub_id: out.hub.id, slug: out.hub.slug, role: 'member' },
   };
 }
+
+/** The Share panel: the live invites into one place, with the uses each has left. */
+export const presentPlaceInvites = (rows: readonly PlaceInvite[]): Answer<'ui_invites'> => ({
+  parts: [line(`${rows.length} live invites.`)],
+  data: {},
+  view: () => ({
+    invites: rows.map((row) => ({
+      id: row.id,
+      uses: row.uses,
+      uses_left: row.uses - row.used,
+      expires_at: iso(row.expires_at),
+      created_at: iso(row.created_at),
+      made_by: row.made_by,
+    })),
+  }),
+});

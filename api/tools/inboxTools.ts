@@ -1,8 +1,9 @@
 import { asksToAck, checkInbox, claimItem } from '../../server/core/inbox/inbox.ts';
 import type { Policy } from '../../server/core/kernel/policy.ts';
-import { presentClaim, presentInbox } from '../present/inbox.ts';
+import { keptInbox, markInbox } from '../../server/core/inbox/keptInbox.ts';
+import { presentClaim, presentInbox, presentInboxMark, presentKeptInbox } from '../present/inbox.ts';
 import { readTool, writeTool } from './defineTool.ts';
-import { CheckInboxInput, ClaimInboxItemInput } from '../../schema/tools/inbox.ts';
+import { CheckInboxInput, ClaimInboxItemInput, KeptInboxInput, MarkInboxInput } from '../../schema/tools/inbox.ts';
 
 // Everyone has an inbox; what each sees is their own, limited by a sub-agent key's threads in the query.
 const ownInbox: Policy<null> = async () => null;
@@ -33,4 +34,29 @@ export const claimInboxItemTool = writeTool({
   policy: () => ownInbox,
   run: ({ actor, tx }, input) => claimItem(tx, actor, input),
   present: presentClaim,
+});
+
+/** The web app's inbox page: items kept, read or unread, until archived (its own state; acks untouched). */
+export const keptInboxTool = readTool({
+  name: 'ui_inbox',
+  title: 'Your inbox page',
+  kind: 'read',
+  audience: 'app',
+  description: 'Your inbox items newest first, kept until you archive them, or the archived ones; with the unread count.',
+  input: KeptInboxInput,
+  policy: () => ownInbox,
+  run: ({ conn, actor }, input) => keptInbox(conn, actor, input),
+  present: presentKeptInbox,
+});
+
+export const markInboxTool = writeTool({
+  name: 'ui_inbox_mark',
+  title: 'Mark inbox items',
+  kind: 'write, idempotent',
+  audience: 'app',
+  description: 'Mark your inbox items read or unread, archive them or keep them again; or mark all read, or archive every read one.',
+  input: MarkInboxInput,
+  policy: () => ownInbox,
+  run: ({ actor, tx }, input) => markInbox(tx, actor, input),
+  present: presentInboxMark,
 });

@@ -1,9 +1,9 @@
 import { setAcceptsGuests } from '../../server/core/identity/guests.ts';
-import { createInvite } from '../../server/core/places/invites.ts';
+import { createInvite, liveInvitesInto } from '../../server/core/places/invites.ts';
 import { guestsOfThread, inviteInto } from '../../server/core/policies/policies.ts';
-import { presentInvite, presentThreadGuests } from '../present/invites.ts';
-import { writeTool } from './defineTool.ts';
-import { InviteInput, ThreadGuestsInput } from '../../schema/tools/invites.ts';
+import { presentInvite, presentPlaceInvites, presentThreadGuests } from '../present/invites.ts';
+import { readTool, writeTool } from './defineTool.ts';
+import { InviteInput, PlaceInvitesInput, ThreadGuestsInput } from '../../schema/tools/invites.ts';
 
 export const inviteTool = writeTool({
   name: 'invite',
@@ -29,4 +29,17 @@ export const threadGuestsTool = writeTool({
   policy: (input) => guestsOfThread(input.thread_id),
   run: ({ core, tx }, input, target) => setAcceptsGuests(core, tx, target, input.accepts_guests),
   present: presentThreadGuests,
+});
+
+/** The web app's Share panel: the live invites into a hub, thread or pad (owner and helpers). */
+export const placeInvitesTool = readTool({
+  name: 'ui_invites',
+  title: 'Live invites',
+  kind: 'read',
+  audience: 'app',
+  description: 'The invite links into a hub, thread or pad that still let people in, with their uses left; settings revoke-invite withdraws one.',
+  input: PlaceInvitesInput,
+  policy: (input) => inviteInto(input.to),
+  run: ({ conn }, _input, target) => liveInvitesInto(conn, target),
+  present: presentPlaceInvites,
 });

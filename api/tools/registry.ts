@@ -1,9 +1,9 @@
 import type { Audience, Tool } from './defineTool.ts';
 import { listDmsTool, respondToDmTool, startDmTool } from './dmTools.ts';
-import { checkInboxTool, claimInboxItemTool } from './inboxTools.ts';
+import { checkInboxTool, claimInboxItemTool, keptInboxTool, markInboxTool } from './inboxTools.ts';
 import { createHubTool, joinHubTool, myHubsTool, openHubTool, setFrontPadTool } from './hubTools.ts';
 import { moderateTool, setHubGuideTool, setHubVisibilityTool } from './memberTools.ts';
-import { inviteTool, threadGuestsTool } from './inviteTools.ts';
+import { inviteTool, placeInvitesTool, threadGuestsTool } from './inviteTools.ts';
 import { linkTool } from './linkTool.ts';
 import { mintSubagentTool, rotateKeyTool, setHandleTool } from './keyTools.ts';
 import { createPadTool, editPadTool, openPadTool, undoEditTool, waitForChangesTool } from './padTools.ts';
@@ -48,6 +48,8 @@ export const tools: readonly Tool[] = [
   listTasksTool,
   checkInboxTool,
   claimInboxItemTool,
+  keptInboxTool,
+  markInboxTool,
   createPadTool,
   openPadTool,
   editPadTool,
@@ -61,6 +63,7 @@ export const tools: readonly Tool[] = [
   setFrontPadTool,
   padHistoryTool,
   threadGuestsTool,
+  placeInvitesTool,
   showDotpadTool,
   searchTool,
   viewSessionTool,

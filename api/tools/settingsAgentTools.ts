@@ -37,7 +37,7 @@ const newKey = writeTool({
   description: 'One more key for an agent linked to you, shown once; its older keys work until they expire or are revoked.',
   input: z.object({ agent_id: agentId }),
   policy: () => ownAccount,
-  run: ({ actor, tx }, input) => newAgentKey(tx, actor, input.agent_id),
+  run: ({ core, actor, tx }, input) => newAgentKey(core, tx, actor, input.agent_id),
   present: presentNewAgentKey,
 });
 

@@ -2,8 +2,8 @@ import type { z } from 'zod';
 import { DmResponseData, ListDmsData, ListDmsInput, ListDmsView, RespondToDmInput, DmPostedView, DmStateView, StartDmInput, StartedDmData } from './dms.ts';
 import { HomeData, ShowDotpadInput, HomeView } from './home.ts';
 import { CreatedHubData, CreateHubInput, FrontPadData, HubView, JoinHubData, JoinHubInput, MyHubsInput, MyHubsView, OpenHubData, OpenHubInput, SetFrontPadInput } from './hubs.ts';
-import { CheckInboxInput, ClaimData, ClaimInboxItemInput, InboxData, InboxView, WaitData, WaitForChangesInput } from './inbox.ts';
-import { InviteData, InviteInput, ThreadGuestsInput } from './invites.ts';
+import { CheckInboxInput, ClaimData, ClaimInboxItemInput, InboxData, InboxView, KeptInboxInput, KeptInboxView, MarkInboxData, MarkInboxInput, WaitData, WaitForChangesInput } from './inbox.ts';
+import { InviteData, InviteInput, PlaceInvitesInput, PlaceInvitesView, ThreadGuestsInput } from './invites.ts';
 import { HandleData, LinkData, LinkInput, MintedData, MintSubagentInput, RotatedData, RotateKeyInput, SetHandleInput } from './keys.ts';
 import { GuideData, HubVisibilityData, ModerateData, ModerateInput, SetHubGuideInput, SetHubVisibilityInput } from './members.ts';
 import {
@@ -69,6 +69,7 @@ export const toolContracts = {
   ui_delete_pad: { input: DeletePadInput, data: DeletionData, view: DeletionView },
   ui_delete_hub: { input: DeleteHubInput, data: DeletionData, view: DeletionView },
   ui_mention_people: { input: MentionPeopleInput, view: MentionPeopleView },
+  ui_invites: { input: PlaceInvitesInput, view: PlaceInvitesView },
   start_thread: { input: StartThreadInput, data: StartedThreadData },
   post_reply: { input: PostReplyInput, data: PostedReplyData.or(PostedDmData), view: DmPostedView.nullable() },
   open_thread: { input: OpenThreadInput, data: OpenThreadData, view: ThreadView },
@@ -86,6 +87,8 @@ export const toolContracts = {
   list_tasks: { input: ListTasksInput, data: TaskPageData, view: TaskPageView },
   check_inbox: { input: CheckInboxInput, data: InboxData, view: InboxView },
   claim_inbox_item: { input: ClaimInboxItemInput, data: ClaimData },
+  ui_inbox: { input: KeptInboxInput, view: KeptInboxView },
+  ui_inbox_mark: { input: MarkInboxInput, data: MarkInboxData },
   wait_for_changes: { input: WaitForChangesInput, data: WaitData },
   create_pad: { input: CreatePadInput, data: CreatedPadData },
   open_pad: { input: OpenPadInput, data: OpenPadData, view: PadView },

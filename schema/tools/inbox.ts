@@ -4,7 +4,21 @@ import { Person, PersonRef } from './views.ts';
 
 // check_inbox, claim_inbox_item, wait_for_changes.
 
-export const INBOX_KINDS = ['mention', 'reply', 'assigned', 'review', 'added', 'report', 'dm', 'cooldown'] as const;
+export const INBOX_KINDS = [
+  'mention',
+  'reply',
+  'assigned',
+  'review',
+  'added',
+  'report',
+  'dm',
+  'cooldown',
+  'task_submitted',
+  'task_done',
+  'join_request',
+  'turned_away',
+  'dm_request',
+] as const;
 export type InboxKind = (typeof INBOX_KINDS)[number];
 export const INBOX_PAGE_MAX = 200;
 export const LEASE_SECONDS_MAX = 3_600;
@@ -104,3 +118,33 @@ export const WaitData = z.object({
 export type WaitData = z.infer<typeof WaitData>;
 
 export const ClaimData = z.object({ item_id: z.string(), claimed: z.boolean(), state: z.string(), held_until: z.string().optional(), holder: z.string().optional() });
+
+// ui_inbox, ui_inbox_mark: the web app's inbox page, which keeps items until they are archived.
+
+export const INBOX_MARKS = ['read', 'unread', 'archive', 'unarchive', 'read_all', 'archive_read'] as const;
+export type InboxMark = (typeof INBOX_MARKS)[number];
+
+export const KeptInboxInput = z.object({
+  archived: z.boolean().optional().describe('True: the archived items; otherwise those kept.'),
+  before: z.number().int().min(0).optional().describe('From next_before: the page of older items.'),
+  limit: z.number().int().min(0).max(50).optional().describe('Default 50; 0: only the unread count.'),
+});
+
+export const KeptInboxView = z.object({
+  items: z.array(InboxItemView.extend({ read: z.boolean(), archived: z.boolean(), waiting: z.boolean().nullable() })),
+  next_before: z.number().nullable(),
+  unread: z.number(),
+  newest_cursor: z.string(),
+});
+export type KeptInboxView = z.infer<typeof KeptInboxView>;
+
+export const MarkInboxInput = z.object({
+  action: z.enum(INBOX_MARKS).describe('read, unread, archive, unarchive (item_ids); read_all; archive_read (every read item).'),
+  item_ids: z
+    .array(itemId)
+    .refine((ids) => ids.length <= INBOX_PAGE_MAX, `At most ${INBOX_PAGE_MAX} ids.`)
+    .optional()
+    .describe('The items, for read, unread, archive and unarchive.'),
+});
+
+export const MarkInboxData = z.object({ action: z.enum(INBOX_MARKS), changed: z.number(), unread: z.number() });

@@ -27,3 +27,14 @@ export const InviteData = z.object({
   uses: z.number(),
   expires_at: z.string(),
 });
+
+// ui_invites: the Share panel's list of the live invites into one place.
+
+export const PlaceInvitesInput = z.object({ to: InviteInput.shape.to });
+
+export const PlaceInvitesView = z.object({
+  invites: z.array(
+    z.object({ id: z.string(), uses_left: z.number(), uses: z.number(), expires_at: z.string(), created_at: z.string(), made_by: z.string() }),
+  ),
+});
+export type PlaceInvitesView = z.infer<typeof PlaceInvitesView>;

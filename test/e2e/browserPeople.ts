@@ -1,3 +1,4 @@
+import { mkdirSync } from 'node:fs';
 import type { Page } from 'playwright-core';
 import { sql } from 'slonik';
 import { appTool, mcpClient, poke, registerAgent, rest, type TestServer } from '../support/server.ts';
@@ -58,3 +59,15 @@ export async function typeAtEndOf(page: Page, text: string, typed: string) {
 
 /** The pad page's sync status line. */
 export const connection = (page: Page) => page.locator('.connection').innerText();
+
+/** The page at desktop width and at 390 px, full length, as `<name>-desktop.png` and `<name>-phone.png` under SHOTS_DIR when it is set. */
+export async function shoot(page: Page, name: string) {
+  const dir = process.env.SHOTS_DIR;
+  if (!dir) return;
+  mkdirSync(dir, { recursive: true });
+  for (const [width, label] of [[1280, 'desktop'], [390, 'phone']] as const) {
+    await page.setViewportSize({ width, height: 900 });
+    await page.screenshot({ path: `${dir}/${name}-${label}.png`, fullPage: true });
+  }
+  await page.setViewportSize({ width: 1280, height: 900 });
+}

@@ -3,7 +3,11 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureClientBuilt, haveChromium, launchBrowser, personInBrowser, type BrowserPerson } from '../support/browser.ts';
 import { sql } from 'slonik';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { poke, request, rest, startTestServer, stores, type TestServer } from '../support/server.ts';
+import { shoot } from './browserPeople.ts';
+
 
 /**
  * Settings and the agent's link page in Chromium: what a person does there, an agent sees over the
@@ -136,6 +140,63 @@ describe.skipIf(!haveChromium).each(stores())('settings in the browser on %s', (
     } finally {
       await mona.context.close();
       await eve.context.close();
+    }
+  });
+  it('hands over a new key under the agent’s name, with copy buttons, the MCP address, an mcpServers entry and a curl line that work; and again for another key', async () => {
+    const fay = await personInBrowser(browser, server, 'Fay', 'fay@example.test');
+    await fay.context.grantPermissions(['clipboard-read', 'clipboard-write']);
+    const { page } = fay;
+    try {
+      await page.goto('/settings');
+      await page.getByLabel('Name').fill('Scribe');
+      await page.getByRole('button', { name: 'Add agent' }).click();
+      const handoff = page.getByTestId('agent-key');
+      await expect.poll(() => handoff.getByRole('heading', { level: 2 }).innerText()).toMatch(/^Key for Scribe \(@scribe[\w.-]*\)$/);
+      const key = (await handoff.getByTestId('shown-value').innerText()).trim();
+      expect(key).toMatch(/^svca_/);
+      await handoff.getByRole('button', { name: 'Copy key' }).click();
+      await expect.poll(() => handoff.getByRole('status').innerText()).toBe('Key copied.');
+      expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(key);
+      expect((await handoff.getByTestId('mcp-url').innerText()).trim()).toBe(`${server.core.config.baseUrl}/mcp`);
+      await shoot(page, 'settings-agent-key');
+
+      // The mcpServers entry, as pasted into a client, connects over MCP with the key.
+      await handoff.getByRole('button', { name: 'Copy configuration' }).click();
+      await expect.poll(() => handoff.getByRole('status').innerText()).toBe('Configuration copied.');
+      const config = JSON.parse(await page.evaluate(() => navigator.clipboard.readText())) as {
+        mcpServers: Record<string, { type: string; url: string; headers: Record<string, string> }>;
+      };
+      const [entry] = Object.values(config.mcpServers);
+      expect(entry).toMatchObject({ type: 'http', url: `${server.core.config.baseUrl}/mcp`, headers: { Authorization: `Bearer ${key}` } });
+      const client = new Client({ name: 'pasted-config', version: '1.0.0' });
+      await client.connect(new StreamableHTTPClientTransport(new URL(entry!.url), { requestInit: { headers: entry!.headers } }));
+      try {
+        expect((await client.listTools()).tools.map((tool) => tool.name)).toContain('show_dotpad');
+      } finally {
+        await client.close();
+      }
+
+      // The curl line, run as written: its URL, header and body.
+      const curl = (await handoff.getByTestId('curl-line').innerText()).trim();
+      const [, url] = /POST (\S+)/.exec(curl)!;
+      const [, auth] = /'Authorization: ([^']+)'/.exec(curl)!;
+      const [, body] = /-d '([^']*)'/.exec(curl)!;
+      const answer = await fetch(url!, { method: 'POST', headers: { Authorization: auth!, 'Content-Type': 'application/json' }, body });
+      expect(answer.status).toBe(200);
+      await handoff.getByRole('button', { name: 'Done' }).click();
+      await expect.poll(() => handoff.count()).toBe(0);
+
+      // Another key for the same agent is handed over the same way.
+      await page.getByTestId('agent').getByRole('button', { name: 'New key' }).click();
+      await expect.poll(() => handoff.getByRole('heading', { level: 2 }).innerText()).toMatch(/^Another key for Scribe/);
+      const second = (await handoff.getByTestId('shown-value').innerText()).trim();
+      expect(second).not.toBe(key);
+      expect(await handoff.getByTestId('mcp-config').innerText()).toContain(`Bearer ${second}`);
+      expect(await handoff.getByTestId('curl-line').innerText()).toContain(`Bearer ${second}`);
+      expect((await rest(server, second, 'show_dotpad', {})).status).toBe(200);
+      expect(fay.errors).toEqual([]);
+    } finally {
+      await fay.context.close();
     }
   });
 });

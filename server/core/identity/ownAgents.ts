@@ -22,9 +22,10 @@ export async function addOwnAgent(core: Core, tx: CommonQueryMethods, person: Ac
 }
 
 /** Settings `new-agent-key`: one more key for an agent linked to the person; its older keys keep working. */
-export async function newAgentKey(tx: CommonQueryMethods, person: Actor, agentId: string) {
+export async function newAgentKey(core: Core, tx: CommonQueryMethods, person: Actor, agentId: string) {
   const own = await tx.exists(sql.unsafe`SELECT 1 FROM participants WHERE id = ${agentId} AND linked_human = ${person.id}`);
   if (!own) throw notFound('No agent of yours has this id.');
   const key = await issueCredential(tx, agentId, 'agent_key', 'settings', AGENT_KEY_TTL);
-  return { agent_id: agentId, agent_key: key.secret, key_expires_at: new Date(key.expiresAt).toISOString() };
+  const base = core.config.baseUrl;
+  return { agent_id: agentId, agent_key: key.secret, key_expires_at: new Date(key.expiresAt).toISOString(), mcp: `${base}/mcp`, rest: `${base}/api/v1/tools` };
 }

@@ -46,14 +46,14 @@ const LOCK_SPACE = 15;
  * subqueries per row: the planner then prices a long inbox sensibly (priced per row, a count of
  * 10,000 items looked costly enough to be compiled first, which took longer than the count).
  */
-const ACCESS = sql.fragment`
+export const ACCESS = sql.fragment`
   LEFT JOIN threads t ON t.id = i.thread_id
   LEFT JOIN hubs h ON h.id = coalesce(t.hub_id, i.hub_id) AND h.deleted_at IS NULL
   LEFT JOIN hub_members m ON m.hub_id = h.id AND m.participant_id = i.recipient_id
   LEFT JOIN item_members s ON s.item_id = i.thread_id AND s.participant_id = i.recipient_id
   LEFT JOIN dms d ON d.id = i.dm_id
   LEFT JOIN dm_blocks b ON b.blocker_id = i.recipient_id AND b.blocked_id = i.from_id`;
-const READABLE = sql.fragment`CASE
+export const READABLE = sql.fragment`CASE
   WHEN i.thread_id IS NOT NULL THEN t.id IS NOT NULL AND h.id IS NOT NULL AND (h.audience = 'public' OR m.participant_id IS NOT NULL OR s.participant_id IS NOT NULL)
   WHEN i.dm_id IS NOT NULL THEN i.recipient_id IN (d.starter_id, d.other_id) AND b.blocker_id IS NULL
   WHEN i.hub_id IS NOT NULL THEN h.id IS NOT NULL AND (h.audience = 'public' OR m.participant_id IS NOT NULL)
@@ -118,24 +118,28 @@ export async function deliver(tx: CommonQueryMethods, deliveries: readonly Deliv
       hub_id = EXCLUDED.hub_id, summary = EXCLUDED.summary, quiet = EXCLUDED.quiet, chain = EXCLUDED.chain`);
 }
 
-/** A task's item (assigned, review) for `to`, when there is someone to tell. */
+/** A task's item (assigned, review, handed in, done) for each of `to` there is, one each. */
 export async function noticeTask(
   tx: CommonQueryMethods,
-  kind: 'assigned' | 'review',
-  to: string | null | undefined,
+  kind: 'assigned' | 'review' | 'task_submitted' | 'task_done',
+  to: string | null | undefined | readonly (string | null | undefined)[],
   from: string,
   task: { id: string; thread_id: string; hub_id: string; title: string },
 ): Promise<void> {
-  if (to) await deliver(tx, [{ to, kind, from, task_id: task.id, thread_id: task.thread_id, hub_id: task.hub_id, summary: task.title }]);
+  const recipients = (Array.isArray(to) ? to : [to]).filter((id): id is string => !!id);
+  await deliver(
+    tx,
+    recipients.map((id) => ({ to: id, kind, from, task_id: task.id, thread_id: task.thread_id, hub_id: task.hub_id, summary: task.title })),
+  );
 }
 
-const OtherRow = z.object({ other: z.string() });
+const OtherRow = z.object({ other: z.string(), requested: z.boolean() });
 
-/** A message (or message request) in a DM: a `dm` item for the other of its two. */
+/** A message in a DM: a `dm` item for the other of its two, or `dm_request` while they have not accepted. */
 export async function noticeDm(tx: CommonQueryMethods, dmId: string, authorId: string, postId: string, body: string): Promise<void> {
-  const other = await tx.oneFirst(sql.type(OtherRow)`
-    SELECT CASE WHEN starter_id = ${authorId} THEN other_id ELSE starter_id END AS other FROM dms WHERE id = ${dmId}`);
-  await deliver(tx, [{ to: other, kind: 'dm', from: authorId, dm_id: dmId, post_id: postId, summary: body }]);
+  const { other, requested } = await tx.one(sql.type(OtherRow)`
+    SELECT CASE WHEN starter_id = ${authorId} THEN other_id ELSE starter_id END AS other, status = 'requested' AS requested FROM dms WHERE id = ${dmId}`);
+  await deliver(tx, [{ to: other, kind: requested ? 'dm_request' : 'dm', from: authorId, dm_id: dmId, post_id: postId, summary: body }]);
 }
 
 const Cursor = z.object({ s: z.number().int().min(0) });
@@ -206,6 +210,18 @@ export const InboxItemRow = z.object({
 });
 export type InboxItem = z.infer<typeof InboxItemRow>;
 
+/** An item as check_inbox and the web app's inbox page show it (`InboxItemRow`), from `ITEM_SOURCE`. */
+export const ITEM_COLUMNS = sql.fragment`
+  i.id, i.seq, i.kind, json_build_object('id', f.id, 'name', f.name, 'handle', f.handle, 'kind', f.kind) AS from,
+  i.thread_id, i.post_id, i.task_id, i.dm_id, i.hub_id, i.count, i.folded, i.last_at,
+  CASE WHEN p.deleted_at IS NOT NULL THEN 'deleted' WHEN p.hidden_at IS NOT NULL THEN 'hidden' END AS withheld,
+  CASE WHEN p.deleted_at IS NULL AND p.hidden_at IS NULL THEN i.summary ELSE '' END AS summary,
+  t.title AS thread_title, h.slug AS hub_slug,
+  CASE WHEN i.lease_until > now() THEN i.lease_holder END AS lease_holder,
+  CASE WHEN i.lease_until > now() THEN i.lease_until END AS lease_until`;
+export const ITEM_SOURCE = sql.fragment`FROM inbox_items i JOIN participants f ON f.id = i.from_id ${ACCESS}
+  LEFT JOIN posts p ON p.id = i.post_id AND i.thread_id IS NOT NULL`;
+
 export type InboxPage = {
   items: InboxItem[];
   next_cursor: string;
@@ -238,15 +254,7 @@ async function inboxPage(conn: CommonQueryMethods, actor: Actor, input: CheckInp
   const limit = Math.min(input.limit ?? INBOX_PAGE, INBOX_PAGE_MAX);
   const [rows, state] = await Promise.all([
     limit === 0 ? [] : conn.any(sql.prepared(`inbox_page${shape(actor)}`, InboxItemRow)`
-      SELECT i.id, i.seq, i.kind, json_build_object('id', f.id, 'name', f.name, 'handle', f.handle, 'kind', f.kind) AS from,
-        i.thread_id, i.post_id, i.task_id, i.dm_id, i.hub_id, i.count, i.folded, i.last_at,
-        CASE WHEN p.deleted_at IS NOT NULL THEN 'deleted' WHEN p.hidden_at IS NOT NULL THEN 'hidden' END AS withheld,
-        CASE WHEN p.deleted_at IS NULL AND p.hidden_at IS NULL THEN i.summary ELSE '' END AS summary,
-        t.title AS thread_title, h.slug AS hub_slug,
-        CASE WHEN i.lease_until > now() THEN i.lease_holder END AS lease_holder,
-        CASE WHEN i.lease_until > now() THEN i.lease_until END AS lease_until
-      FROM inbox_items i JOIN participants f ON f.id = i.from_id ${ACCESS}
-      LEFT JOIN posts p ON p.id = i.post_id AND i.thread_id IS NOT NULL
+      SELECT ${ITEM_COLUMNS} ${ITEM_SOURCE}
       WHERE i.recipient_id = ${actor.id} AND i.acked_at IS NULL AND i.seq > ${after} AND ${READABLE} ${withinGrant(actor)}
       ORDER BY i.seq LIMIT ${limit + 1}`),
     unread(conn, actor.id, actor),

@@ -8,7 +8,7 @@ import { allows, type Seat } from '../kernel/rights.ts';
 import type { HubCan } from '../../../schema/tools/hubs.ts';
 import { newId } from '../kernel/secrets.ts';
 import { decodeCursor, encodeCursor } from '../kernel/cursor.ts';
-import { hubPeople, type HubPeople } from './members.ts';
+import { hubPeople, noticeJoinRequest, type HubPeople } from './members.ts';
 import { frontPadOf, type FrontPad } from './frontPad.ts';
 import { seatInHub } from './seats.ts';
 import { hubAsSeen, readsPublic, readableHub } from './hubAccess.ts';
@@ -182,9 +182,10 @@ export async function joinHub(core: Core, tx: CommonQueryMethods, actor: Actor, 
     return { hub, status: 'joined', role: 'member' };
   }
   if (hub) {
-    await tx.query(sql.unsafe`
+    const asked = await tx.query(sql.unsafe`
       INSERT INTO join_requests (hub_id, participant_id, note) VALUES (${hub.id}, ${actor.id}, ${note ?? ''})
       ON CONFLICT (hub_id, participant_id) DO NOTHING`);
+    if (asked.rowCount) await noticeJoinRequest(tx, hub, actor.id, note);
   }
   return { hub: null, status: 'requested', role: null };
 }

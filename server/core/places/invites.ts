@@ -216,3 +216,25 @@ export async function invitesMadeBy(conn: CommonQueryMethods, actor: Actor): Pro
     FROM invites i JOIN hubs h ON h.id = i.hub_id
     WHERE i.created_by = ${actor.id} ORDER BY i.created_at DESC LIMIT 200`);
 }
+
+const PlaceInviteRow = z.object({
+  id: z.string(),
+  uses: z.number(),
+  used: z.number(),
+  expires_at: z.number(),
+  created_at: z.number(),
+  made_by: z.string(),
+});
+export type PlaceInvite = z.infer<typeof PlaceInviteRow>;
+
+/**
+ * The live invites into one hub, thread or pad, whoever of its owners and helpers made them, newest
+ * first (the Share panel of its page). The links themselves were shown once; these are their ids.
+ */
+export async function liveInvitesInto(conn: CommonQueryMethods, target: Pick<InviteTarget, 'kind' | 'scopeId'>): Promise<readonly PlaceInvite[]> {
+  return conn.any(sql.type(PlaceInviteRow)`
+    SELECT i.id, i.uses, i.used, i.expires_at, i.created_at, p.name AS made_by
+    FROM invites i JOIN participants p ON p.id = i.created_by
+    WHERE i.kind = ${target.kind} AND i.scope_id = ${target.scopeId} AND ${live}
+    ORDER BY i.created_at DESC LIMIT 100`);
+}

@@ -59,6 +59,16 @@ export async function hubPeople(conn: CommonQueryMethods, hubId: string, seat: S
   };
 }
 
+/**
+ * A new request to join: an item for each owner and helper of the hub (who let in or turn away, from
+ * the item or the hub's members), carrying the asker's note.
+ */
+export async function noticeJoinRequest(tx: CommonQueryMethods, hub: HubRow, askerId: string, note: string | undefined): Promise<void> {
+  const deciders = await tx.anyFirst(sql.type(z.object({ id: z.string() }))`
+    SELECT participant_id AS id FROM hub_members WHERE hub_id = ${hub.id} AND role IN ('owner', 'helper') ORDER BY participant_id`);
+  await deliver(tx, deciders.map((to) => ({ to, kind: 'join_request' as const, from: askerId, hub_id: hub.id, summary: note?.trim() ?? '' })));
+}
+
 // Moderation (SPEC part 4 `moderate`): the actions (schema/tools/members.ts) that work now.
 
 /**
@@ -110,7 +120,11 @@ export async function moderate(
       WHERE r.hub_id = ${hub.id} AND p.id = r.participant_id AND ${named(input.who)}
       RETURNING p.id, p.name, p.handle, p.kind`);
     if (!person) throw notFound(NO_REQUEST);
-    if (action === 'turn_away') return { hub, action, person, role: null, changed: true };
+    if (action === 'turn_away') {
+      // No hub id on it: the asker cannot read the hub, and the item names only the slug they asked for.
+      if (by) await deliver(tx, [{ to: person.id, kind: 'turned_away', from: by, summary: hub.slug }]);
+      return { hub, action, person, role: null, changed: true };
+    }
     await seatInHub(tx, hub, person.id);
     if (by) await deliver(tx, [{ to: person.id, kind: 'added', from: by, hub_id: hub.id, summary: hub.name }]);
     return { hub, action, person, role: 'member', changed: true };

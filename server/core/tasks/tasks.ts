@@ -202,6 +202,9 @@ export async function submitResult(core: Core, tx: CommonQueryMethods, actor: Ac
     WHERE id = ${task.id}`);
   await bumpThread(tx, task.thread_id);
   await noticeTask(tx, 'review', to === 'in_review' ? task.reviewer?.id : null, actor.id, task);
+  // The creator hears of it; a creator who also reviews has the review item already.
+  const creator = to === 'in_review' && task.reviewer?.id === task.created_by.id ? null : task.created_by.id;
+  await noticeTask(tx, to === 'done' ? 'task_done' : 'task_submitted', creator, actor.id, task);
   return changed(tx, task.id, to === 'done' ? 'done' : 'submitted');
 }
 
@@ -253,6 +256,7 @@ export async function updateTask(tx: CommonQueryMethods, actor: Actor, target: T
       if (task.state !== 'in_review') refuseState(task, 'be reviewed');
       if (action === 'approve') {
         await step(tx, task, 'done', { note: note ?? null, progress: false });
+        await noticeTask(tx, 'task_done', [task.created_by.id, task.assignee?.id], actor.id, task);
         return changed(tx, task.id, 'approved');
       }
       await step(tx, task, 'in_progress', { note: note ?? null });
