@@ -144,12 +144,21 @@ describe.skipIf(!haveChromium).each(stores())('pads in the browser on %s', (stor
       await expect.poll(() => author(who, 'And Bob replies (Bob again)')).toBe('Bob (person)');
       expect(await author(who, 'Agenda from the agent')).toBe('Scribe (agent)');
     }
-    // The agent rewrites Bob's paragraph: both pages colour it the agent's without a reload.
+    // The agent rewrites Bob's paragraph: both pages colour it the agent's without a reload. (All
+    // typing saved and versioned first, so the agent reads the latest and its edit meets no conflict.)
+    for (const who of [ada, bob]) await expect.poll(() => who.page.locator('.connection').innerText()).toContain('Live: synced');
+    await server.core.sync.flush();
     const opened = await mcp.callTool({ name: 'open_pad', arguments: { pad_id: padId, mode: 'full' } });
     const { version, blocks } = opened.structuredContent as { version: number; blocks: string[] };
     const edited = await mcp.callTool({ name: 'edit_pad', arguments: { pad_id: padId, base_version: version, edits: [{ block_id: blocks[2], text: 'Bob’s point, put by the agent' }] } });
     expect(edited.isError).toBeFalsy();
-    for (const who of [ada, bob]) await expect.poll(() => author(who, 'Bob’s point, put by the agent')).toBe('Scribe (agent)');
+    expect((edited.structuredContent as { conflicts: unknown[] }).conflicts).toEqual([]);
+    // Found by its block id: a caret left inside the new text splits it in the page.
+    const rewritten = (who: Person) => who.page.locator(`.pad-body p[data-block-id="${blocks[2]}"]`);
+    for (const who of [ada, bob]) {
+      await expect.poll(() => rewritten(who).getAttribute('data-author')).toBe('Scribe (agent)');
+      expect(await paragraphs(who.page)).toContain('Bob’s point, put by the agent');
+    }
     for (const who of [ada, bob]) await who.page.getByRole('button', { name: 'Author colours' }).click();
   });
 
