@@ -65,11 +65,7 @@ export class LiveVersions implements Extension<SyncContext> {
       let typing = this.typing.get(documentName);
       if (!typing) this.typing.set(documentName, (typing = { elements: new Map(), removed: new Map() }));
       const author = origin.connection?.context?.author ?? null;
-      const touched = (element: Y.XmlElement) => {
-        // Re-inserted last, so the map's order is the order of last touches.
-        typing.elements.delete(element);
-        typing.elements.set(element, author);
-      };
+      const touched = (element: Y.XmlElement) => typing.elements.set(element, author);
       for (const event of events) {
         if (event.target === fragment) {
           for (const item of event.changes.added) if (item.content instanceof Y.ContentType && item.content.type instanceof Y.XmlElement) touched(item.content.type);
