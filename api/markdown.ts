@@ -15,7 +15,8 @@ import { sha256Hex } from '../server/core/kernel/secrets.ts';
 import { POST_CLIP, readPost, threadPage } from '../server/core/threads/threads.ts';
 import { readableThread } from '../server/core/threads/threadAccess.ts';
 import { mayEditPad, padContent, readablePad } from '../server/core/pads/pads.ts';
-import { outlineRows, outlineTable, padStatus, sections, wholeText } from '../server/core/pads/sections.ts';
+import { outlineRows, outlineTable, padStatus, sections } from '../server/core/pads/sections.ts';
+import { blockWriters, textByReach } from '../server/core/pads/padHistory.ts';
 import { optionalReader } from './http/auth.ts';
 
 export const NOT_FOUND_BODY = '# Not found\n';
@@ -266,12 +267,13 @@ export function markdownRoutes(core: Core): Router {
     const sectionId = typeof ctx.query.section === 'string' ? ctx.query.section : undefined;
     if (sectionId !== undefined) {
       const section = all.find((s) => s.id === sectionId);
-      if (section) lines.push(`## ${inline(section.title)} (section ${section.id})`, '', renderBody([said(wholeText(section.blocks))]), '');
+      if (section) lines.push(`## ${inline(section.title)} (section ${section.id})`, '', renderBody([said(textByReach(section.blocks, await blockWriters(core.db.pool, pad.id, section.blocks)), { reach: 'verified' })]), '');
       else lines.push(`No section ${inline(sectionId)} in this pad; the outline lists them: ${outlineLink}`, '');
     } else if (ctx.query.outline === '1') {
       lines.push('## Outline', '', ...outlineTable(outlineRows(all), inline, status), '', `One section: ${core.config.baseUrl}/p/${pad.id}.md?section=<id>`, '');
     } else {
-      lines.push(renderBody([said(wholeText(blocks))]), '', `Outline: ${outlineLink}`, '');
+      // Each block's links by its last writer's reach, as open_pad shows them.
+      lines.push(renderBody([said(textByReach(blocks, await blockWriters(core.db.pool, pad.id, blocks)), { reach: 'verified' })]), '', `Outline: ${outlineLink}`, '');
     }
     send(ctx, lines.join('\n'));
   }));

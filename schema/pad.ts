@@ -21,6 +21,23 @@ export const PAD_MAX_CHARS = 60_000;
 export const PAD_FULL_REASON = `This pad is full (${PAD_MAX_CHARS.toLocaleString('en')} characters at most); the change was not saved.`;
 
 /**
+ * The stateless message a pad's live connections get when the pad reaches a new version (typing,
+ * an agent's edit, an undo, a restore): the page reads who wrote what again, so author colours and
+ * history follow at once, without a reload.
+ */
+export const padVersionMessage = (version: number) => JSON.stringify({ type: 'version', version });
+
+/** The version a stateless message announces; null for any other message. */
+export function padVersionOf(payload: string): number | null {
+  try {
+    const message = JSON.parse(payload) as { type?: unknown; version?: unknown };
+    return message.type === 'version' && typeof message.version === 'number' ? message.version : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
  * Why the server stopped a participant's live typing (SPEC part 8 "Pad text saved"): said when it
  * closes their connections, and again for each change of theirs that adds anything until `until`.
  * The page reads the time back with `padTextStopUntil`.

@@ -5,20 +5,24 @@
  */
 export type BaseChange = { kind: 'edit'; blockId: string; index: number | null } | { kind: 'insert'; after: string; index: number };
 
+/** A block of the base version: its text, and the form its reader may have had it in (links as `[link to <host>]`). */
+export type BaseBlock = { id: string; text: string; read?: string };
+
 /** Past this many cells the middle of a diff is paired up by position instead of by LCS. */
 const LCS_CELLS = 4_000_000;
 
 /**
- * Blocks that match (by longest common subsequence, after the common head and tail) are untouched,
+ * Blocks that match, in either form (by longest common subsequence, after the common head and tail) are untouched,
  * so only what the caller changed is applied; in a run of removed and added blocks between two
  * matches, they are paired up as edits so a rewritten paragraph keeps its id.
  */
-export function diffAgainstBase(base: readonly { id: string; text: string }[], next: readonly string[]): BaseChange[] {
+export function diffAgainstBase(base: readonly BaseBlock[], next: readonly string[]): BaseChange[] {
+  const same = (block: BaseBlock, text: string | undefined) => block.text === text || (block.read !== undefined && block.read === text);
   let head = 0;
-  while (head < base.length && head < next.length && base[head]!.text === next[head]) head++;
+  while (head < base.length && head < next.length && same(base[head]!, next[head])) head++;
   let tailBase = base.length;
   let tailNext = next.length;
-  while (tailBase > head && tailNext > head && base[tailBase - 1]!.text === next[tailNext - 1]) {
+  while (tailBase > head && tailNext > head && same(base[tailBase - 1]!, next[tailNext - 1])) {
     tailBase--;
     tailNext--;
   }
@@ -28,7 +32,7 @@ export function diffAgainstBase(base: readonly { id: string; text: string }[], n
   const lcs: number[][] = n * m <= LCS_CELLS ? Array.from({ length: n + 1 }, () => new Array<number>(m + 1).fill(0)) : [];
   for (let i = n - 1; lcs.length && i >= 0; i--) {
     for (let j = m - 1; j >= 0; j--) {
-      lcs[i]![j] = middle[i]!.text === next[head + j] ? lcs[i + 1]![j + 1]! + 1 : Math.max(lcs[i + 1]![j]!, lcs[i]![j + 1]!);
+      lcs[i]![j] = same(middle[i]!, next[head + j]) ? lcs[i + 1]![j + 1]! + 1 : Math.max(lcs[i + 1]![j]!, lcs[i]![j + 1]!);
     }
   }
   const changes: BaseChange[] = [];
@@ -49,7 +53,7 @@ export function diffAgainstBase(base: readonly { id: string; text: string }[], n
   let i = 0;
   let j = 0;
   while (i < n || j < m) {
-    if (lcs.length && i < n && j < m && middle[i]!.text === next[head + j]) {
+    if (lcs.length && i < n && j < m && same(middle[i]!, next[head + j])) {
       pairUp();
       anchor = middle[i]!.id;
       i++;

@@ -17,12 +17,14 @@ export const MAX_OPS = 400;
 
 /**
  * What an edit asks for, in plain values: a whole new text (diffed against the base version), block
- * edits and inserts, or taking back one earlier edit (its version and the blocks it changed).
+ * edits and inserts, taking back one earlier edit (its version and the blocks it changed), or the
+ * pad's blocks as they were at an earlier version, written as a new version on top.
  */
 export type EditRequest =
   | { text: string }
   | { edits: readonly { blockId: string; text: string }[]; inserts: readonly { after: string; text: string }[] }
-  | { undo: { version: number; changed: readonly string[] } };
+  | { undo: { version: number; changed: readonly string[] } }
+  | { restore: number };
 
 /** What an edit did: the new version and its edit id (null when nothing changed), the pad's version either way. */
 export type EditOutcome = {
@@ -67,6 +69,7 @@ export function createEditEngine(deps: { db: Db; versions: PadVersions; live: Li
   async function plan(conn: CommonQueryMethods, padId: string, document: Document, author: Author, request: EditRequest, base: number | null, state: PadState, undone?: Undone): Promise<Plan> {
     const latest = new Map(state.blocks.map((b) => [b.id, b.text]));
     if ('undo' in request) return planUndo(document, request.undo.changed, undone!, latest);
+    if ('restore' in request) return planRestore(state, undone!.before, latest);
     if (base! > state.version) throw new EditRefused('base_ahead', { current: state.version });
     let ops: BlockOp[];
     if ('text' in request) {
@@ -74,9 +77,9 @@ export function createEditEngine(deps: { db: Db; versions: PadVersions; live: Li
       if (!baseList) throw new EditRefused('unknown_base');
       const nodes = parseBlocks(request.text);
       const texts = nodes.map(blockText);
-      // Agents read links in link form: compare in that form, so a paragraph sent back unchanged
-      // is untouched and keeps its real links.
-      ops = diffAgainstBase(baseList.blocks.map((b) => ({ id: b.id, text: asRead(b.text) })), texts).map((change): BlockOp => {
+      // Agents read a paragraph's links live or in link form (by its last writer's reach): either
+      // form sent back unchanged leaves it untouched, its real links kept.
+      ops = diffAgainstBase(baseList.blocks.map((b) => ({ id: b.id, text: b.text, read: asRead(b.text) })), texts).map((change): BlockOp => {
         const at = change.index;
         const chosen = at === null ? { nodes: [], text: '' } : { nodes: [nodes[at]!], text: texts[at]! };
         return change.kind === 'edit' ? { kind: 'edit', blockId: change.blockId, ...chosen } : { kind: 'insert', after: change.after, ...chosen };
@@ -120,6 +123,24 @@ export function createEditEngine(deps: { db: Db; versions: PadVersions; live: Li
     return { ops, guard: { touchedByOthers: new Set(), latest, asRead }, conflicts };
   }
 
+  /**
+   * The blocks as they were at the restored version: the current list diffed against that one, so
+   * blocks unchanged since are untouched and a block that was removed comes back under its old id.
+   * A block being typed in right now is left as it is (a conflict), as with any edit.
+   */
+  function planRestore(state: PadState, restored: readonly { id: string; text: string }[], latest: Map<string, string>): Plan {
+    const present = new Set(state.blocks.map((b) => b.id));
+    const ops = diffAgainstBase(state.blocks, restored.map((b) => b.text)).map((change): BlockOp => {
+      const block = change.index === null ? null : restored[change.index]!;
+      const chosen = block ? parsed(block.text) : { nodes: [], text: '' };
+      if (change.kind === 'edit') return { kind: 'edit', blockId: change.blockId, ...chosen };
+      return { kind: 'insert', after: change.after, ...chosen, ...(block && !present.has(block.id) ? { id: block.id } : {}) };
+    });
+    if (ops.length > MAX_OPS) throw new EditRefused('too_many_ops', { ops: ops.length });
+    return { ops, guard: { touchedByOthers: new Set(), latest, asRead }, conflicts: [] };
+  }
+
+  /** An earlier version's blocks: before and after an undone edit, or (a restore) the restored version's as `before`. */
   type Undone = { before: readonly { id: string; text: string }[]; after: readonly { id: string; text: string }[] };
 
   /**
@@ -160,7 +181,8 @@ export function createEditEngine(deps: { db: Db; versions: PadVersions; live: Li
       const changed = new Set(applied.changed);
       const saved = live.reduce((sum, block) => sum + (changed.has(block.id) ? block.text.length : 0), 0);
       const written = (await versions.write(conn, padId, state, {
-        kind: 'undo' in request ? 'undo' : 'edit',
+        kind: 'undo' in request ? 'undo' : 'restore' in request ? 'restore' : 'edit',
+        ...('restore' in request ? { restored: request.restore } : {}),
         author,
         live,
         mine: changed,
@@ -194,6 +216,10 @@ export function createEditEngine(deps: { db: Db; versions: PadVersions; live: Li
         const before = (await blocksAt(db.pool, padId, request.undo.version - 1))?.blocks ?? [];
         const after = (await blocksAt(db.pool, padId, request.undo.version))?.blocks ?? [];
         undone = { before, after };
+      } else if ('restore' in request) {
+        const restored = await blocksAt(db.pool, padId, request.restore);
+        if (!restored) throw new EditRefused('unknown_base');
+        undone = { before: restored.blocks, after: [] };
       }
       return versions.exclusive(padId, async () => {
         // Typing not versioned yet becomes its own version first, attributed to its typist.

@@ -14,8 +14,14 @@ import { StaleVersion, type Author } from './versions.ts';
 /** Live typing becomes a version at most this often. */
 export const LIVE_VERSION_MS = 2_000;
 
-/** Typing on this instance not versioned yet: the top-level elements it changed, the blocks it removed, the last typist. */
-type Typing = { author: Author; elements: Set<Y.XmlElement>; removed: Set<string> };
+/**
+ * Typing on this instance not versioned yet: the top-level elements it changed and the blocks it
+ * removed, each with who last did so. Two people typing at once in different blocks are each
+ * credited with their own.
+ */
+type Typing = { elements: Map<Y.XmlElement, Author>; removed: Map<string, Author> };
+
+const authorKey = (author: Author) => author?.id ?? '';
 
 /** A top-level element's id, also once it is deleted (read in an observer, before garbage collection). */
 function idOf(element: Y.XmlElement): string | undefined {
@@ -57,20 +63,21 @@ export class LiveVersions implements Extension<SyncContext> {
       const origin = transaction.origin as { source?: string; connection?: { context?: SyncContext } } | null;
       if (origin?.source !== 'connection') return;
       let typing = this.typing.get(documentName);
-      if (!typing) this.typing.set(documentName, (typing = { author: null, elements: new Set(), removed: new Set() }));
-      typing.author = origin.connection?.context?.author ?? null;
+      if (!typing) this.typing.set(documentName, (typing = { elements: new Map(), removed: new Map() }));
+      const author = origin.connection?.context?.author ?? null;
+      const touched = (element: Y.XmlElement) => typing.elements.set(element, author);
       for (const event of events) {
         if (event.target === fragment) {
-          for (const item of event.changes.added) if (item.content instanceof Y.ContentType && item.content.type instanceof Y.XmlElement) typing.elements.add(item.content.type);
+          for (const item of event.changes.added) if (item.content instanceof Y.ContentType && item.content.type instanceof Y.XmlElement) touched(item.content.type);
           for (const item of event.changes.deleted) {
             const id = item.content instanceof Y.ContentType && item.content.type instanceof Y.XmlElement ? idOf(item.content.type) : undefined;
-            if (id) typing.removed.add(id);
+            if (id) typing.removed.set(id, author);
           }
           continue;
         }
         let top: Y.AbstractType<unknown> = event.target;
         while (top.parent && top.parent !== fragment) top = top.parent as Y.AbstractType<unknown>;
-        if (top instanceof Y.XmlElement) typing.elements.add(top);
+        if (top instanceof Y.XmlElement) touched(top);
       }
     });
   }
@@ -81,8 +88,9 @@ export class LiveVersions implements Extension<SyncContext> {
   }
 
   /**
-   * Turns the pad's pending typing into a version: ids for new blocks, then a version of the blocks
-   * it changed, with the queued updates appended by the same statement. Call within `exclusive`.
+   * Turns the pad's pending typing into versions, one per typist (each with the blocks they last
+   * touched), after giving new blocks their ids; the queued updates are appended by the first
+   * version's statement. Call within `exclusive`.
    */
   async settle(padId: string): Promise<void> {
     const typing = this.typing.get(padId);
@@ -91,27 +99,44 @@ export class LiveVersions implements Extension<SyncContext> {
     this.typing.delete(padId);
     const fragment = document.getXmlFragment(PAD_FRAGMENT);
     document.transact(() => ensureBlockIds(fragment), { source: 'local', context: { system: true } });
-    const mine = new Set(typing.removed);
-    for (const element of typing.elements) {
+    const byAuthor = new Map<string, { author: Author; mine: Set<string> }>();
+    const credit = (id: string, author: Author) => {
+      const key = authorKey(author);
+      let group = byAuthor.get(key);
+      if (!group) byAuthor.set(key, (group = { author, mine: new Set() }));
+      group.mine.add(id);
+    };
+    for (const [id, author] of typing.removed) credit(id, author);
+    for (const [element, author] of typing.elements) {
       const id = element.parent === fragment && !element._item?.deleted ? idOf(element) : undefined;
-      if (id) mine.add(id);
+      if (id) credit(id, author);
     }
-    const update = this.persistence.take(padId);
+    let update = this.persistence.take(padId);
+    const groups = [...byAuthor.values()];
     try {
-      const written = await this.write(document, padId, typing.author, mine, update);
+      while (groups.length) {
+        const { author, mine } = groups[0]!;
+        const written = await this.write(document, padId, author, mine, update);
+        groups.shift();
+        if (!written) continue;
+        if (update) this.persistence.appended(padId);
+        update = null;
+        this.versions.advance(written);
+      }
       // No block changed (nothing to version): the updates still go to the log.
-      if (!written && update) await appendUpdate(this.db.pool, padId, update);
-      if (update) this.persistence.appended(padId);
-      if (written) this.versions.advance(written);
+      if (update) {
+        await appendUpdate(this.db.pool, padId, update);
+        this.persistence.appended(padId);
+      }
     } catch (error) {
       this.log.error('live version not recorded', { padId, error });
       if (update) this.persistence.queue(padId, update);
-      // Typed since is kept with it: the next try versions both.
-      const again = this.typing.get(padId);
-      if (!again) this.typing.set(padId, typing);
-      else {
-        for (const element of typing.elements) again.elements.add(element);
-        for (const id of typing.removed) again.removed.add(id);
+      // What is not versioned yet is kept with what was typed since: the next try versions both.
+      const again = this.typing.get(padId) ?? { elements: new Map(), removed: new Map() };
+      this.typing.set(padId, again);
+      for (const { author, mine } of groups) {
+        for (const [element, by] of typing.elements) if (authorKey(by) === authorKey(author) && !again.elements.has(element)) again.elements.set(element, by);
+        for (const id of mine) if (typing.removed.has(id) && !again.removed.has(id)) again.removed.set(id, author);
       }
     }
   }

@@ -3,6 +3,7 @@ import type { WebSocketServer } from 'ws';
 import { Hocuspocus, type Extension } from '@hocuspocus/server';
 import type { Db } from '../server/db/database.ts';
 import type { Logger } from '../server/db/logger.ts';
+import { padVersionMessage } from '../schema/pad.ts';
 import { createEditEngine } from './editEngine.ts';
 import { AccessChecks, type AccessRecheck } from './extensions/accessChecks.ts';
 import { Authentication, type SyncAuthenticate } from './extensions/authentication.ts';
@@ -66,6 +67,8 @@ export function createPadSync(options: { db: Db; log: Logger; redisUrl?: string 
   const live = createLiveDocs(hocuspocus, persistence, (padId) => versions.forget(padId));
   const typing = new LiveVersions(hocuspocus, db, log, versions, persistence, () => live);
   addExtensions(hocuspocus, [typing]);
+  // Each new version is announced to the pad's live connections (through Redis, to other instances' too).
+  versions.onVersion((padId, version) => hocuspocus.documents.get(padId)?.broadcastStateless(padVersionMessage(version)));
   const engine = createEditEngine({ db, versions, live, typing, readForm: options.readForm ?? ((text) => text) });
   let access: AccessChecks | null = null;
   let padText: PadTextPace | null = null;

@@ -95,7 +95,15 @@ export function createPadVersions(db: Db) {
       conn: CommonQueryMethods,
       padId: string,
       state: PadState,
-      change: { kind: VersionKind; author: Author; live: readonly VersionBlock[]; mine: ReadonlySet<string>; changed?: readonly string[]; update?: Uint8Array | null },
+      change: {
+        kind: VersionKind;
+        author: Author;
+        live: readonly VersionBlock[];
+        mine: ReadonlySet<string>;
+        changed?: readonly string[];
+        update?: Uint8Array | null;
+        restored?: number;
+      },
     ): Promise<Written | null> {
       const blocks = nextBlocks(state.blocks, change.live, change.mine);
       const changed = change.changed ?? changedBetween(state.blocks, blocks);
@@ -111,6 +119,7 @@ export function createPadVersions(db: Db) {
           author: change.author,
           previous: state.version,
           changed,
+          restored: change.restored,
           body: checkpoint ? { checkpoint: blocks } : { delta },
           update: change.update,
           // Search's sections, in the same statement: the ones this version changed (all of them at a checkpoint).

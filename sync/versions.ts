@@ -14,7 +14,7 @@ import type { SectionChange } from './padSections.ts';
  */
 /** Who made a version, and which way it came in (`caller`: server/core/kernel/caller.ts), kept for attribution. */
 export type Author = { id: string; kind: 'human' | 'agent'; caller?: string | undefined } | null;
-export type VersionKind = 'create' | 'edit' | 'undo' | 'live';
+export type VersionKind = 'create' | 'edit' | 'undo' | 'live' | 'restore';
 
 export const hashText = (text: string) => hash('sha256', text, 'hex').slice(0, 16);
 
@@ -34,6 +34,8 @@ export type VersionWrite = {
   previous: number;
   /** The blocks the change touched. */
   changed: readonly string[];
+  /** A restore: the earlier version whose blocks it brought back. */
+  restored?: number | undefined;
   /** What the version stores: the change, or (a checkpoint) the whole list after it. */
   body: { delta: Delta } | { checkpoint: readonly VersionBlock[] };
   /** The Yjs update of the change, appended to the pad's log by the same statement. */
@@ -82,8 +84,8 @@ export async function recordVersion(conn: CommonQueryMethods, input: VersionWrit
       RETURNING version)
     ${logged}${texts}${sectioned},
     versioned AS (
-      INSERT INTO pad_versions (pad_id, version, kind, actor_id, actor_kind, caller, changed, blocks, delta)
-      SELECT ${input.padId}, version, ${input.kind}, ${author.id}, ${author.kind}, ${author.caller}, ${changed}, ${blocks}::jsonb, ${delta}::jsonb
+      INSERT INTO pad_versions (pad_id, version, kind, actor_id, actor_kind, caller, changed, blocks, delta, restored)
+      SELECT ${input.padId}, version, ${input.kind}, ${author.id}, ${author.kind}, ${author.caller}, ${changed}, ${blocks}::jsonb, ${delta}::jsonb, ${input.restored ?? null}::int4
       FROM bumped)
     SELECT version FROM bumped`);
   if (version === null) throw new StaleVersion(input.padId, input.previous);
@@ -178,7 +180,8 @@ export type EditRow = z.infer<typeof EditRow>;
 
 /**
  * An edit is a version, and its id says which: found by the version's key, with no index of its own
- * to write on every edit. Ids made before (random, stored in `edit_id`) are still found.
+ * to write on every edit. Ids made before (random, stored in `edit_id`) are still found. Every
+ * version but a pad's first is one: a batch of typing and a restore are undone like an API edit.
  */
 export const editIdOf = (padId: string, version: number) => `edt_${padId.slice('pad_'.length)}-${version}`;
 
@@ -190,5 +193,5 @@ export async function findEdit(conn: CommonQueryMethods, editId: string): Promis
   }
   return conn.maybeOne(sql.type(EditRow)`
     SELECT pad_id, version, actor_id, ${changedIds('v')} AS changed FROM pad_versions v
-    WHERE pad_id = ${`pad_${made[1]}`} AND version = ${Number(made[2])} AND kind IN ('edit', 'undo')`);
+    WHERE pad_id = ${`pad_${made[1]}`} AND version = ${Number(made[2])} AND kind <> 'create'`);
 }

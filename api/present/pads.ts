@@ -1,9 +1,9 @@
 import { callerNote } from '../../schema/callers.ts';
 import { inline, linkForm } from '../../server/core/kernel/framing.ts';
 import { NO_THREADS, outlineRows, outlineTable, wholeText, type PadStatus } from '../../server/core/pads/sections.ts';
-import type { PadEdit, PadUndo } from '../../server/core/pads/padEdits.ts';
+import type { PadEdit, PadRestore, PadUndo } from '../../server/core/pads/padEdits.ts';
 import type { CreatedPad, PadReading } from '../../server/core/pads/pads.ts';
-import type { BlockWriter, PadHistory, Writer } from '../../server/core/pads/padHistory.ts';
+import { textByReach, type BlockWriter, type PadHistory, type Writer } from '../../server/core/pads/padHistory.ts';
 import { line, said, type TextPart } from '../../server/core/kernel/result.ts';
 import type { EditOutcome } from '../../sync/padSync.ts';
 import type { OutlineSection, PadHistoryView, PadView } from '../../schema/tools/pads.ts';
@@ -62,6 +62,28 @@ export function presentUndo(out: PadUndo): Answer<'undo_edit'> {
   };
 }
 
+export function presentRestore(out: PadRestore): Answer<'ui_restore_pad_version'> {
+  const { pad_id: padId, outcome, restored } = out;
+  return {
+    parts: [
+      line(
+        outcome.version === null
+          ? `${padId} already reads as it did at version ${restored}; it stays at version ${outcome.current}.`
+          : `Restored ${padId} as it was at version ${restored}: version ${outcome.version}, edit ${outcome.editId}. Undo it with undo_edit "${outcome.editId}".`,
+      ),
+      ...conflictParts(outcome.conflicts),
+    ],
+    data: { ...editData(out), restored },
+  };
+}
+
+/** ui_pad_version: the blocks at that version, for the web app (participant text stays out of data). */
+export const presentPadAtVersion = (at: { pad: { id: string }; version: number; blocks: { id: string; text: string }[] }): Answer<'ui_pad_version'> => ({
+  parts: [line(`${at.pad.id} at version ${at.version}: ${at.blocks.length} blocks.`)],
+  data: { pad_id: at.pad.id, version: at.version, blocks: at.blocks.length },
+  view: () => ({ version: at.version, blocks: at.blocks }),
+});
+
 export const presentCreatedPad = (out: CreatedPad): Answer<'create_pad'> => ({
   parts: [
     line(`Created the pad ${inline(out.title)} (id ${out.pad_id}) in ${out.hub.slug}${out.thread_id ? `, beside thread ${out.thread_id}` : ''}: version ${out.version}, ${out.blocks} blocks.`),
@@ -89,12 +111,13 @@ function outlineWithWriters(rows: ReturnType<typeof outlineRows>, writers: Reado
 }
 
 /** open_pad's reading, with the last writer of each section (by section id) where the mode shows sections, and where threads leave its sections. */
-export type PadReadingWithWriters = PadReading & { writers?: ReadonlyMap<string, BlockWriter>; status?: PadStatus };
+export type PadReadingWithWriters = PadReading & { writers?: ReadonlyMap<string, BlockWriter>; blockWriters?: ReadonlyMap<string, BlockWriter>; status?: PadStatus };
 
 /** open_pad: the header, then what the mode asked for, then how to edit. */
 export function presentPad(reading: PadReadingWithWriters): Answer<'open_pad'> {
   const { pad, hub, seat, version, blocks, sections: all, canEdit } = reading;
   const writers = reading.writers ?? new Map<string, BlockWriter>();
+  const byBlock = reading.blockWriters ?? new Map<string, BlockWriter>();
   const status = reading.status ?? NO_THREADS;
   const parts: TextPart[] = [
     line(`# Pad ${inline(pad.title)}`),
@@ -127,7 +150,8 @@ export function presentPad(reading: PadReadingWithWriters): Answer<'open_pad'> {
       const writer = writers.get(section.id);
       parts.push(line(''), line(`## ${inline(section.title)} (section ${section.id})`), line(`Blocks: ${section.blocks.map((b) => b.id).join(', ')}`));
       if (writer) parts.push(line(`Last writer: ${writerLabel(writer)}`));
-      parts.push(said(wholeText(section.blocks)));
+      // Its links already in the form each block's last writer allows.
+      parts.push(said(textByReach(section.blocks, byBlock), { reach: 'verified' }));
     }
     if (reading.missing.length) parts.push(line(''), line(`No such sections: ${reading.missing.join(', ')}. open_pad mode "outline" lists the ids.`));
     data.sections = reading.found.map((s) => {
@@ -146,14 +170,15 @@ export function presentPad(reading: PadReadingWithWriters): Answer<'open_pad'> {
     data.since = since;
     data.changes = changes.map((c) => ({ block_id: c.block_id, change: c.change }));
   } else {
-    const text = linkForm(wholeText(blocks));
+    // Links by each block's last writer's reach, so the part keeps them as they are.
+    const text = textByReach(blocks, byBlock);
     const written = all.filter((s) => writers.has(s.id));
     if (written.length) {
       parts.push(line(''), line('Last writer of each section:'));
       for (const s of written) parts.push(line(`- ${inline(s.title)} (section ${s.id}): ${writerLabel(writers.get(s.id)!)}`));
       data.sections = written.map((s) => ({ id: s.id, last_writer: writerData(writers.get(s.id)!) }));
     }
-    parts.push(line(''), line(`Blocks in order: ${blocks.map((b) => b.id).join(', ') || 'none'}`), said(text, { clip: PAD_TEXT_CLIP, noun: 'pad', whole: 'open_pad mode "sections", a few sections at a time' }));
+    parts.push(line(''), line(`Blocks in order: ${blocks.map((b) => b.id).join(', ') || 'none'}`), said(text, { reach: 'verified', clip: PAD_TEXT_CLIP, noun: 'pad', whole: 'open_pad mode "sections", a few sections at a time' }));
     data.blocks = blocks.map((b) => b.id);
     if (text.length > PAD_TEXT_CLIP) data.clipped = true;
   }
@@ -175,7 +200,7 @@ export function presentPad(reading: PadReadingWithWriters): Answer<'open_pad'> {
   };
 }
 
-const KIND_WORDS = { create: 'created', edit: 'edit', undo: 'undo', live: 'typing' } as const;
+const KIND_WORDS = { create: 'created', edit: 'edit', undo: 'undo', live: 'typing', restore: 'restore' } as const;
 
 /** ui_pad_history: the versions, newest first, and who last wrote each block (names only in the view). */
 export function presentPadHistory(history: PadHistory): Answer<'ui_pad_history'> {

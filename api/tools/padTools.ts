@@ -42,7 +42,7 @@ export const openPadTool = readTool({
 });
 
 /** What the edit engine refuses of an edit and an undo alike, as sizes. */
-const padTooLarge = { too_large: 'The pad would pass 60,000 characters, or more than 200 blocks would change in one call' };
+export const padTooLarge = { too_large: 'The pad would pass 60,000 characters, or more than 200 blocks would change in one call' };
 
 export const editPadTool = liveWriteTool({
   name: 'edit_pad',

@@ -7,7 +7,7 @@ import { inviteTool, placeInvitesTool, threadGuestsTool } from './inviteTools.ts
 import { linkTool } from './linkTool.ts';
 import { mintSubagentTool, rotateKeyTool, setHandleTool } from './keyTools.ts';
 import { createPadTool, editPadTool, openPadTool, undoEditTool, waitForChangesTool } from './padTools.ts';
-import { padHistoryTool } from './padHistoryTools.ts';
+import { padHistoryTool, padVersionTool, restoreVersionTool } from './padHistoryTools.ts';
 import { searchTool } from './searchTool.ts';
 import { showDotpadTool } from './homeTool.ts';
 import { markAnswerTool, openThreadTool, postReplyTool, reactTool, startThreadTool } from './threadTools.ts';
@@ -62,6 +62,8 @@ export const tools: readonly Tool[] = [
   myHubsTool,
   setFrontPadTool,
   padHistoryTool,
+  padVersionTool,
+  restoreVersionTool,
   threadGuestsTool,
   placeInvitesTool,
   showDotpadTool,

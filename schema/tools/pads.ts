@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { blockId, given, hubRef, padId, seqNumber, threadId, title } from './fields.ts';
 import { Kind, Seat } from './views.ts';
 
-// create_pad, open_pad, edit_pad, undo_edit, ui_pad_history.
+// create_pad, open_pad, edit_pad, undo_edit, ui_pad_history, ui_pad_version, ui_restore_pad_version.
 
 /** A decision recorded with an edit: at most this many characters. */
 export const DECISION_MAX = 500;
@@ -100,6 +100,23 @@ export const PadEditData = z.object({
 });
 export const UndoData = PadEditData.extend({ undone: z.string() });
 
+export const RestoreVersionInput = z.object({
+  pad_id: padId,
+  version: seqNumber.describe('The version to bring back, from the pad history.'),
+});
+export const RestoreData = PadEditData.extend({ restored: z.number() });
+
+export const PadVersionInput = z.object({
+  pad_id: padId,
+  version: seqNumber.describe('The version to read, from the pad history.'),
+});
+/** A pad as it was at one version: its blocks in order. */
+export const PadAtVersionView = z.object({
+  version: z.number(),
+  blocks: z.array(z.object({ id: z.string(), text: z.string() })),
+});
+export type PadAtVersionView = z.infer<typeof PadAtVersionView>;
+
 export const PadHistoryInput = z.object({
   pad_id: padId,
   before: seqNumber.optional().describe('Only versions before this one (the next page).'),
@@ -110,7 +127,9 @@ const Writer = z.object({ id: z.string(), name: z.string(), kind: Kind, caller: 
 
 export const PadVersionView = z.object({
   version: z.number(),
-  kind: z.enum(['create', 'edit', 'undo', 'live']),
+  kind: z.enum(['create', 'edit', 'undo', 'live', 'restore']),
+  /** A restore: the version it brought back. */
+  restored: z.number().nullable(),
   writer: Writer.nullable(),
   at: z.string(),
   /** How many blocks it touched, and of those how many it placed (added or moved) or removed. */
@@ -118,7 +137,7 @@ export const PadVersionView = z.object({
   added: z.number(),
   removed: z.number(),
   snippet: z.string().nullable(),
-  /** For undo_edit: API edits and undos only. */
+  /** For undo_edit: every version but the pad's first. */
   editId: z.string().nullable(),
   /** Whether the reader may undo it. */
   undoable: z.boolean(),

@@ -32,6 +32,13 @@ describe.skipIf(!haveChromium).each(stores())('pad history in the browser on %s'
   }
   const paragraph = (text: string) => ada.page.locator('.pad-body p', { hasText: text });
   const version = (v: number) => ada.page.locator(`.versions li[data-version="${v}"]`);
+  /** Whether an element's top shows inside the history panel's scrolled area and the window. */
+  const inView = (locator: ReturnType<typeof version>) =>
+    locator.evaluate((element) => {
+      const box = element.getBoundingClientRect();
+      const panel = element.closest('.history')!.getBoundingClientRect();
+      return box.top >= Math.max(panel.top, 0) - 1 && box.top < Math.min(panel.bottom, window.innerHeight);
+    });
 
   beforeAll(async () => {
     ensureClientBuilt();
@@ -76,7 +83,9 @@ describe.skipIf(!haveChromium).each(stores())('pad history in the browser on %s'
     await expect.poll(() => ada.page.locator('.versions li').filter({ hasText: /typing/ }).first().innerText()).toContain('Ada (person)');
 
     await version(1).getByRole('button', { name: 'Changes since' }).click();
-    const diff = ada.page.locator('.diff');
+    // Under the row it was asked from, brought into the panel's view.
+    const diff = version(1).locator('.opened');
+    await expect.poll(() => inView(diff)).toBe(true);
     await expect.poll(() => diff.locator('h3').innerText()).toBe('Changes since version 1');
     const changes = await diff.locator('li').evaluateAll((items) =>
       items.map((li) => [li.querySelector('.what')?.textContent, li.querySelector('del')?.textContent, li.querySelector('ins')?.textContent]),
@@ -89,7 +98,7 @@ describe.skipIf(!haveChromium).each(stores())('pad history in the browser on %s'
 
   it("undoes the agent's edit from the panel, as undo_edit does", async () => {
     await version(budgetEdit.version).getByRole('button', { name: 'Undo' }).click();
-    await expect.poll(() => ada.page.locator('.undone').innerText()).toMatch(new RegExp(`^Undid ${budgetEdit.editId}: the pad is at version \\d+\\.`));
+    await expect.poll(() => ada.page.locator('.undone').innerText()).toMatch(new RegExp(`^Undid version ${budgetEdit.version}: the pad is at version \\d+`));
     await expect.poll(() => paragraphs(ada.page)).toEqual(['Plan', 'Leave at nine sharp', 'Money', 'Tickets are cheap']);
     expect(await onServer()).toEqual(['# Plan', 'Leave at nine sharp', '# Money', 'Tickets are cheap']);
     await expect.poll(() => ada.page.locator('.versions li').first().innerText()).toMatch(/\bundo\b[\s\S]*Ada \(person\)/);
@@ -103,9 +112,27 @@ describe.skipIf(!haveChromium).each(stores())('pad history in the browser on %s'
     await expect.poll(() => ada.page.locator('.versions li').first().innerText()).toMatch(/typing[\s\S]*Ada \(person\)/);
     await version(planEdit.version).getByRole('button', { name: 'Undo' }).click();
     const undone = ada.page.locator('.undone');
-    await expect.poll(() => undone.innerText()).toContain(`Nothing of ${planEdit.editId} could be undone.`);
+    await expect.poll(() => undone.innerText()).toContain(`Undid version ${planEdit.version}: nothing changed.`);
     expect(await undone.innerText()).toContain('someone changed it after this edit');
     expect(await onServer()).toContain('Leave at ten, please');
+  });
+
+  it('shows a version as it was and restores it from the panel, as a new version that is undone like any', async () => {
+    await version(1).getByRole('button', { name: 'See it' }).click();
+    const asWas = version(1).locator('.opened');
+    await expect.poll(() => asWas.locator('p').allInnerTexts()).toEqual(['# Plan', 'Leave at nine', '# Money', 'Tickets are cheap']);
+    await expect.poll(() => inView(asWas)).toBe(true);
+    await version(1).getByRole('button', { name: 'Restore' }).click();
+    await expect.poll(() => ada.page.locator('.undone').innerText()).toMatch(/^Restored version 1: the pad is at version \d+/);
+    await expect.poll(() => paragraphs(ada.page)).toEqual(['Plan', 'Leave at nine', 'Money', 'Tickets are cheap']);
+    expect(await onServer()).toEqual(['# Plan', 'Leave at nine', '# Money', 'Tickets are cheap']);
+    const top = ada.page.locator('.versions li').first();
+    await expect.poll(() => top.innerText()).toMatch(/restore[\s\S]*Ada \(person\)[\s\S]*Brought back version 1\./);
+    // Ada's typing is a version she can undo too: type, then undo it from the panel.
+    await typeAtEndOf(ada.page, 'Tickets are cheap', ' enough');
+    await expect.poll(() => top.innerText()).toMatch(/typing[\s\S]*Ada \(person\)/);
+    await top.getByRole('button', { name: 'Undo' }).click();
+    await expect.poll(() => paragraphs(ada.page)).toEqual(['Plan', 'Leave at nine', 'Money', 'Tickets are cheap']);
   });
 
   it('logged no script error in the page', () => {

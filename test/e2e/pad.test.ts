@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ensureClientBuilt, haveChromium, launchBrowser, personInBrowser, type BrowserPerson as Person } from '../support/browser.ts';
 import { appTool, mcpClient, poke, registerAgent, startTestServer, stores, type TestServer } from '../support/server.ts';
-import { addMember, paragraphs, selectionTaken } from './browserPeople.ts';
+import { addMember, paragraphs, selectionTaken, typeAtEndOf } from './browserPeople.ts';
 
 /**
  * The live pad in the web app, in headless Chromium against the real server (and its real CSP):
@@ -133,6 +133,33 @@ describe.skipIf(!haveChromium).each(stores())('pads in the browser on %s', (stor
     await expect
       .poll(async () => (await server.core.sync.read(padId)).map((b) => b.text))
       .toEqual(['Agenda from the agent', '**Hello from Ada**', 'And Bob replies']);
+  });
+
+  it("colours two people's paragraphs typed at once each by its typist, and an agent's edit live", async () => {
+    const author = (who: Person, text: string) => who.page.locator('.pad-body p', { hasText: text }).getAttribute('data-author');
+    for (const who of [ada, bob]) await who.page.getByRole('button', { name: 'Author colours' }).click();
+    await Promise.all([typeAtEndOf(ada.page, 'Hello from Ada', ' (Ada again)'), typeAtEndOf(bob.page, 'And Bob replies', ' (Bob again)')]);
+    for (const who of [ada, bob]) {
+      await expect.poll(() => author(who, 'Hello from Ada (Ada again)')).toBe('Ada (person)');
+      await expect.poll(() => author(who, 'And Bob replies (Bob again)')).toBe('Bob (person)');
+      expect(await author(who, 'Agenda from the agent')).toBe('Scribe (agent)');
+    }
+    // The agent rewrites Bob's paragraph: both pages colour it the agent's without a reload. (All
+    // typing saved and versioned first, so the agent reads the latest and its edit meets no conflict.)
+    for (const who of [ada, bob]) await expect.poll(() => who.page.locator('.connection').innerText()).toContain('Live: synced');
+    await server.core.sync.flush();
+    const opened = await mcp.callTool({ name: 'open_pad', arguments: { pad_id: padId, mode: 'full' } });
+    const { version, blocks } = opened.structuredContent as { version: number; blocks: string[] };
+    const edited = await mcp.callTool({ name: 'edit_pad', arguments: { pad_id: padId, base_version: version, edits: [{ block_id: blocks[2], text: 'Bob’s point, put by the agent' }] } });
+    expect(edited.isError).toBeFalsy();
+    expect((edited.structuredContent as { conflicts: unknown[] }).conflicts).toEqual([]);
+    // Found by its block id: a caret left inside the new text splits it in the page.
+    const rewritten = (who: Person) => who.page.locator(`.pad-body p[data-block-id="${blocks[2]}"]`);
+    for (const who of [ada, bob]) {
+      await expect.poll(() => rewritten(who).getAttribute('data-author')).toBe('Scribe (agent)');
+      expect(await paragraphs(who.page)).toContain('Bob’s point, put by the agent');
+    }
+    for (const who of [ada, bob]) await who.page.getByRole('button', { name: 'Author colours' }).click();
   });
 
   it('drops a person from the others’ presence when they leave the pad page', async () => {

@@ -1,10 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'slonik';
-import WS from 'ws';
-import * as Y from 'yjs';
-import { HocuspocusProvider } from '@hocuspocus/provider';
-import { readBlocks } from '../../sync/blocks.ts';
-import { appTool, poke, registerAgent, rest, signIn, startTestServer, stores, typeInto, type TestServer } from '../support/server.ts';
+import { appTool, personClient as connectPerson, poke, registerAgent, rest, signIn, startTestServer, stores, typeInto, type TestServer } from '../support/server.ts';
 
 /**
  * Who wrote each section reaches agents: open_pad's outline, sections and full modes name each
@@ -20,31 +16,7 @@ describe.each(stores())('pad authorship on %s', (store) => {
   let ada: { cookie: string; id: string };
   let hub: { id: string; slug: string };
 
-  /** A person's Yjs client over the real WebSocket, with their session cookie as a browser sends it. */
-  function personClient(padId: string, cookie: string) {
-    const document = new Y.Doc();
-    const socket = class extends WS {
-      constructor(url: string) {
-        super(url, { headers: { cookie, origin: server.url } });
-      }
-    };
-    // The provider passes WebSocketPolyfill on to the socket it makes, though its type leaves it out.
-    const provider = new HocuspocusProvider({ url: `${server.url.replace('http', 'ws')}/sync`, name: padId, document, WebSocketPolyfill: socket } as never as ConstructorParameters<typeof HocuspocusProvider>[0]);
-    const synced = new Promise<void>((resolve) => provider.on('synced', () => resolve()));
-    const fragment = document.getXmlFragment('default');
-    /** Resolves once the server acknowledged everything sent. */
-    const acknowledged = () =>
-      new Promise<void>((resolve) => {
-        if (provider.isSynced && provider.unsyncedChanges === 0) return resolve();
-        const done = ({ number }: { number: number }) => {
-          if (number !== 0) return;
-          provider.off('unsyncedChanges', done);
-          resolve();
-        };
-        provider.on('unsyncedChanges', done);
-      });
-    return { provider, document, fragment, synced, acknowledged, blocks: () => readBlocks(fragment) };
-  }
+  const personClient = (padId: string, cookie: string) => connectPerson(server, padId, cookie);
 
   const newPad = async (text: string) => {
     const created = await rest(server, agent.key, 'create_pad', { hub: hub.slug, title: 'Authors', text });

@@ -110,6 +110,8 @@ describe.each(stores())('the web views follow their contract on %s', (store) => 
     expect((await call(mia, 'open_pad', { pad_id: pad.pad_id, mode: 'changes', since: pad.version })).view).toMatchObject({ mode: 'changes', changes: [] });
     await call(mia, 'open_pad', { pad_id: pad.pad_id, mode: 'full' });
     await call(mia, 'ui_pad_history', { pad_id: pad.pad_id });
+    expect((await call(mia, 'ui_pad_version', { pad_id: pad.pad_id, version: pad.version })).view.blocks).toHaveLength(4);
+    await call(olga, 'ui_restore_pad_version', { pad_id: pad.pad_id, version: pad.version });
 
     const task = (await call(olga, 'create_task', { thread_id: thread, title: 'Count the atlases', assignee: mia.id })).data.task_id;
     await call(mia, 'take_task', { task_id: task });

@@ -8,6 +8,7 @@ import * as Y from 'yjs';
 import { readBlocks } from '../../sync/blocks.ts';
 import { liveConnections } from '../../sync/syncContext.ts';
 import pg from 'pg';
+import WS from 'ws';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startServer, type Running } from '../../api/app.ts';
@@ -242,6 +243,35 @@ export async function openProvider(server: Pick<TestServer, 'url'>, padId: strin
       document.destroy();
     },
   };
+}
+
+/**
+ * A person's Yjs client of a pad over the real WebSocket, with their session cookie as a browser
+ * sends it: the page's provider, without the page.
+ */
+export function personClient(server: Reachable, padId: string, cookie: string) {
+  const document = new Y.Doc();
+  const socket = class extends WS {
+    constructor(url: string) {
+      super(url, { headers: { cookie, origin: server.url } });
+    }
+  };
+  // The provider passes WebSocketPolyfill on to the socket it makes, though its type leaves it out.
+  const provider = new HocuspocusProvider({ url: `${server.url.replace('http', 'ws')}/sync`, name: padId, document, WebSocketPolyfill: socket } as never as ConstructorParameters<typeof HocuspocusProvider>[0]);
+  const synced = new Promise<void>((resolve) => provider.on('synced', () => resolve()));
+  const fragment = document.getXmlFragment('default');
+  /** Resolves once the server acknowledged everything sent. */
+  const acknowledged = () =>
+    new Promise<void>((resolve) => {
+      if (provider.isSynced && provider.unsyncedChanges === 0) return resolve();
+      const done = ({ number }: { number: number }) => {
+        if (number !== 0) return;
+        provider.off('unsyncedChanges', done);
+        resolve();
+      };
+      provider.on('unsyncedChanges', done);
+    });
+  return { provider, document, fragment, synced, acknowledged, blocks: () => readBlocks(fragment) };
 }
 
 /** Types into the Y text of one block, as a person's editor would. */

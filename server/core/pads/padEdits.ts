@@ -20,12 +20,12 @@ export type EditPadInput = {
 };
 
 /** The edit engine's refusals as our errors. */
-function refusal(error: EditRefused, baseVersion: number | null): AppError {
+function refusal(error: EditRefused, baseVersion: number | null, field: string): AppError {
   switch (error.code) {
     case 'base_ahead':
-      return invalid(`base_version ${baseVersion} is newer than the pad (version ${error.detail.current}).`, { issues: [{ path: 'base_version', message: 'Newer than the pad.' }] });
+      return invalid(`${field} ${baseVersion} is newer than the pad (version ${error.detail.current}).`, { issues: [{ path: field, message: 'Newer than the pad.' }] });
     case 'unknown_base':
-      return invalid(`This pad has no version ${baseVersion}.`, { issues: [{ path: 'base_version', message: 'Unknown version.' }] });
+      return invalid(`This pad has no version ${baseVersion}; its history (ui_pad_history) lists those it has.`, { issues: [{ path: field, message: 'Unknown version.' }] });
     case 'too_large':
       return new AppError('too_large', `A pad holds at most ${PAD_MAX_CHARS} characters; this edit would make it longer.`);
     case 'too_many_ops':
@@ -33,12 +33,12 @@ function refusal(error: EditRefused, baseVersion: number | null): AppError {
   }
 }
 
-/** The engine's call with our ids and errors. */
-async function applyEdits(core: Core, actor: Actor, padId: string, request: EditRequest, base: number | null, write: PlannedWrite<EditOutcome> | undefined) {
+/** The engine's call with our ids and errors (`field`: the argument that named the version). */
+async function applyEdits(core: Core, actor: Actor, padId: string, request: EditRequest, base: number | null, write: PlannedWrite<EditOutcome> | undefined, field = 'base_version') {
   try {
     return await core.sync.applyEdits(padId, authorOf(actor), request, base, write);
   } catch (error) {
-    throw error instanceof EditRefused ? refusal(error, base) : error;
+    throw error instanceof EditRefused ? refusal(error, base, field) : error;
   }
 }
 
@@ -95,4 +95,16 @@ export async function undoEdit(core: Core, actor: Actor, { pad, edit }: UndoTarg
   const made = (outcome: EditOutcome): PadUndo => ({ pad_id: pad.id, undone: edit.id, outcome });
   const request: EditRequest = { undo: { version: edit.version, changed: [...edit.changed] } };
   return made(await applyEdits(core, actor, pad.id, request, null, answering(write, made)));
+}
+
+export type PadRestore = PadEdit & { restored: number };
+
+/**
+ * The pad's blocks as they were at `version`, written as a new version on top by whoever restores
+ * (undoable like any edit), through the same engine: blocks unchanged since are untouched, a block
+ * being typed in right now is left as it is and reported as a conflict. Who may is edit_pad's policy.
+ */
+export async function restoreVersion(core: Core, actor: Actor, { pad }: EditablePad, version: number, write: PlannedWrite<PadRestore> | undefined): Promise<PadRestore> {
+  const made = (outcome: EditOutcome): PadRestore => ({ pad_id: pad.id, restored: version, outcome });
+  return made(await applyEdits(core, actor, pad.id, { restore: version }, version, answering(write, made), 'version'));
 }

@@ -1,13 +1,17 @@
 import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import type { Block } from '../../../sync/blocks.ts';
-import { editIdOf } from '../../../sync/versions.ts';
+import { blocksAt, editIdOf } from '../../../sync/versions.ts';
+import type { VersionBlock } from '../../../sync/blockLists.ts';
+import { notFound } from '../../../schema/errors.ts';
 import type { Actor } from '../kernel/actor.ts';
 import type { Core } from '../kernel/context.ts';
 import { mayEditPad, padContent, padReading, type OpenPadInput, type PadReading } from './pads.ts';
 import { allows, type Seat } from '../kernel/rights.ts';
 import { padStatus, type PadStatus, type Section } from './sections.ts';
 import type { HubRow, PadRow } from '../../../schema/rows.ts';
+import { linkForm } from '../kernel/framing.ts';
+import { readsVerifiedSql } from '../identity/standing.ts';
 
 /**
  * Who wrote what in a pad, read from its versions: each block's last writer (the view
@@ -19,7 +23,8 @@ import type { HubRow, PadRow } from '../../../schema/rows.ts';
 export type WriterKind = 'human' | 'agent';
 /** `caller`: which way the change came in (kernel/caller.ts), when it was kept. */
 export type Writer = { id: string; name: string; kind: WriterKind; caller?: string };
-export type BlockWriter = Writer & { version: number };
+/** A block's last writer, the version they wrote it in, and whether they read verified (their links stay live). */
+export type BlockWriter = Writer & { version: number; reach: boolean };
 
 const writerKind = (actorKind: string | null): WriterKind => (actorKind === 'agent' ? 'agent' : 'human');
 
@@ -36,23 +41,23 @@ const KNOWN_PADS = 1_000;
 
 const FreshRow = z.object({
   fresh: z.array(z.object({ version: z.number(), actor_id: z.string().nullable(), actor_kind: z.string().nullable(), caller: z.string().nullable(), ids: z.array(z.string()) })),
-  names: z.record(z.string(), z.string()).nullable(),
+  names: z.record(z.string(), z.object({ name: z.string(), reach: z.boolean() })).nullable(),
 });
 
 /** The last writer of each of `blocks` that someone wrote (a block last touched by the service has none). */
-async function blockWriters(conn: CommonQueryMethods, padId: string, blocks: readonly Pick<Block, 'id'>[]): Promise<Map<string, BlockWriter>> {
+export async function blockWriters(conn: CommonQueryMethods, padId: string, blocks: readonly Pick<Block, 'id'>[]): Promise<Map<string, BlockWriter>> {
   const cached = known.get(padId);
   const since = cached?.version ?? 0;
   const actors = [...new Set([...(cached?.writers.values() ?? [])].flatMap((w) => (w ? [w.id] : [])))];
   // The versions after those already folded, each with the blocks it changed (its `changed`, or the
-  // ids its delta names), and the names of everyone who wrote any of them.
+  // ids its delta names), and the names and reach of everyone who wrote any of them.
   const row = await conn.one(sql.type(FreshRow)`
     WITH fresh AS (
       SELECT v.version, v.actor_id, v.actor_kind, v.caller,
              coalesce(v.changed, ARRAY(SELECT e->>0 FROM jsonb_array_elements(v.delta) AS e)) AS ids
       FROM pad_versions v WHERE v.pad_id = ${padId} AND v.version > ${since})
     SELECT coalesce((SELECT json_agg(fresh ORDER BY version) FROM fresh), '[]') AS fresh,
-           (SELECT json_object_agg(p.id, p.name) FROM participants p
+           (SELECT json_object_agg(p.id, json_build_object('name', p.name, 'reach', ${readsVerifiedSql('p')})) FROM participants p
             WHERE p.id = ANY(${sql.array(actors, 'text')}) OR p.id IN (SELECT actor_id FROM fresh)) AS names`);
   const writers = new Map(cached?.writers);
   let version = since;
@@ -67,10 +72,18 @@ async function blockWriters(conn: CommonQueryMethods, padId: string, blocks: rea
   const out = new Map<string, BlockWriter>();
   for (const block of blocks) {
     const writer = writers.get(block.id);
-    if (writer) out.set(block.id, { ...writer, name: row.names?.[writer.id] ?? 'Someone' });
+    const named = writer && row.names?.[writer.id];
+    if (writer) out.set(block.id, { ...writer, name: named ? named.name : 'Someone', reach: named ? named.reach : false });
   }
   return out;
 }
+
+/**
+ * Blocks as readers see them (SPEC part 4 "Markdown views"): a block's links stay live where its
+ * last writer reads verified, as a post's do by its author, and read `[link to <host>]` otherwise.
+ */
+export const textByReach = (blocks: readonly Pick<Block, 'id' | 'text'>[], writers: ReadonlyMap<string, BlockWriter>) =>
+  blocks.map((block) => (writers.get(block.id)?.reach ? block.text : linkForm(block.text))).join('\n\n');
 
 /** Each section's last writer: whoever wrote the most recently changed of its blocks (its heading included). */
 function sectionWriters(all: readonly Section[], writers: ReadonlyMap<string, BlockWriter>): Map<string, BlockWriter> {
@@ -88,7 +101,8 @@ function sectionWriters(all: readonly Section[], writers: ReadonlyMap<string, Bl
 
 const VersionListRow = z.object({
   version: z.number(),
-  kind: z.enum(['create', 'edit', 'undo', 'live']),
+  kind: z.enum(['create', 'edit', 'undo', 'live', 'restore']),
+  restored: z.number().nullable(),
   actor_id: z.string().nullable(),
   actor_kind: z.string().nullable(),
   caller: z.string().nullable(),
@@ -103,7 +117,9 @@ const VersionListRow = z.object({
 
 export type VersionEntry = {
   version: number;
-  kind: 'create' | 'edit' | 'undo' | 'live';
+  kind: 'create' | 'edit' | 'undo' | 'live' | 'restore';
+  /** A restore: the version it brought back. */
+  restored: number | null;
   writer: Writer | null;
   at: number;
   /** How many blocks it touched, and of those how many it placed (added or moved) or removed. */
@@ -112,7 +128,7 @@ export type VersionEntry = {
   removed: number;
   /** The start of the first text it wrote, when its row keeps texts (participant text). */
   snippet: string | null;
-  /** For undo_edit: API edits and undos only (typing is not an edit an agent could name). */
+  /** For undo_edit: every version but the pad's first (a batch of typing and a restore included). */
   editId: string | null;
   /** Whether the reader may undo it: their own, or anyone's for owners and helpers, where they may edit. */
   undoable: boolean;
@@ -136,7 +152,7 @@ export async function padHistory(core: Core, conn: CommonQueryMethods, actor: Ac
   const { pad, hub, seat } = target;
   const upTo = before ?? 2_147_483_647;
   const rows = await conn.any(sql.type(VersionListRow)`
-    SELECT v.version, v.kind, v.actor_id, v.actor_kind, v.caller, p.name, v.edit_id, v.created_at,
+    SELECT v.version, v.kind, v.restored, v.actor_id, v.actor_kind, v.caller, p.name, v.edit_id, v.created_at,
            coalesce(cardinality(v.changed), jsonb_array_length(v.delta), 0) AS blocks,
            (SELECT count(*) FROM jsonb_array_elements(v.delta) e WHERE jsonb_array_length(e) = 3)::int AS added,
            (SELECT count(*) FROM jsonb_array_elements(v.delta) e WHERE jsonb_array_length(e) = 1)::int AS removed,
@@ -148,10 +164,11 @@ export async function padHistory(core: Core, conn: CommonQueryMethods, actor: Ac
   const canEdit = mayEditPad(seat, hub);
   const moderates = allows(seat, 'moderate');
   const versions = rows.slice(0, HISTORY_PAGE).map((r): VersionEntry => {
-    const undoableKind = r.kind === 'edit' || r.kind === 'undo';
+    const undoableKind = r.kind !== 'create';
     return {
       version: r.version,
       kind: r.kind,
+      restored: r.restored,
       writer: r.actor_id ? { id: r.actor_id, name: r.name ?? 'Someone', kind: writerKind(r.actor_kind), ...(r.caller ? { caller: r.caller } : {}) } : null,
       at: r.created_at,
       blocks: r.blocks,
@@ -174,7 +191,14 @@ export async function padHistory(core: Core, conn: CommonQueryMethods, actor: Ac
   };
 }
 
-export type OpenedPad = PadReading & { status: PadStatus; writers?: Map<string, BlockWriter> };
+/** The pad's blocks as they were at `version` (its history lists those it has). */
+export async function padAtVersion(conn: CommonQueryMethods, target: { pad: PadRow }, version: number): Promise<{ pad: PadRow; version: number; blocks: VersionBlock[] }> {
+  const at = await blocksAt(conn, target.pad.id, version);
+  if (!at) throw notFound(`${target.pad.id} has no version ${version}; ui_pad_history lists those it has.`);
+  return { pad: target.pad, version, blocks: at.blocks };
+}
+
+export type OpenedPad = PadReading & { status: PadStatus; writers?: Map<string, BlockWriter>; blockWriters?: Map<string, BlockWriter> };
 
 /**
  * open_pad: the reading and the status of the pad's sections, and, but for `changes`, whose text each
@@ -183,5 +207,6 @@ export type OpenedPad = PadReading & { status: PadStatus; writers?: Map<string, 
 export async function openPad(core: Core, conn: CommonQueryMethods, target: { pad: PadRow; hub: HubRow; seat: Seat }, input: OpenPadInput): Promise<OpenedPad> {
   const [reading, status] = await Promise.all([padReading(core, conn, target, input), padStatus(conn, target.pad.id)]);
   if (reading.mode === 'changes') return { ...reading, status };
-  return { ...reading, status, writers: sectionWriters(reading.sections, await blockWriters(conn, reading.pad.id, reading.blocks)) };
+  const byBlock = await blockWriters(conn, reading.pad.id, reading.blocks);
+  return { ...reading, status, writers: sectionWriters(reading.sections, byBlock), blockWriters: byBlock };
 }

@@ -10,6 +10,7 @@ import { type PolicyScope, type ThreadTarget } from '../kernel/policy.ts';
 import { allows } from '../kernel/rights.ts';
 import { newId } from '../kernel/secrets.ts';
 import { noticeTask } from '../inbox/inbox.ts';
+import { blocksAt } from '../../../sync/versions.ts';
 import { TASK_ACTIONS, TASK_PAGE_MAX, TASK_STATES, type TaskState } from '../../../schema/tools/tasks.ts';
 
 export type { TaskState };
@@ -185,11 +186,9 @@ export async function submitResult(core: Core, tx: CommonQueryMethods, actor: Ac
       throw invalid(`${pad.id} is in another hub; point at a pad of ${target.hub.slug} (create_pad makes one beside the thread).`, { issues: [{ path: 'pad_id', message: 'Pad of another hub.' }] });
     }
     if (input.block_id !== undefined) {
-      const found = await tx.maybeOneFirst(sql.type(z.object({ ok: z.number() }))`
-        SELECT 1 AS ok FROM pad_versions v, jsonb_array_elements(v.blocks) b
-        WHERE v.pad_id = ${pad.id} AND v.version = (SELECT max(version) FROM pad_versions WHERE pad_id = ${pad.id}) AND b->>0 = ${input.block_id}
-        LIMIT 1`);
-      if (found === null) {
+      // The pad's current blocks, whatever its newest version row holds (most rows hold a change, not the list).
+      const current = await blocksAt(tx, pad.id);
+      if (!current?.blocks.some((block) => block.id === input.block_id)) {
         throw invalid(`${pad.id} has no section ${input.block_id} now: open_pad lists its sections and their block ids.`, { issues: [{ path: 'block_id', message: 'No such block in the pad.' }] });
       }
     }
