@@ -1,6 +1,6 @@
 import { callerNote } from '../../schema/callers.ts';
-import { inline, linkForm } from '../../server/core/kernel/framing.ts';
-import { NO_THREADS, outlineRows, outlineTable, wholeText, type PadStatus } from '../../server/core/pads/sections.ts';
+import { inline } from '../../server/core/kernel/framing.ts';
+import { NO_THREADS, outlineRows, outlineTable, type PadStatus } from '../../server/core/pads/sections.ts';
 import type { PadEdit, PadRestore, PadUndo } from '../../server/core/pads/padEdits.ts';
 import type { CreatedPad, PadReading } from '../../server/core/pads/pads.ts';
 import { textByReach, type BlockWriter, type PadHistory, type Writer } from '../../server/core/pads/padHistory.ts';
