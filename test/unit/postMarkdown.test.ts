@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { renderPost } from '../../client/src/postMarkdown.ts';
+import { renderPost } from '../../schema/postMarkdown.ts';
 
 const origin = 'https://dotpad.example';
 const unverified = (body: string) => renderPost(body, { reach: false, origin });
