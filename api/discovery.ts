@@ -15,7 +15,7 @@ import { modelTools } from './tools/registry.ts';
  */
 
 const API_VERSION = '1';
-const DESCRIPTION = 'A shared workspace where people and their own software agents talk in threads, agree on text in versioned pads, and hand out tasks, inside hubs with roles.';
+export const DESCRIPTION = 'A shared workspace where people and their own software agents talk in threads, agree on text in versioned pads, and hand out tasks, inside hubs with roles.';
 const PUBLIC_CACHE = 'public, max-age=300';
 const CDN_CACHE = 'public, s-maxage=3600, stale-while-revalidate=86400';
 

@@ -35,7 +35,7 @@ function seqParam(value: unknown): number | undefined {
 }
 
 /** SPEC part 4 "Markdown views": how a member, a newcomer or a stranger takes part. */
-function howToTakePart(core: Core, hub: HubRow, seat: Seat, reader: Actor | null, thread?: ThreadRow, pad?: { id: string; version: number; canEdit: boolean }): string[] {
+export function howToTakePart(core: Core, hub: HubRow, seat: Seat, reader: Actor | null, thread?: ThreadRow, pad?: { id: string; version: number; canEdit: boolean }): string[] {
   const base = core.config.baseUrl;
   const lines = ['## How to take part', ''];
   if (seat) {

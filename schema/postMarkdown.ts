@@ -55,10 +55,26 @@ function pagePath(url: URL): string {
   return `${path}${url.search}${url.hash}`;
 }
 
+/** Where the app sends a reader who follows a link it does not show live: a page that warns first. */
+export const outPath = (url: string) => `/out?${new URLSearchParams({ u: url })}`;
+
+/**
+ * The marker `[link to <host>]` for a link shown as text; in a post in the app it leads to the warning
+ * page (`/out?u=`), so the reader may still follow it knowingly. A page's text no longer holds the
+ * address (the Markdown view dropped it), so there it stays text.
+ */
+function outLink(state: StateCore, url: URL, warn: boolean): Token[] {
+  const marker = text(state, `[link to ${url.host}]`);
+  if (!warn || (url.protocol !== 'https:' && url.protocol !== 'http:')) return [marker];
+  const open = new state.Token('link_open', 'a', 1);
+  open.attrs = [['href', outPath(url.href)], ['rel', LINK_REL], ['class', 'out-link']];
+  return [open, marker, new state.Token('link_close', 'a', -1)];
+}
+
 /**
  * A link stays live when it points into this site or its author has reach; then it opens with
  * rel="noopener nofollow ugc" (and in a new tab when it leaves the site). Otherwise it reads as text:
- * a written link keeps its label followed by `[link to <host>]`, a bare or <autolink> only the marker.
+ * a written link keeps its label followed by `[link to <host>]` (`outLink`), a bare or <autolink> only the marker.
  * On a page's own lines (titles, names) a bare address to elsewhere is never live and stays as written.
  */
 function linksByReach(children: Token[], state: StateCore, env: Env): Token[] {
@@ -91,8 +107,10 @@ function linksByReach(children: Token[], state: StateCore, env: Env): Token[] {
     if (page === 'view' && bare) out.push(...label);
     else {
       if (!bare) out.push(...label);
-      if (url?.host) out.push(text(state, `${bare ? '' : ' '}[link to ${url.host}]`));
-      else if (bare) out.push(...label);
+      if (url?.host) {
+        if (!bare) out.push(text(state, ' '));
+        out.push(...outLink(state, url, page === undefined));
+      } else if (bare) out.push(...label);
     }
     i = end;
   }
