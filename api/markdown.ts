@@ -2,12 +2,16 @@ import Router from '@koa/router';
 import type { Context, Next } from 'koa';
 import type { Actor } from '../server/core/kernel/actor.ts';
 import type { Core } from '../server/core/kernel/context.ts';
-import { AppError } from '../schema/errors.ts';
+import { AppError, notFound } from '../schema/errors.ts';
 import { PREAMBLE, inline, renderBody } from '../server/core/kernel/framing.ts';
 import { readPost } from '../server/core/threads/threads.ts';
 import { postParts } from './present/posts.ts';
 import { optionalReader } from './http/auth.ts';
-import { bodyHash, frontMatter, hubView, iso, padView, threadView, type View } from './markdownViews.ts';
+import { bodyHash, frontMatter, iso, type View } from './markdownViews.ts';
+import { hubBrief } from './frontViews.ts';
+import { publicMarkdown } from './publicReading.ts';
+import { matchRoute, SITE_PAGES } from '../schema/pages.ts';
+import { isIndexable } from '../server/core/places/publicPages.ts';
 
 export const NOT_FOUND_BODY = '# Not found\n';
 
@@ -81,9 +85,37 @@ export function markdownRoutes(core: Core): Router {
 
   const view = (render: MarkdownRender) => markdownView(core, render);
 
-  router.get('/h/:slug', view(async (ctx, { actor, credentialSent }) => serve(ctx, actor, credentialSent, await hubView(core, actor, stripMd(ctx.params.slug!), ctx.query))));
-  router.get('/t/:id', view(async (ctx, { actor, credentialSent }) => serve(ctx, actor, credentialSent, await threadView(core, actor, stripMd(ctx.params.id!), ctx.query))));
-  router.get('/p/:id', view(async (ctx, { actor, credentialSent }) => serve(ctx, actor, credentialSent, await padView(core, actor, stripMd(ctx.params.id!), ctx.query))));
+  // The pages anyone may read, by the app's own routes; each marks itself indexable where it is (SPEC part 4).
+  const pagePaths = ['/', '/explore', '/explore.md', ...SITE_PAGES.flatMap((page) => [`/${page}`, `/${page}.md`]), '/h/:slug', '/t/:id', '/p/:id'];
+  router.get(pagePaths, view(async (ctx, { actor, credentialSent }) => {
+    // Explore with a Bearer key is not personalised (SPEC part 4); a session cookie is.
+    const reader = ctx.path.startsWith('/explore') && ctx.get('authorization') ? null : actor;
+    const page = await publicMarkdown(core, reader, matchRoute(stripMd(ctx.path)), ctx.query);
+    if (!page) throw notFound('No such page.');
+    await serve(ctx, actor, credentialSent, page.view);
+    ctx.state.indexable = page.indexable;
+  }));
+
+  router.get('/h/:slug/llms.txt', async (ctx) => {
+    ctx.set('Vary', 'Accept, Cookie, Authorization');
+    ctx.set('Access-Control-Allow-Origin', '*');
+    const { actor, credentialSent } = await optionalReader(ctx, core);
+    const slug = ctx.params.slug!;
+    let body: string;
+    try {
+      body = await hubBrief(core, actor, slug);
+    } catch (error) {
+      if (!(error instanceof AppError) || error.code !== 'not_found') throw error;
+      ctx.status = 404;
+      ctx.type = 'text/plain; charset=utf-8';
+      ctx.body = NOT_FOUND_BODY;
+      return;
+    }
+    if (notModified(ctx, actor, credentialSent, `W/"${bodyHash(body)}"`)) return;
+    ctx.type = 'text/plain; charset=utf-8';
+    ctx.body = body;
+    ctx.state.indexable = await isIndexable(core, 'hub', slug);
+  });
   router.get('/t/:id/m/:msg', view(async (ctx, { actor, credentialSent }) => {
     const base = core.config.baseUrl;
     const { thread, post } = await readPost(core, actor, ctx.params.id!, stripMd(ctx.params.msg!));

@@ -142,6 +142,8 @@ export async function threadView(core: Core, actor: Actor | null, id: string, qu
         dispute: thread.flag ?? undefined,
         audience: hub.audience,
         accepts_guests: thread.accepts_guests,
+        // Beyond the spec's fields: a guest may jump in here now (guests on, a public thread that takes them).
+        jump_in: core.config.guestAgents && thread.accepts_guests && hub.audience === 'public' ? true : undefined,
       }),
       `# ${inline(thread.title)}`,
       '',
