@@ -8,7 +8,7 @@ import { frontPadOf } from '../server/core/places/frontPad.ts';
 import { publicHubs, recentChanges } from '../server/core/places/frontPages.ts';
 import { browseLane, type LanePad, type LaneThread } from '../server/core/search/searchLanes.ts';
 import { DESCRIPTION } from './discovery.ts';
-import { frontMatter, howToTakePart, iso } from './markdownViews.ts';
+import { agentsOnly, frontMatter, howToTakePart, iso } from './markdownViews.ts';
 
 /**
  * The home page, Explore and a hub's llms.txt as Markdown (SPEC part 4 "Markdown views"): what the
@@ -49,7 +49,7 @@ async function frontHub(core: Core): Promise<string[]> {
 }
 
 /** `/`: what Dotpad is, the front hub, and the public questions nobody has answered yet. */
-export async function homeMarkdown(core: Core): Promise<string> {
+export async function homeMarkdown(core: Core, forPeople = false): Promise<string> {
   const base = core.config.baseUrl;
   const open = core.config.publicThreads ? await browseLane(core, core.db.pool, null, 'open', undefined) : null;
   const lines = [
@@ -62,8 +62,7 @@ export async function homeMarkdown(core: Core): Promise<string> {
     '',
     `[How it works](${base}/how-it-works) · [Explore](${base}/explore) · [For agents](${base}/agents) · [Questions and answers](${base}/questions)`,
     '',
-    PREAMBLE,
-    '',
+    ...agentsOnly(forPeople, PREAMBLE, ''),
     ...(await frontHub(core)),
     '## Open questions',
     '',
@@ -93,7 +92,7 @@ function padLines(base: string, pad: LanePad): string[] {
  * `/explore`: published hubs, pads with their section map, open threads, the newest threads and the
  * last changes. A session cookie adds what its person may read; signed out it is what is public.
  */
-export async function exploreMarkdown(core: Core, reader: Actor | null): Promise<string> {
+export async function exploreMarkdown(core: Core, reader: Actor | null, forPeople = false): Promise<string> {
   const base = core.config.baseUrl;
   const lane = (name: 'pads' | 'open' | 'new') => browseLane(core, core.db.pool, reader, name, undefined);
   const [hubs, pads, open, fresh, changes] = await Promise.all([publicHubs(core, LIST * 2), lane('pads'), lane('open'), lane('new'), recentChanges(core, reader, LIST)]);
@@ -104,8 +103,7 @@ export async function exploreMarkdown(core: Core, reader: Actor | null): Promise
     '',
     reader ? 'What you can read on Dotpad: public hubs and the hubs you are in.' : 'What is public on Dotpad: published hubs, their pads and threads.',
     '',
-    PREAMBLE,
-    '',
+    ...agentsOnly(forPeople, PREAMBLE, ''),
     '## Hubs',
     '',
   ];

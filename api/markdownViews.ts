@@ -21,6 +21,12 @@ import { postParts } from './present/posts.ts';
 
 export const bodyHash = (body: string) => sha256Hex(body).slice(0, 20);
 
+/**
+ * Lines only agents read: the preamble that frames participant text and "How to take part". A view
+ * rendered for people (`forPeople`) leaves them out; the page frames text in boxes and offers its own ways in.
+ */
+export const agentsOnly = (forPeople: boolean, ...lines: string[]) => (forPeople ? [] : lines);
+
 /** YAML front matter with JSON-quoted values (SPEC part 2). */
 export function frontMatter(fields: Record<string, string | number | boolean | undefined>): string {
   const lines = Object.entries(fields)
@@ -85,7 +91,7 @@ function postsMarkdown(posts: readonly PostView[], base: string, threadId: strin
 export type View = { etag: string; text(): Promise<{ body: string | Buffer; etag?: string }> };
 type Query = Record<string, string | string[] | undefined>;
 
-export async function hubView(core: Core, actor: Actor | null, slug: string, query: Query): Promise<View> {
+export async function hubView(core: Core, actor: Actor | null, slug: string, query: Query, forPeople = false): Promise<View> {
   const base = core.config.baseUrl;
   const type = query.type === 'pad' || query.type === 'thread' ? query.type : undefined;
   const cursor = typeof query.cursor === 'string' ? query.cursor : undefined;
@@ -94,12 +100,10 @@ export async function hubView(core: Core, actor: Actor | null, slug: string, que
     frontMatter({ id: hub.id, type: 'hub', slug: hub.slug, audience: hub.audience, member: seat !== null }),
     `# ${inline(hub.name)}`,
     '',
-    PREAMBLE,
-    '',
+    ...agentsOnly(forPeople, PREAMBLE, ''),
     `Mode: ${hub.mode === 'open' ? 'Open' : 'Checked'} · ${hub.audience}${seat ? ` · your seat: ${seat}` : ''}`,
     '',
-    ...howToTakePart(core, hub, seat, actor),
-    '',
+    ...agentsOnly(forPeople, ...howToTakePart(core, hub, seat, actor), ''),
   ];
   if (hub.readme) lines.push('## Read me first', '', renderBody([said(hub.readme, { reach: readmeReach })]), '');
   if (type !== 'thread') {
@@ -119,7 +123,7 @@ export async function hubView(core: Core, actor: Actor | null, slug: string, que
   return { etag: `"hub:${hub.id}:${bodyHash(body)}"`, text: async () => ({ body }) };
 }
 
-export async function threadView(core: Core, actor: Actor | null, id: string, query: Query): Promise<View> {
+export async function threadView(core: Core, actor: Actor | null, id: string, query: Query, forPeople = false): Promise<View> {
   const base = core.config.baseUrl;
   const since = seqParam(query.since);
   const before = since === undefined ? seqParam(query.before) : undefined;
@@ -152,10 +156,7 @@ export async function threadView(core: Core, actor: Actor | null, id: string, qu
         ? ['', `About the section ${thread.about_block} of ${base}/p/${thread.about_pad_id}.md?section=${thread.about_block}${thread.flag ? ` · dispute ${thread.flag}` : ''}`]
         : []),
       '',
-      PREAMBLE,
-      '',
-      ...howToTakePart(core, hub, seat, actor, thread),
-      '',
+      ...agentsOnly(forPeople, PREAMBLE, '', ...howToTakePart(core, hub, seat, actor, thread), ''),
       '## Posts',
     ];
     const first = posts[0];
@@ -178,7 +179,7 @@ export async function threadView(core: Core, actor: Actor | null, id: string, qu
   } };
 }
 
-export async function padView(core: Core, actor: Actor | null, id: string, query: Query): Promise<View> {
+export async function padView(core: Core, actor: Actor | null, id: string, query: Query, forPeople = false): Promise<View> {
   const readable = await readablePad(core, core.db.pool, id, actor);
   const { pad, seat } = readable;
   const hub = hubAsSeen(core, readable.hub);
@@ -197,10 +198,7 @@ export async function padView(core: Core, actor: Actor | null, id: string, query
       '',
       `In [${inline(hub.name)}](${core.config.baseUrl}/h/${hub.slug}.md) · version ${version}`,
       '',
-      PREAMBLE,
-      '',
-      ...howToTakePart(core, hub, seat, actor, undefined, { id: pad.id, version, canEdit }),
-      '',
+      ...agentsOnly(forPeople, PREAMBLE, '', ...howToTakePart(core, hub, seat, actor, undefined, { id: pad.id, version, canEdit }), ''),
     ];
     const all = sections(blocks);
     const sectionId = typeof query.section === 'string' ? query.section : undefined;

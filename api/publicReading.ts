@@ -35,20 +35,20 @@ const fixed = (body: string): PublicMarkdown => ({ view: { etag: `W/"${bodyHash(
  * A page's Markdown view for a reader, and whether the page may be indexed (SPEC part 4 "Indexable
  * pages"); null for a path that has none. Private and missing throw the same `not_found`.
  */
-export async function publicMarkdown(core: Core, reader: Actor | null, route: Route, query: Query): Promise<PublicMarkdown | null> {
+export async function publicMarkdown(core: Core, reader: Actor | null, route: Route, query: Query, forPeople = false): Promise<PublicMarkdown | null> {
   switch (route.name) {
     case 'home':
-      return fixed(await homeMarkdown(core));
+      return fixed(await homeMarkdown(core, forPeople));
     case 'explore':
-      return fixed(await exploreMarkdown(core, reader));
+      return fixed(await exploreMarkdown(core, reader, forPeople));
     case 'site':
       return fixed(siteMarkdown(core, route.page));
     case 'hub':
-      return { view: await hubView(core, reader, route.slug, query), indexable: await isIndexable(core, 'hub', route.slug) };
+      return { view: await hubView(core, reader, route.slug, query, forPeople), indexable: await isIndexable(core, 'hub', route.slug) };
     case 'thread':
-      return { view: await threadView(core, reader, route.id, query), indexable: await isIndexable(core, 'thread', route.id) };
+      return { view: await threadView(core, reader, route.id, query, forPeople), indexable: await isIndexable(core, 'thread', route.id) };
     case 'pad':
-      return { view: await padView(core, reader, route.id, query), indexable: await isIndexable(core, 'pad', route.id) };
+      return { view: await padView(core, reader, route.id, query, forPeople), indexable: await isIndexable(core, 'pad', route.id) };
     default:
       return null;
   }
@@ -67,7 +67,7 @@ const signInLink = (path: string) => `<a href="/signin?next=${encodeURIComponent
 function takePart(front: Record<string, unknown>, path: string): string {
   if (front.type === 'thread' && front.jump_in === true && typeof front.id === 'string') {
     return [
-      '<aside class="take-part">',
+      `<aside class="take-part" data-jump-in="${escapeHtml(front.id)}">`,
       `<form method="post" action="/api/jump-in"><input type="hidden" name="thread" value="${escapeHtml(front.id)}">`,
       '<label>Your name <input name="name" maxlength="80" required autocomplete="nickname"></label> <button type="submit">Jump in</button></form>',
       `<p>This thread takes guests: pick a name nobody here uses, or ${signInLink(path).replace('Sign in to take part', 'sign in')}.</p>`,
@@ -88,6 +88,8 @@ export const FOOTER_LINKS: readonly [string, string][] = [
   ['/terms', 'Terms'],
   ['/support', 'Support'],
 ];
+/** For a reader without JavaScript (the app draws its own header over it). */
+const header = (signedIn: boolean) => `<header class="server-header"><a class="brand" href="/">Dotpad</a>${signedIn ? '' : '<a href="/signin">Sign in</a>'}</header>`;
 const footer = `<footer class="site-footer"><nav aria-label="Site">${FOOTER_LINKS.map(([href, label]) => `<a href="${href}">${label}</a>`).join(' ')}</nav></footer>`;
 
 /** The warning before an off-site link (`/out?u=`), for readers without JavaScript. */
@@ -101,7 +103,7 @@ function outContent(core: Core, ctx: Context): AppPage['content'] {
   const html = safe
     ? `<h1>You are leaving Dotpad</h1><p>This link goes to <strong>${escapeHtml(safe.host)}</strong>. It was posted by an account Dotpad has not verified yet, so we do not show it as a live link.</p><p class="out-url"><code>${escapeHtml(safe.href)}</code></p><p><a href="${escapeHtml(safe.href)}" rel="noopener nofollow ugc noreferrer">Continue to ${escapeHtml(safe.host)}</a></p>`
     : '<h1>No link to follow</h1><p>This address holds no web link to follow.</p>';
-  return { title: 'Leaving Dotpad', description: 'A warning before a link to another site.', canonical: `${core.config.baseUrl}/out`, html: `<div class="public-page">${html}</div>` };
+  return { title: 'Leaving Dotpad', description: 'A warning before a link to another site.', canonical: `${core.config.baseUrl}/out`, html: `${header(false)}<div class="public-page">${html}</div>${footer}` };
 }
 
 /**
@@ -117,8 +119,9 @@ export function appPage(core: Core) {
     // A bad credential shows the app, which asks to sign in again; it reads as signed out here.
     const actor = await optionalReader(ctx, core).then((reader) => reader.actor, () => null);
     try {
-      if (actor) return { status: 200, indexable: await signedInCheck(core, actor, route) };
-      const page = await publicMarkdown(core, null, route, ctx.query);
+      // Signed in, hubs, threads, pads and the home page are the app's own; Explore and the site pages read the same for all.
+      if (actor && route.name !== 'explore' && route.name !== 'site') return { status: 200, indexable: await signedInCheck(core, actor, route) };
+      const page = await publicMarkdown(core, actor, route, ctx.query, true);
       if (!page) return { status: 200, indexable: false };
       const { body } = await page.view.text();
       const base = core.config.baseUrl;
@@ -127,7 +130,7 @@ export function appPage(core: Core) {
       return {
         status: 200,
         indexable: page.indexable,
-        content: { title, description, canonical: `${base}${path === '/' ? '/' : path.replace(/\/+$/, '')}`, html: `<div class="public-page">${html}${takePart(front, path)}</div>${footer}` },
+        content: { title, description, canonical: `${base}${path === '/' ? '/' : path.replace(/\/+$/, '')}`, html: `${header(actor !== null)}<div class="public-page">${html}${actor ? '' : takePart(front, path)}</div>${footer}` },
       };
     } catch (error) {
       if (error instanceof AppError && error.code === 'not_found') return { status: 404, indexable: false };

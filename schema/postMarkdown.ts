@@ -158,9 +158,6 @@ export type MarkdownPage = {
 };
 
 const FRONT_MATTER = /^---\n([\s\S]*?)\n---\n/;
-/** The line for agents that frames participant text; the page frames it with boxes instead. */
-const PREAMBLE_LINE = /^Text inside ~~~markdown fences was written by participants[^\n]*\n/m;
-
 function parseFront(yaml: string): Record<string, unknown> {
   const front: Record<string, unknown> = {};
   for (const line of yaml.split('\n')) {
@@ -175,14 +172,6 @@ function parseFront(yaml: string): Record<string, unknown> {
   return front;
 }
 
-/** Drops one `## ` section (its heading up to the next `## ` heading), if the view has it. */
-function dropSection(markdown: string, heading: string): string {
-  const start = markdown.indexOf(`\n## ${heading}\n`);
-  if (start < 0) return markdown;
-  const end = markdown.indexOf('\n## ', start + 1);
-  return markdown.slice(0, start + 1) + (end < 0 ? '' : markdown.slice(end + 1));
-}
-
 const plain = (html: string) =>
   html
     .replace(/<[^>]*>/g, ' ')
@@ -191,13 +180,13 @@ const plain = (html: string) =>
     .trim();
 
 /**
- * A Markdown view (SPEC part 4) rendered for people: front matter read off, the agents' preamble and
- * "How to take part" left out (the page offers its own ways in), the rest through the one renderer.
+ * A Markdown view (SPEC part 4), as made for people (without the lines only agents read), rendered
+ * through the one renderer: the front matter read off, participant text in boxes.
  */
 export function pageFromMarkdown(markdown: string, origin: string): MarkdownPage {
   const matter = FRONT_MATTER.exec(markdown);
   const front = matter ? parseFront(matter[1]!) : {};
-  const body = dropSection((matter ? markdown.slice(matter[0].length) : markdown).replace(PREAMBLE_LINE, ''), 'How to take part');
+  const body = matter ? markdown.slice(matter[0].length) : markdown;
   const html = md.render(body, { reach: false, origin, page: 'view' } satisfies PageEnv);
   const h1 = /<h1>([\s\S]*?)<\/h1>/.exec(html);
   const title = h1 ? plain(h1[1]!) : 'Dotpad';
