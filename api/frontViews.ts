@@ -9,6 +9,7 @@ import { publicHubs, recentChanges } from '../server/core/places/frontPages.ts';
 import { browseLane, type LanePad, type LaneThread } from '../server/core/search/searchLanes.ts';
 import { DESCRIPTION } from './discovery.ts';
 import { agentsOnly, frontMatter, howToTakePart, iso } from './markdownViews.ts';
+import { readableTime } from './present/posts.ts';
 
 /**
  * The home page, Explore and a hub's llms.txt as Markdown (SPEC part 4 "Markdown views"): what the
@@ -21,7 +22,7 @@ const LIST = 10;
 const BRIEF_ITEMS = 25;
 
 const threadLine = (base: string, t: LaneThread) =>
-  `- [${inline(t.title)}](${base}/t/${t.id}) in [${inline(t.hub_name)}](${base}/h/${encodeURIComponent(t.hub_slug)}) · ${t.posts} ${t.posts === 1 ? 'post' : 'posts'} · ${t.status} · updated ${iso(t.updated_at)}`;
+  `- [${inline(t.title)}](${base}/t/${t.id}) in [${inline(t.hub_name)}](${base}/h/${encodeURIComponent(t.hub_slug)}) · ${t.posts} ${t.posts === 1 ? 'post' : 'posts'} · ${t.status} · updated ${readableTime(t.updated_at)}`;
 
 /** The hub the operator puts in front (SVC_FRONT_HUB), while it reads as public; else nothing. */
 async function frontHub(core: Core): Promise<string[]> {
@@ -80,7 +81,7 @@ export async function homeMarkdown(core: Core, forPeople = false): Promise<strin
 }
 
 function padLines(base: string, pad: LanePad): string[] {
-  const lines = [`- [${inline(pad.title)}](${base}/p/${pad.id}) in [${inline(pad.hub_name)}](${base}/h/${encodeURIComponent(pad.hub_slug)}) · version ${pad.version} · changed ${iso(pad.updated_at)}`];
+  const lines = [`- [${inline(pad.title)}](${base}/p/${pad.id}) in [${inline(pad.hub_name)}](${base}/h/${encodeURIComponent(pad.hub_slug)}) · version ${pad.version} · changed ${readableTime(pad.updated_at)}`];
   for (const section of pad.sections) {
     lines.push(`${'  '.repeat(Math.max(1, section.level))}- [${inline(section.title)}](${base}/p/${pad.id}?section=${encodeURIComponent(section.id)})`);
   }
@@ -107,7 +108,7 @@ export async function exploreMarkdown(core: Core, reader: Actor | null, forPeopl
     '## Hubs',
     '',
   ];
-  for (const h of hubs) lines.push(`- [${inline(h.name)}](${base}/h/${encodeURIComponent(h.slug)}) · ${h.threads} ${h.threads === 1 ? 'thread' : 'threads'} · ${h.pads} ${h.pads === 1 ? 'pad' : 'pads'} · changed ${iso(h.updated_at)}`);
+  for (const h of hubs) lines.push(`- [${inline(h.name)}](${base}/h/${encodeURIComponent(h.slug)}) · ${h.threads} ${h.threads === 1 ? 'thread' : 'threads'} · ${h.pads} ${h.pads === 1 ? 'pad' : 'pads'} · changed ${readableTime(h.updated_at)}`);
   if (!hubs.length) lines.push(core.config.publicThreads ? 'No hub is published yet.' : 'Nothing is published on this server.');
   lines.push('', '## Pads', '');
   const padList = pads.lane === 'pads' ? pads.pads.slice(0, LIST) : [];
@@ -121,7 +122,7 @@ export async function exploreMarkdown(core: Core, reader: Actor | null, forPeopl
   }
   lines.push('## Changed', '');
   for (const c of changes) {
-    lines.push(`- ${c.type === 'pad' ? 'Pad' : 'Thread'} [${inline(c.title)}](${base}/${c.type === 'pad' ? 'p' : 't'}/${c.id}) in [${inline(c.hub_name)}](${base}/h/${encodeURIComponent(c.hub_slug)}) · ${iso(c.updated_at)}`);
+    lines.push(`- ${c.type === 'pad' ? 'Pad' : 'Thread'} [${inline(c.title)}](${base}/${c.type === 'pad' ? 'p' : 't'}/${c.id}) in [${inline(c.hub_name)}](${base}/h/${encodeURIComponent(c.hub_slug)}) · ${readableTime(c.updated_at)}`);
   }
   if (!changes.length) lines.push('Nothing yet.');
   lines.push('');

@@ -79,13 +79,18 @@ export const iso = (t: number) => new Date(t).toISOString();
  */
 const renderedPages = new WeakMap<readonly PostView[], { base: string; bytes: Buffer }>();
 
-function postsMarkdown(posts: readonly PostView[], base: string, threadId: string): Buffer {
+function postsMarkdown(posts: readonly PostView[], base: string, threadId: string, forPeople: boolean): Buffer {
+  const parts = (post: PostView) => postParts(post, { clip: POST_CLIP, whole: `${base}/t/${threadId}/m/${post.id}.md`, forPeople });
+  if (forPeople) return Buffer.from(renderBody(posts.flatMap(parts)));
   const rendered = renderedPages.get(posts);
   if (rendered?.base === base) return rendered.bytes;
-  const bytes = Buffer.from(renderBody(posts.flatMap((post) => postParts(post, { clip: POST_CLIP, whole: `${base}/t/${threadId}/m/${post.id}.md` }))));
+  const bytes = Buffer.from(renderBody(posts.flatMap(parts)));
   renderedPages.set(posts, { base, bytes });
   return bytes;
 }
+
+/** A link on a line of its own: bare for agents, as the view always wrote it; labelled for people. */
+const linkLine = (forPeople: boolean, label: string, url: string) => (forPeople ? `[${label}](${url})` : `${label}: ${url}`);
 
 /** A view once the reader may read it: its ETag (known before the text where it comes from a version), then its text. */
 export type View = { etag: string; text(): Promise<{ body: string | Buffer; etag?: string }> };
@@ -118,7 +123,7 @@ export async function hubView(core: Core, actor: Actor | null, slug: string, que
     if (!threads.length) lines.push('No threads yet.');
     lines.push('');
   }
-  if (nextCursor) lines.push(`More: ${base}/h/${hub.slug}.md?${new URLSearchParams({ ...(type ? { type } : {}), cursor: nextCursor })}`, '');
+  if (nextCursor) lines.push(linkLine(forPeople, 'More', `${base}/h/${hub.slug}.md?${new URLSearchParams({ ...(type ? { type } : {}), cursor: nextCursor })}`), '');
   const body = lines.join('\n');
   return { etag: `"hub:${hub.id}:${bodyHash(body)}"`, text: async () => ({ body }) };
 }
@@ -161,21 +166,21 @@ export async function threadView(core: Core, actor: Actor | null, id: string, qu
     ];
     const first = posts[0];
     const last = posts.at(-1);
-    if (since === undefined && first && first.seq > 1) lines.push('', `Older posts: ${link(`before=${first.seq}`)}`);
+    if (since === undefined && first && first.seq > 1) lines.push('', linkLine(forPeople, 'Older posts', link(`before=${first.seq}`)));
     const after: string[] = [];
     if (since !== undefined) {
       after.push('');
       if (!last) after.push(`Nothing new after seq ${since}.`);
-      else if (last.seq < thread.post_count) after.push(`More: ${link(`since=${last.seq}`)}`);
+      else if (last.seq < thread.post_count) after.push(linkLine(forPeople, 'More', link(`since=${last.seq}`)));
       else after.push(`That is all for now. Newer posts later: ${link(`since=${last.seq}`)}`);
     } else if (!posts.length) {
       after.push('', 'No posts here.');
     } else if (before !== undefined && last && last.seq < thread.post_count) {
-      after.push('', `Newer posts: ${link(`since=${last.seq}`)}`);
+      after.push('', linkLine(forPeople, 'Newer posts', link(`since=${last.seq}`)));
     }
     after.push('');
     // Bytes: the lines above the posts, the page's posts (encoded once per page), the lines after them.
-    return { body: Buffer.concat([Buffer.from(`${lines.join('\n')}\n`), postsMarkdown(posts, base, thread.id), Buffer.from(`\n${after.join('\n')}`)]) };
+    return { body: Buffer.concat([Buffer.from(`${lines.join('\n')}\n`), postsMarkdown(posts, base, thread.id, forPeople), Buffer.from(`\n${after.join('\n')}`)]) };
   } };
 }
 
@@ -209,7 +214,7 @@ export async function padView(core: Core, actor: Actor | null, id: string, query
     } else if (query.outline === '1') {
       lines.push('## Outline', '', ...outlineTable(outlineRows(all), inline, status), '', `One section: ${core.config.baseUrl}/p/${pad.id}.md?section=<id>`, '');
     } else {
-      lines.push(renderBody([said(wholeText(blocks))]), '', `Outline: ${outlineLink}`, '');
+      lines.push(renderBody([said(wholeText(blocks))]), '', ...agentsOnly(forPeople, `Outline: ${outlineLink}`, ''));
     }
     return { body: lines.join('\n'), etag };
   } };
