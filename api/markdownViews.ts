@@ -12,7 +12,7 @@ import { POST_CLIP, threadPage } from '../server/core/threads/threads.ts';
 import { readableThread } from '../server/core/threads/threadAccess.ts';
 import { mayEditPad, padContent, readablePad } from '../server/core/pads/pads.ts';
 import { outlineRows, outlineTable, padStatus, sections, wholeText } from '../server/core/pads/sections.ts';
-import { postParts } from './present/posts.ts';
+import { postParts, readableTime } from './present/posts.ts';
 
 /**
  * The Markdown views of a hub, a thread and a pad (SPEC part 4 "Markdown views") as functions of the
@@ -101,6 +101,7 @@ export async function hubView(core: Core, actor: Actor | null, slug: string, que
   const type = query.type === 'pad' || query.type === 'thread' ? query.type : undefined;
   const cursor = typeof query.cursor === 'string' ? query.cursor : undefined;
   const { hub, readmeReach, seat, threads, pads, nextCursor } = await hubPage(core, actor, { hub: slug, cursor, type });
+  const time = forPeople ? readableTime : iso;
   const lines = [
     frontMatter({ id: hub.id, type: 'hub', slug: hub.slug, audience: hub.audience, member: seat !== null }),
     `# ${inline(hub.name)}`,
@@ -113,13 +114,13 @@ export async function hubView(core: Core, actor: Actor | null, slug: string, que
   if (hub.readme) lines.push('## Read me first', '', renderBody([said(hub.readme, { reach: readmeReach })]), '');
   if (type !== 'thread') {
     lines.push('## Pads', '');
-    for (const p of pads) lines.push(`- [${inline(p.title)}](${base}/p/${p.id}.md) · version ${p.count} · updated ${iso(p.updated_at)}`);
+    for (const p of pads) lines.push(`- [${inline(p.title)}](${base}/p/${p.id}.md) · version ${p.count} · updated ${time(p.updated_at)}`);
     if (!pads.length) lines.push('No pads yet.');
     lines.push('');
   }
   if (type !== 'pad') {
     lines.push('## Threads', '');
-    for (const t of threads) lines.push(`- [${inline(t.title)}](${base}/t/${t.id}.md) · ${t.status} · ${t.count} posts · updated ${iso(t.updated_at)}`);
+    for (const t of threads) lines.push(`- [${inline(t.title)}](${base}/t/${t.id}.md) · ${t.status} · ${t.count} posts · updated ${time(t.updated_at)}`);
     if (!threads.length) lines.push('No threads yet.');
     lines.push('');
   }

@@ -133,6 +133,9 @@ md.renderer.rules.heading_open = (tokens, idx, options, env: Env, self) => {
 };
 md.renderer.rules.heading_close = md.renderer.rules.heading_open;
 
+// A chat post keeps its single line breaks; a page's own text (a site page's wrapped prose) does not.
+md.renderer.rules.softbreak = (_tokens, _idx, options, env: Env) => (options.breaks && pageOf(env) !== 'view' ? '<br>\n' : '\n');
+
 // On a page, participant text (a `~~~markdown` fence) is rendered as Markdown in its own box. Its
 // links already have the form its author's reach allows (the view made them so), so they stay as written.
 const codeFence = md.renderer.rules.fence!;
