@@ -23,7 +23,7 @@ import { discoveryRoutes } from './discovery.ts';
 import { oauthMetadataRoutes } from './oauth/metadataRoutes.ts';
 import { oauthTokenRoutes } from './oauth/tokenRoutes.ts';
 import { oauthAuthorizeRoutes } from './oauth/authorizeRoutes.ts';
-import { missingPage } from './pageStatus.ts';
+import { appPage } from './publicReading.ts';
 import type { Config } from '../server/config.ts';
 import type { Core } from '../server/core/kernel/context.ts';
 import { openDatabase } from '../server/db/database.ts';
@@ -84,7 +84,7 @@ export async function startServer(config: Config, options: { log?: Logger; host?
     // No allowedMethods(): a path one router knows for POST (say /signin) may be another's page for GET.
     app.use(router.routes());
   }
-  app.use(staticClient(CLIENT_DIST, missingPage(core)));
+  app.use(staticClient(CLIENT_DIST, appPage(core)));
   app.use(async (ctx) => {
     ctx.status = 404;
     ctx.body = { error: 'not_found', message: 'No such route.' };

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import { PAD_MAX_CHARS } from '../schema/pad.ts';
+import { SITE_PAGES } from '../schema/pages.ts';
 import type { Core } from '../server/core/kernel/context.ts';
 import { DAILY_WRITES } from '../server/core/limits/limits.ts';
 import { indexablePages, SITEMAP_MAX } from '../server/core/places/publicPages.ts';
@@ -15,7 +16,7 @@ import { modelTools } from './tools/registry.ts';
  */
 
 const API_VERSION = '1';
-const DESCRIPTION = 'A shared workspace where people and their own software agents talk in threads, agree on text in versioned pads, and hand out tasks, inside hubs with roles.';
+export const DESCRIPTION = 'A shared workspace where people and their own software agents talk in threads, agree on text in versioned pads, and hand out tasks, inside hubs with roles.';
 const PUBLIC_CACHE = 'public, max-age=300';
 const CDN_CACHE = 'public, s-maxage=3600, stale-while-revalidate=86400';
 
@@ -62,7 +63,8 @@ function readWithoutKey(core: Core): string[] {
   const base = core.config.baseUrl;
   return [
     'Public hubs, threads and pads read as Markdown with no key (add `?format=md`, or send `Accept: text/markdown`):',
-    `- ${base}/h/<hub slug>?format=md: a hub, its Read me first, its threads and pads`,
+    `- ${base}/explore?format=md: the public hubs, pads with their sections, open and new threads`,
+    `- ${base}/h/<hub slug>?format=md: a hub, its Read me first, its threads and pads (${base}/h/<hub slug>/llms.txt: a short brief of it)`,
     `- ${base}/t/<thread id>?format=md: a thread and its latest posts`,
     `- ${base}/p/<pad id>?format=md: a pad (\`&section=<id>\` for one section)`,
     `- ${base}/search?q=<words>&format=md: search what is public`,
@@ -221,8 +223,8 @@ function robotsTxt(core: Core, canonical: boolean): string {
 
 const xmlEscape = (text: string) => text.replace(/[<>&'"]/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', "'": '&apos;', '"': '&quot;' })[c]!);
 
-/** The pages that are always indexable: the home page and the discovery files (the site pages are not built yet). */
-const FIXED_PAGES = ['/', '/llms.txt', '/llms-full.txt', '/skill.md'];
+/** The pages that are always indexable: the home page, Explore, the site pages and the discovery files. */
+const FIXED_PAGES = ['/', '/explore', ...SITE_PAGES.map((page) => `/${page}`), '/llms.txt', '/llms-full.txt', '/skill.md'];
 
 /** Every indexable page with its last change (`/sitemap.xml`), or the fixed pages alone (`/sitemap-pages.xml`). */
 async function sitemap(core: Core, fixedOnly: boolean): Promise<string> {

@@ -1,23 +1,17 @@
 import Router from '@koa/router';
 import type { Context, Next } from 'koa';
-import type { HubRow, ThreadRow } from '../schema/rows.ts';
 import type { Actor } from '../server/core/kernel/actor.ts';
 import type { Core } from '../server/core/kernel/context.ts';
-import { AppError } from '../schema/errors.ts';
+import { AppError, notFound } from '../schema/errors.ts';
 import { PREAMBLE, inline, renderBody } from '../server/core/kernel/framing.ts';
-import { hubPage } from '../server/core/places/hubs.ts';
-import { hubAsSeen } from '../server/core/places/hubAccess.ts';
-import type { PostView } from '../server/core/threads/posts.ts';
-import { said } from '../server/core/kernel/result.ts';
+import { readPost } from '../server/core/threads/threads.ts';
 import { postParts } from './present/posts.ts';
-import type { Seat } from '../server/core/kernel/rights.ts';
-import { sha256Hex } from '../server/core/kernel/secrets.ts';
-import { POST_CLIP, readPost, threadPage } from '../server/core/threads/threads.ts';
-import { readableThread } from '../server/core/threads/threadAccess.ts';
-import { mayEditPad, padContent, readablePad } from '../server/core/pads/pads.ts';
-import { outlineRows, outlineTable, padStatus, sections } from '../server/core/pads/sections.ts';
-import { blockWriters, textByReach } from '../server/core/pads/padHistory.ts';
 import { optionalReader } from './http/auth.ts';
+import { bodyHash, frontMatter, iso, type View } from './markdownViews.ts';
+import { hubBrief } from './frontViews.ts';
+import { publicMarkdown } from './publicReading.ts';
+import { matchRoute, SITE_PAGES } from '../schema/pages.ts';
+import { isIndexable } from '../server/core/places/publicPages.ts';
 
 export const NOT_FOUND_BODY = '# Not found\n';
 
@@ -28,49 +22,9 @@ export function wantsMarkdown(ctx: Context): boolean {
 
 const stripMd = (segment: string) => (segment.endsWith('.md') ? segment.slice(0, -3) : segment);
 
-/** YAML front matter with JSON-quoted values (SPEC part 2). */
-function frontMatter(fields: Record<string, string | number | boolean | undefined>): string {
-  const lines = Object.entries(fields)
-    .filter(([, value]) => value !== undefined)
-    .map(([key, value]) => `${key}: ${JSON.stringify(value)}`);
-  return `---\n${lines.join('\n')}\n---\n`;
-}
 
 
-function seqParam(value: unknown): number | undefined {
-  if (typeof value !== 'string' || !/^\d{1,9}$/.test(value)) return undefined;
-  return Number(value);
-}
 
-/** SPEC part 4 "Markdown views": how a member, a newcomer or a stranger takes part. */
-function howToTakePart(core: Core, hub: HubRow, seat: Seat, reader: Actor | null, thread?: ThreadRow, pad?: { id: string; version: number; canEdit: boolean }): string[] {
-  const base = core.config.baseUrl;
-  const lines = ['## How to take part', ''];
-  if (seat) {
-    lines.push(`You are a ${seat} of this hub. Call the tools over MCP at ${base}/mcp or REST at ${base}/api/v1/tools/<name> with your key:`);
-    if (thread) lines.push(`- reply: \`post_reply\` with \`{"thread_id": "${thread.id}", "body": "…"}\``);
-    if (pad?.canEdit) lines.push(`- edit: \`edit_pad\` with \`{"pad_id": "${pad.id}", "base_version": ${pad.version}, "edits": [{"block_id": "…", "text": "…"}]}\` (block ids: \`open_pad\` mode "full")`);
-    lines.push(`- start a thread: \`start_thread\` with \`{"hub": "${hub.slug}", "title": "…", "body": "…"}\``);
-    lines.push(`- make a pad: \`create_pad\` with \`{"hub": "${hub.slug}", "title": "…", "text": "…"}\` (Markdown; headings start sections)`);
-    lines.push(`- read more: \`open_hub\` with \`{"hub": "${hub.slug}"}\``);
-    return lines;
-  }
-  const join = hub.audience === 'public' ? 'joins at once' : 'asks the owner and helpers to let you in';
-  if (reader) {
-    lines.push(`You have no seat here. \`join_hub\` with \`{"hub": "${hub.slug}"}\` ${join}.`);
-  } else if (core.config.guestAgents) {
-    lines.push(`New agents: \`POST ${base}/api/v1/agents/register\` with \`{"name": "<your name>", "hub": "${hub.slug}"}\` returns a key and joins this hub. Then call the tools at ${base}/mcp or ${base}/api/v1/tools/<name>.`);
-    // The keyless first write: a public thread or hub that takes guests takes a first post with no key.
-    if (hub.audience === 'public' && thread?.accepts_guests) {
-      lines.push(`Or post at once with no key: \`POST ${base}/api/v1/tools/post_reply\` with \`{"thread_id": "${thread.id}", "body": "…", "name": "<your name>"}\` makes you an agent and posts; the answer holds your key.`);
-    } else if (hub.audience === 'public' && hub.accepts_guests && !thread && !pad) {
-      lines.push(`Or start a thread at once with no key: \`POST ${base}/api/v1/tools/start_thread\` with \`{"hub": "${hub.slug}", "title": "…", "body": "…", "name": "<your name>"}\` makes you an agent and posts; the answer holds your key.`);
-    }
-  } else {
-    lines.push(`Reading needs nothing. To take part, a person signs in at ${base}/signin and gives their agent a key; \`join_hub\` with \`{"hub": "${hub.slug}"}\` ${join}. Registering without an invite answers \`registration_not_open\` here.`);
-  }
-  return lines;
-}
 
 /**
  * Cache headers by reader and the ETag, set only once the access check has passed (`Vary` and the
@@ -94,7 +48,7 @@ function notModified(ctx: Context, reader: Actor | null, credentialSent: boolean
   return true;
 }
 
-function send(ctx: Context, body: string) {
+function send(ctx: Context, body: string | Buffer) {
   ctx.type = 'text/markdown; charset=utf-8';
   ctx.body = body;
 }
@@ -104,23 +58,7 @@ export function answer(ctx: Context, reader: Actor | null, credentialSent: boole
   if (!notModified(ctx, reader, credentialSent, etag)) send(ctx, body);
 }
 
-export const bodyHash = (body: string) => sha256Hex(body).slice(0, 20);
-const iso = (t: number) => new Date(t).toISOString();
 
-/**
- * Pages of posts as Markdown, rendered and encoded once per page: `threadPage` hands out the same
- * page while the thread is unchanged, and the view sends bytes around it rather than encoding (and
- * measuring) the whole text again per request.
- */
-const renderedPages = new WeakMap<readonly PostView[], { base: string; bytes: Buffer }>();
-
-function postsMarkdown(posts: readonly PostView[], base: string, threadId: string): Buffer {
-  const rendered = renderedPages.get(posts);
-  if (rendered?.base === base) return rendered.bytes;
-  const bytes = Buffer.from(renderBody(posts.flatMap((post) => postParts(post, { clip: POST_CLIP, whole: `${base}/t/${threadId}/m/${post.id}.md` }))));
-  renderedPages.set(posts, { base, bytes });
-  return bytes;
-}
 
 type MarkdownRender = (ctx: Context, reader: { actor: Actor | null; credentialSent: boolean }) => Promise<void>;
 
@@ -147,137 +85,37 @@ export function markdownRoutes(core: Core): Router {
 
   const view = (render: MarkdownRender) => markdownView(core, render);
 
-  router.get('/h/:slug', view(async (ctx, { actor, credentialSent }) => {
-    const base = core.config.baseUrl;
-    const type = ctx.query.type === 'pad' || ctx.query.type === 'thread' ? ctx.query.type : undefined;
-    const cursor = typeof ctx.query.cursor === 'string' ? ctx.query.cursor : undefined;
-    const { hub, readmeReach, seat, threads, pads, nextCursor } = await hubPage(core, actor, { hub: stripMd(ctx.params.slug!), cursor, type });
-    const lines = [
-      frontMatter({ id: hub.id, type: 'hub', slug: hub.slug, audience: hub.audience, member: seat !== null }),
-      `# ${inline(hub.name)}`,
-      '',
-      PREAMBLE,
-      '',
-      `Mode: ${hub.mode === 'open' ? 'Open' : 'Checked'} · ${hub.audience}${seat ? ` · your seat: ${seat}` : ''}`,
-      '',
-      ...howToTakePart(core, hub, seat, actor),
-      '',
-    ];
-    if (hub.readme) lines.push('## Read me first', '', renderBody([said(hub.readme, { reach: readmeReach })]), '');
-    if (type !== 'thread') {
-      lines.push('## Pads', '');
-      for (const p of pads) lines.push(`- [${inline(p.title)}](${base}/p/${p.id}.md) · version ${p.count} · updated ${iso(p.updated_at)}`);
-      if (!pads.length) lines.push('No pads yet.');
-      lines.push('');
-    }
-    if (type !== 'pad') {
-      lines.push('## Threads', '');
-      for (const t of threads) lines.push(`- [${inline(t.title)}](${base}/t/${t.id}.md) · ${t.status} · ${t.count} posts · updated ${iso(t.updated_at)}`);
-      if (!threads.length) lines.push('No threads yet.');
-      lines.push('');
-    }
-    if (nextCursor) lines.push(`More: ${base}/h/${hub.slug}.md?${new URLSearchParams({ ...(type ? { type } : {}), cursor: nextCursor })}`, '');
-    const body = lines.join('\n');
-    answer(ctx, actor, credentialSent, `"hub:${hub.id}:${bodyHash(body)}"`, body);
+  // The pages anyone may read, by the app's own routes; each marks itself indexable where it is (SPEC part 4).
+  const pagePaths = ['/', '/explore', '/explore.md', ...SITE_PAGES.flatMap((page) => [`/${page}`, `/${page}.md`]), '/h/:slug', '/t/:id', '/p/:id'];
+  router.get(pagePaths, view(async (ctx, { actor, credentialSent }) => {
+    // Explore with a Bearer key is not personalised (SPEC part 4); a session cookie is.
+    const reader = ctx.path.startsWith('/explore') && ctx.get('authorization') ? null : actor;
+    const page = await publicMarkdown(core, reader, matchRoute(stripMd(ctx.path)), ctx.query);
+    if (!page) throw notFound('No such page.');
+    await serve(ctx, actor, credentialSent, page.view);
+    ctx.state.indexable = page.indexable;
   }));
 
-  router.get('/t/:id', view(async (ctx, { actor, credentialSent }) => {
-    const base = core.config.baseUrl;
-    const since = seqParam(ctx.query.since);
-    const before = since === undefined ? seqParam(ctx.query.before) : undefined;
-    const target = await readableThread(core, core.db.pool, stripMd(ctx.params.id!), actor);
-    const { thread, seat } = target;
-    const hub = hubAsSeen(core, target.hub);
-    const etag = `"thread:${thread.id}:${thread.version}"`;
-    if (notModified(ctx, actor, credentialSent, etag)) return;
-    const posts = await threadPage(core.db.pool, target, { since, before });
-    const link = (query: string) => `${base}/t/${thread.id}.md?${query}`;
-    const lines = [
-      frontMatter({
-        id: thread.id,
-        type: 'thread',
-        version: String(thread.version),
-        etag,
-        updated: iso(thread.updated_at),
-        status: thread.status,
-        answer: thread.answer_post_id ?? undefined,
-        dispute: thread.flag ?? undefined,
-        audience: hub.audience,
-        accepts_guests: thread.accepts_guests,
-      }),
-      `# ${inline(thread.title)}`,
-      '',
-      `In [${inline(hub.name)}](${base}/h/${hub.slug}.md) · ${thread.status} · ${thread.post_count} posts`,
-      ...(thread.about_pad_id
-        ? ['', `About the section ${thread.about_block} of ${base}/p/${thread.about_pad_id}.md?section=${thread.about_block}${thread.flag ? ` · dispute ${thread.flag}` : ''}`]
-        : []),
-      '',
-      PREAMBLE,
-      '',
-      ...howToTakePart(core, hub, seat, actor, thread),
-      '',
-      '## Posts',
-    ];
-    const first = posts[0];
-    const last = posts.at(-1);
-    if (since === undefined && first && first.seq > 1) lines.push('', `Older posts: ${link(`before=${first.seq}`)}`);
-    const after: string[] = [];
-    if (since !== undefined) {
-      after.push('');
-      if (!last) after.push(`Nothing new after seq ${since}.`);
-      else if (last.seq < thread.post_count) after.push(`More: ${link(`since=${last.seq}`)}`);
-      else after.push(`That is all for now. Newer posts later: ${link(`since=${last.seq}`)}`);
-    } else if (!posts.length) {
-      after.push('', 'No posts here.');
-    } else if (before !== undefined && last && last.seq < thread.post_count) {
-      after.push('', `Newer posts: ${link(`since=${last.seq}`)}`);
+  router.get('/h/:slug/llms.txt', async (ctx) => {
+    ctx.set('Vary', 'Accept, Cookie, Authorization');
+    ctx.set('Access-Control-Allow-Origin', '*');
+    const { actor, credentialSent } = await optionalReader(ctx, core);
+    const slug = ctx.params.slug!;
+    let body: string;
+    try {
+      body = await hubBrief(core, actor, slug);
+    } catch (error) {
+      if (!(error instanceof AppError) || error.code !== 'not_found') throw error;
+      ctx.status = 404;
+      ctx.type = 'text/plain; charset=utf-8';
+      ctx.body = NOT_FOUND_BODY;
+      return;
     }
-    after.push('');
-    // Bytes: the lines above the posts, the page's posts (encoded once per page), the lines after them.
-    ctx.type = 'text/markdown; charset=utf-8';
-    ctx.body = Buffer.concat([Buffer.from(`${lines.join('\n')}\n`), postsMarkdown(posts, base, thread.id), Buffer.from(`\n${after.join('\n')}`)]);
-  }));
-
-  router.get('/p/:id', view(async (ctx, { actor, credentialSent }) => {
-    const readable = await readablePad(core, core.db.pool, stripMd(ctx.params.id!), actor);
-    const { pad, seat } = readable;
-    const hub = hubAsSeen(core, readable.hub);
-    // Threads about its sections change what the view says without a new version: they join the ETag.
-    const status = await padStatus(core.db.pool, pad.id);
-    const padTag = (version: number) => `"pad:${pad.id}:${version}${status.sections.size ? `:${bodyHash(JSON.stringify([...status.sections]))}` : ''}"`;
-    if (notModified(ctx, actor, credentialSent, padTag(pad.version))) return;
-    const { blocks, version } = await padContent(core, pad.id);
-    const canEdit = mayEditPad(seat, hub);
-    const etag = padTag(version);
-    // The text may be a version newer than the one the access check read.
-    cacheHeaders(ctx, actor, credentialSent, etag);
-    const outlineLink = `${core.config.baseUrl}/p/${pad.id}.md?outline=1`;
-    const lines = [
-      frontMatter({ id: pad.id, type: 'pad', version, etag, updated: iso(pad.updated_at), status: status.status, hub: hub.slug }),
-      `# ${inline(pad.title)}`,
-      '',
-      `In [${inline(hub.name)}](${core.config.baseUrl}/h/${hub.slug}.md) · version ${version}`,
-      '',
-      PREAMBLE,
-      '',
-      ...howToTakePart(core, hub, seat, actor, undefined, { id: pad.id, version, canEdit }),
-      '',
-    ];
-    const all = sections(blocks);
-    const sectionId = typeof ctx.query.section === 'string' ? ctx.query.section : undefined;
-    if (sectionId !== undefined) {
-      const section = all.find((s) => s.id === sectionId);
-      if (section) lines.push(`## ${inline(section.title)} (section ${section.id})`, '', renderBody([said(textByReach(section.blocks, await blockWriters(core.db.pool, pad.id, section.blocks)), { reach: 'verified' })]), '');
-      else lines.push(`No section ${inline(sectionId)} in this pad; the outline lists them: ${outlineLink}`, '');
-    } else if (ctx.query.outline === '1') {
-      lines.push('## Outline', '', ...outlineTable(outlineRows(all), inline, status), '', `One section: ${core.config.baseUrl}/p/${pad.id}.md?section=<id>`, '');
-    } else {
-      // Each block's links by its last writer's reach, as open_pad shows them.
-      lines.push(renderBody([said(textByReach(blocks, await blockWriters(core.db.pool, pad.id, blocks)), { reach: 'verified' })]), '', `Outline: ${outlineLink}`, '');
-    }
-    send(ctx, lines.join('\n'));
-  }));
-
+    if (notModified(ctx, actor, credentialSent, `W/"${bodyHash(body)}"`)) return;
+    ctx.type = 'text/plain; charset=utf-8';
+    ctx.body = body;
+    ctx.state.indexable = await isIndexable(core, 'hub', slug);
+  });
   router.get('/t/:id/m/:msg', view(async (ctx, { actor, credentialSent }) => {
     const base = core.config.baseUrl;
     const { thread, post } = await readPost(core, actor, ctx.params.id!, stripMd(ctx.params.msg!));
@@ -293,6 +131,13 @@ export function markdownRoutes(core: Core): Router {
     ].join('\n');
     answer(ctx, actor, credentialSent, `W/"${bodyHash(body)}"`, body);
   }));
-
   return router;
+}
+
+/** `304` when the reader has the view's ETag; otherwise the text, with the ETag of the version it shows. */
+async function serve(ctx: Context, actor: Actor | null, credentialSent: boolean, view: View) {
+  if (notModified(ctx, actor, credentialSent, view.etag)) return;
+  const { body, etag } = await view.text();
+  if (etag) cacheHeaders(ctx, actor, credentialSent, etag);
+  send(ctx, body);
 }

@@ -8,7 +8,8 @@ import { said } from '../server/core/kernel/result.ts';
 import { search, type SearchPage, type SearchType } from '../server/core/search/search.ts';
 import { browseLane, LANES, parseLane, type LanePage } from '../server/core/search/searchLanes.ts';
 import { takeIpLimit, type IpLimits } from './http/ipLimits.ts';
-import { answer, bodyHash, markdownView } from './markdown.ts';
+import { answer, markdownView } from './markdown.ts';
+import { bodyHash } from './markdownViews.ts';
 import { emptyNote, hitLink, hitState, hitWhere } from './present/search.ts';
 
 const TYPE_NAMES: Record<SearchType, string> = { hub: 'Hub', pad: 'Pad', section: 'Section', thread: 'Thread', task: 'Task', post: 'Post' };

@@ -2,8 +2,16 @@
  * The web app's pages by path, shared by the app's router and the server: a path that is no page
  * answers 404 from the server, with the app's not-found page in it.
  */
+/** The site pages (SPEC part 4): Markdown sources in api/site/, read by anyone. */
+export const SITE_PAGES = ['how-it-works', 'questions', 'agents', 'privacy', 'terms', 'support'] as const;
+export type SitePage = (typeof SITE_PAGES)[number];
+const isSitePage = (name: string): name is SitePage => (SITE_PAGES as readonly string[]).includes(name);
+
 export type Route =
   | { name: 'home' }
+  | { name: 'explore' }
+  | { name: 'site'; page: SitePage }
+  | { name: 'out' }
   | { name: 'hub'; slug: string }
   | { name: 'thread'; id: string }
   | { name: 'pad'; id: string }
@@ -34,6 +42,9 @@ export function matchRoute(pathname: string): Route {
   if (parts.length === 0) return { name: 'home' };
   if (parts[0] === 'signin' && parts.length === 1) return { name: 'signin', step: 'address' };
   if (parts[0] === 'signin' && parts.length === 2 && parts[1] === 'code') return { name: 'signin', step: 'code' };
+  if (parts.length === 1 && parts[0] === 'explore') return { name: 'explore' };
+  if (parts.length === 1 && isSitePage(parts[0]!)) return { name: 'site', page: parts[0] };
+  if (parts.length === 1 && parts[0] === 'out') return { name: 'out' };
   if (parts.length === 1 && parts[0] === 'verify') return { name: 'verify' };
   if (parts.length === 1 && parts[0] === 'settings') return { name: 'settings' };
   if (parts.length === 1 && parts[0] === 'invite') return { name: 'invite' };

@@ -13,6 +13,7 @@ const EnvSchema = z.object({
   SVC_DATA_DIR: z.string().min(1).default('./data'),
   SVC_PUBLIC_THREADS: flag,
   SVC_GUEST_AGENTS: flag,
+  SVC_FRONT_HUB: z.string().trim().min(1).max(100).optional(),
   CRON_SECRET: z.string().min(16).optional(),
   SVC_WRITE_WAIT_MS: z.coerce.number().int().min(50).max(30_000).default(2_000),
   SVC_PACE_SCALE: z.coerce.number().positive().max(10_000).default(1),
@@ -58,6 +59,8 @@ export type Config = {
   dataDir: string;
   publicThreads: boolean;
   guestAgents: boolean;
+  /** The hub the home page puts in front (a slug); shown only while it is published. */
+  frontHub: string | undefined;
   cronSecret: string | undefined;
   /** How long a tool's write waits for a database connection before it is turned away as `busy`. */
   writeWaitMs: number;
@@ -119,6 +122,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     dataDir: e.SVC_DATA_DIR,
     publicThreads: e.SVC_PUBLIC_THREADS,
     guestAgents: e.SVC_GUEST_AGENTS,
+    frontHub: e.SVC_FRONT_HUB,
     cronSecret: e.CRON_SECRET,
     writeWaitMs: e.SVC_WRITE_WAIT_MS,
     paceScale: e.SVC_PACE_SCALE,

@@ -69,8 +69,8 @@ export function securityHeaders(canonicalHost: () => string) {
       ctx.set('Content-Security-Policy', CSP);
     }
     await next();
-    // The home page, and what a route marks indexable (the discovery files), may be indexed, on the canonical host only.
-    if ((ctx.path === '/' || ctx.state.indexable === true) && ctx.status === 200 && ctx.host.toLowerCase() === canonicalHost()) ctx.remove('X-Robots-Tag');
+    // What a route marks indexable (SPEC part 4 "Indexable pages") may be indexed, on the canonical host only.
+    if (ctx.state.indexable === true && ctx.status === 200 && ctx.host.toLowerCase() === canonicalHost()) ctx.remove('X-Robots-Tag');
   };
 }
 

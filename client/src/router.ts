@@ -34,6 +34,15 @@ export const paths = {
   newHub: () => '/h/new',
 }
 
+/**
+ * Pages the app shows as the server renders them (PublicView): Explore and the site pages for anyone;
+ * the home page and public hubs, threads and pads for a reader who is signed out.
+ */
+export function isPublicView(at: Route, signedIn: boolean): boolean {
+  if (at.name === 'explore' || at.name === 'site') return true
+  return !signedIn && (at.name === 'home' || at.name === 'hub' || at.name === 'thread' || at.name === 'pad')
+}
+
 /** Web-app pages that need a session: signed out, they go to /signin. */
 const APP_PAGES = ['/inbox', '/tasks', '/new', '/settings', '/dm', '/h/new']
 

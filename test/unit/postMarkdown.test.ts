@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { renderPost } from '../../client/src/postMarkdown.ts';
+import { pageFromMarkdown, renderPost } from '../../schema/postMarkdown.ts';
 
 const origin = 'https://dotpad.example';
 const unverified = (body: string) => renderPost(body, { reach: false, origin });
@@ -17,11 +17,12 @@ describe('post Markdown in the web app', () => {
     expect(html).toContain('&lt;script&gt;');
   });
 
-  it('shows an unverified author’s links as text naming the host', () => {
+  it('shows an unverified author’s links as a marker naming the host, through the warning page', () => {
+    const out = (url: string, host: string) => `<a href="/out?u=${encodeURIComponent(url)}" rel="noopener nofollow ugc" class="out-link">[link to ${host}]</a>`;
     expect(unverified('[the plan](https://evil.example/x) and https://bare.example/y')).toBe(
-      '<p>the plan [link to evil.example] and [link to bare.example]</p>\n',
+      `<p>the plan ${out('https://evil.example/x', 'evil.example')} and ${out('https://bare.example/y', 'bare.example')}</p>\n`,
     );
-    expect(unverified('<https://auto.example/z>')).toBe('<p>[link to auto.example]</p>\n');
+    expect(unverified('<https://auto.example/z>')).toBe(`<p>${out('https://auto.example/z', 'auto.example')}</p>\n`);
     expect(unverified('[protocol-relative](//other.example/a)')).toContain('[link to other.example]');
     expect(unverified('see example.com')).toBe('<p>see example.com</p>\n');
   });
@@ -38,10 +39,36 @@ describe('post Markdown in the web app', () => {
   });
 
   it('loads no image: it becomes a link by the same rules', () => {
-    expect(unverified('![a cat](https://img.example/cat.png)')).toBe('<p>image: a cat [link to img.example]</p>\n');
+    expect(unverified('![a cat](https://img.example/cat.png)')).toContain('<p>image: a cat <a href="/out?u=https%3A%2F%2Fimg.example%2Fcat.png"');
     expect(verified('![a cat](https://img.example/cat.png)')).toBe(
       '<p><a href="https://img.example/cat.png" rel="noopener nofollow ugc" target="_blank">image: a cat</a></p>\n',
     );
+  });
+
+  it('renders a Markdown view as a page: participant text as Markdown, only links into the site live', () => {
+    const view = [
+      '---',
+      'type: "thread"',
+      'accepts_guests: true',
+      '---',
+      '# Plan https://evil.example/t',
+      '',
+      'In [Hub](https://dotpad.example/h/hub.md) · open',
+      '',
+      '## Posts',
+      '',
+      '~~~markdown',
+      '# Said **loudly** [link to spam.example]',
+      '~~~',
+      '',
+    ].join('\n');
+    const page = pageFromMarkdown(view, origin);
+    expect(page.front).toEqual({ type: 'thread', accepts_guests: true });
+    expect(page.title).toBe('Plan https://evil.example/t');
+    expect(page.html).toContain('<h1>Plan https://evil.example/t</h1>');
+    expect(page.html).toContain('<a href="/h/hub">Hub</a>');
+    expect(page.html).toContain('<div class="said"><h3>Said <strong>loudly</strong> [link to spam.example]</h3>');
+    expect(page.description).toBe('In Hub · open Posts Said loudly [link to spam.example]');
   });
 
   it('puts a post’s headings under the page’s own', () => {

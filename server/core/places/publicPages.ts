@@ -33,3 +33,17 @@ export async function indexablePages(core: Core, limit = SITEMAP_MAX): Promise<P
     ORDER BY at DESC, path LIMIT ${limit}`);
   return [...rows];
 }
+
+/** Whether one published hub, or one thread or pad in it, is indexable, by the rule the sitemap lists them. */
+export async function isIndexable(core: Core, kind: 'hub' | 'thread' | 'pad', key: string): Promise<boolean> {
+  if (!core.config.publicThreads) return false;
+  const query =
+    kind === 'hub'
+      ? sql.unsafe`SELECT 1 FROM hubs h WHERE h.slug = ${key} AND h.audience = 'public'`
+      : kind === 'thread'
+        ? sql.unsafe`SELECT 1 FROM threads t JOIN hubs h ON h.id = t.hub_id AND h.audience = 'public'
+            JOIN participants p ON p.id = t.started_by WHERE t.id = ${key} AND ${readsVerifiedSql('p')}`
+        : sql.unsafe`SELECT 1 FROM pads d JOIN hubs h ON h.id = d.hub_id AND h.audience = 'public'
+            JOIN participants p ON p.id = d.created_by WHERE d.id = ${key} AND ${readsVerifiedSql('p')}`;
+  return core.db.pool.exists(query);
+}
