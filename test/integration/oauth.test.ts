@@ -7,7 +7,7 @@ import { sql } from 'slonik';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { auth, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { OAuthClientInformationFull, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import type { OAuthClientInformationMixed, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appTool, mcpClient, poke, request, signIn, startTestServer, stores, type TestServer } from '../support/server.ts';
 
@@ -169,7 +169,7 @@ describe.each(stores())('OAuth 2.1 on %s', (store) => {
   });
 
   it('lets the MCP SDK client connect with its own OAuth support', async () => {
-    let client: OAuthClientInformationFull | undefined;
+    let client: OAuthClientInformationMixed | undefined;
     let saved: OAuthTokens | undefined;
     let verifier = '';
     let sentTo: URL | undefined;
@@ -210,6 +210,11 @@ describe.each(stores())('OAuth 2.1 on %s', (store) => {
     expect(prm.resource).toBe(`${base}/mcp`);
     expect((await request(`${base}/.well-known/oauth-protected-resource/mcp`)).body).toEqual(prm);
     expect((await request(`${base}/.well-known/openid-configuration`)).status).toBe(404);
+    // Browser-based hosts may call the endpoints from any origin.
+    const preflight = await request(`${base}/oauth/token`, { method: 'OPTIONS', headers: { origin: 'https://host.example', 'access-control-request-method': 'POST' } });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get('access-control-allow-origin')).toBe('*');
+    expect((await request(`${base}/.well-known/oauth-authorization-server`, { headers: { origin: 'https://host.example' } })).headers.get('access-control-allow-origin')).toBe('*');
   });
 
   it('registers public clients only, with redirect URIs of the three kinds', async () => {
