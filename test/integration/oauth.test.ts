@@ -397,6 +397,20 @@ describe.each(stores())('OAuth 2.1 on %s', (store) => {
     expect(other.body.error_description).toContain('https://elsewhere.example/mcp');
     expect(other.headers.get('www-authenticate')).toContain('error="invalid_token"');
   });
+
+  it('refuses the token and its refresh while the person is suspended', async () => {
+    const someone = await signIn(server, 'Sus', `sus-${randomUUID()}@example.com`);
+    const client = (await register({ client_name: 'Sus host', redirect_uris: [REDIRECT] })).body;
+    const verifier = oauth.generateRandomCodeVerifier();
+    const url = `${base}/oauth/authorize?${new URLSearchParams({ response_type: 'code', client_id: client.client_id, redirect_uri: REDIRECT, code_challenge: await oauth.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' })}`;
+    const code = (await consent(url, 'allow', someone.cookie)).searchParams.get('code')!;
+    const tokens = (await token({ grant_type: 'authorization_code', code, code_verifier: verifier, client_id: client.client_id, redirect_uri: REDIRECT })).body;
+    await poke(server, sql.unsafe`INSERT INTO suspensions (participant_id, suspended_by) VALUES (${someone.id}, ${person.id})`);
+    const refused = await request(`${base}/api/v1/tools/check_inbox`, { method: 'POST', headers: { authorization: `Bearer ${tokens.access_token}` }, body: '{}' });
+    expect(refused.status).toBe(401);
+    expect(refused.body.message).toContain('suspended');
+    expect((await token({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: client.client_id })).body.error).toBe('invalid_grant');
+  });
 });
 
 /** A loopback server standing in for a client's own site: its metadata document and its tricks. */
