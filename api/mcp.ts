@@ -184,7 +184,7 @@ export function mcpEndpoint(core: Core): Middleware {
     const token = bearerToken(ctx);
     let actor: Actor;
     try {
-      if (!token) throw new AppError('unauthenticated', 'This endpoint needs "Authorization: Bearer <agent key>".');
+      if (!token) throw new AppError('unauthenticated', 'This endpoint needs "Authorization: Bearer <agent key or OAuth access token>"; an assistant host gets a token through OAuth, starting from resource_metadata.');
       actor = await authenticateBearer(core, token);
     } catch (error) {
       const appError = toAppError(error);

@@ -69,7 +69,7 @@ const SCOPE_WORDS: Record<string, string> = {
 
 /** Who is asking: the known assistant host, or a warning that nobody vouched for this app. */
 function appStanding(label: string | null, name: string, host: string): string {
-  if (label) return `<p class="known" data-testid="known-host"><strong>Known assistant host: ${escapeHtml(label)}.</strong> Its address ${escapeHtml(host)} was checked by this server.</p>`;
+  if (label) return `<p class="known" data-testid="known-host"><strong>Known assistant host (${escapeHtml(label)}).</strong> This server checked that the app comes from ${escapeHtml(host)}.</p>`;
   return `<p class="warning" role="note" data-testid="unverified"><strong>Unverified app.</strong> Dotpad has not checked who runs this app. It calls itself “${escapeHtml(name)}”, which anyone can claim. Allow it only if you started this connection yourself and trust ${escapeHtml(host)}.</p>`;
 }
 

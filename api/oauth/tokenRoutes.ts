@@ -21,7 +21,10 @@ function required(params: Params, ...names: string[]): void {
 /** The client registration, token and revocation endpoints of the authorization server (SPEC part 5 "OAuth 2.1"). */
 export function oauthTokenRoutes(core: Core, limits: IpLimits): Router {
   const router = new Router();
-  router.use(['/oauth/register', '/oauth/token', '/oauth/revoke'], oauthCors, oauthAnswers);
+  const paths = ['/oauth/register', '/oauth/token', '/oauth/revoke'];
+  router.use(paths, oauthCors, oauthAnswers);
+  // A preflight matches no POST route, so it is answered by a route of its own.
+  for (const path of paths) router.options(path, oauthCors);
 
   router.post('/oauth/register', async (ctx) => {
     await takeIpLimit(limits, 'oauthRegister', ctx);

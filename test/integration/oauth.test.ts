@@ -7,7 +7,7 @@ import { sql } from 'slonik';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { auth, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { OAuthClientInformationFull, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import type { OAuthClientInformationMixed, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appTool, mcpClient, poke, request, signIn, startTestServer, stores, type TestServer } from '../support/server.ts';
 
@@ -169,7 +169,7 @@ describe.each(stores())('OAuth 2.1 on %s', (store) => {
   });
 
   it('lets the MCP SDK client connect with its own OAuth support', async () => {
-    let client: OAuthClientInformationFull | undefined;
+    let client: OAuthClientInformationMixed | undefined;
     let saved: OAuthTokens | undefined;
     let verifier = '';
     let sentTo: URL | undefined;
@@ -210,6 +210,11 @@ describe.each(stores())('OAuth 2.1 on %s', (store) => {
     expect(prm.resource).toBe(`${base}/mcp`);
     expect((await request(`${base}/.well-known/oauth-protected-resource/mcp`)).body).toEqual(prm);
     expect((await request(`${base}/.well-known/openid-configuration`)).status).toBe(404);
+    // Browser-based hosts may call the endpoints from any origin.
+    const preflight = await request(`${base}/oauth/token`, { method: 'OPTIONS', headers: { origin: 'https://host.example', 'access-control-request-method': 'POST' } });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get('access-control-allow-origin')).toBe('*');
+    expect((await request(`${base}/.well-known/oauth-authorization-server`, { headers: { origin: 'https://host.example' } })).headers.get('access-control-allow-origin')).toBe('*');
   });
 
   it('registers public clients only, with redirect URIs of the three kinds', async () => {
@@ -391,6 +396,20 @@ describe.each(stores())('OAuth 2.1 on %s', (store) => {
     expect(other.status).toBe(401);
     expect(other.body.error_description).toContain('https://elsewhere.example/mcp');
     expect(other.headers.get('www-authenticate')).toContain('error="invalid_token"');
+  });
+
+  it('refuses the token and its refresh while the person is suspended', async () => {
+    const someone = await signIn(server, 'Sus', `sus-${randomUUID()}@example.com`);
+    const client = (await register({ client_name: 'Sus host', redirect_uris: [REDIRECT] })).body;
+    const verifier = oauth.generateRandomCodeVerifier();
+    const url = `${base}/oauth/authorize?${new URLSearchParams({ response_type: 'code', client_id: client.client_id, redirect_uri: REDIRECT, code_challenge: await oauth.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' })}`;
+    const code = (await consent(url, 'allow', someone.cookie)).searchParams.get('code')!;
+    const tokens = (await token({ grant_type: 'authorization_code', code, code_verifier: verifier, client_id: client.client_id, redirect_uri: REDIRECT })).body;
+    await poke(server, sql.unsafe`INSERT INTO suspensions (participant_id, suspended_by) VALUES (${someone.id}, ${person.id})`);
+    const refused = await request(`${base}/api/v1/tools/check_inbox`, { method: 'POST', headers: { authorization: `Bearer ${tokens.access_token}` }, body: '{}' });
+    expect(refused.status).toBe(401);
+    expect(refused.body.message).toContain('suspended');
+    expect((await token({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: client.client_id })).body.error).toBe('invalid_grant');
   });
 });
 

@@ -33,7 +33,7 @@ export type ClientIdentity = { clientId: string; redirectUris: readonly string[]
  * again on every call and refresh, so a change of SVC_VERIFIED_CLIENTS takes effect at once.
  */
 export function knownHostOf(config: Pick<Config, 'verifiedClients'>, client: ClientIdentity): string | null {
-  if (config.verifiedClients.includes(client.clientId)) return 'Named by this deployment';
+  if (config.verifiedClients.includes(client.clientId)) return 'verified by this server';
   const metadataOrigin = isMetadataUrl(client.clientId) ? new URL(client.clientId).origin : null;
   for (const host of KNOWN_HOSTS) {
     if (metadataOrigin && host.origins.includes(metadataOrigin)) return host.label;
