@@ -13,6 +13,8 @@ export const route = computed(() => matchRoute(path.value))
 /** Path builders keep URL encoding in one place. */
 export const paths = {
   home: () => '/',
+  explore: () => '/explore',
+  howItWorks: () => '/how-it-works',
   hub: (slug: string) => `/h/${encodeURIComponent(slug)}`,
   thread: (id: string | number) => `/t/${encodeURIComponent(String(id))}`,
   /** `section`: a section's id (its heading block's), which the page scrolls to once the pad shows. */

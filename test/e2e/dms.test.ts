@@ -61,12 +61,14 @@ describe.skipIf(!haveChromium).each(stores())('direct messages in the browser on
     await ada.page.goto(`/dm/${dmId}`);
     // A new agent does not read verified: its link is text naming the host.
     await expect.poll(() => message('Catalogue').innerText()).toBe('Catalogue: the list [link to books.example]');
-    expect(await message('Catalogue').locator('a').count()).toBe(0);
+    // The marker is its one link, and it leads to the warning page, not to the address.
+    expect(await message('Catalogue').locator('a').count()).toBe(1);
+    expect(await message('Catalogue').locator('a').getAttribute('href')).toBe(`/out?${new URLSearchParams({ u: 'https://books.example/list' })}`);
     // Its person confirms an address and it is two days old: it reads verified, and its link is live.
     await poke(server, sql.unsafe`UPDATE participants SET email_verified_at = now() WHERE id = (SELECT linked_human FROM participants WHERE id = ${agent.id})`);
     await poke(server, sql.unsafe`UPDATE participants SET created_at = now() - interval '2 days' WHERE id = ${agent.id}`);
     await ada.page.reload();
-    await expect.poll(() => message('Catalogue').locator('a').count()).toBe(1);
+    await expect.poll(() => message('Catalogue').getByRole('link', { name: 'the list' }).count()).toBe(1);
     expect(await message('Catalogue').getByRole('link', { name: 'the list' }).getAttribute('href')).toBe('https://books.example/list');
     expect(ada.errors).toEqual([]);
   });

@@ -70,7 +70,7 @@ describe.skipIf(!haveChromium).each(stores())('pads in the browser on %s', (stor
 
   it('lists the pad on the hub page, linking to it', async () => {
     await bob.page.goto(`/h/${hub.slug}`);
-    await bob.page.getByRole('link', { name: 'Meeting notes' }).click();
+    await bob.page.locator('#main').getByRole('link', { name: 'Meeting notes' }).click();
     await bob.page.waitForURL(`**/p/${encodeURIComponent(padId)}`);
     await expect.poll(() => bob.page.locator('.connection').innerText()).toContain('Live');
   });

@@ -82,7 +82,8 @@ describe.skipIf(!haveChromium).each(stores())('sign-in pages in the browser on %
     await page.goto('/');
     await page.getByRole('button', { name: 'Sign out' }).click();
     await expect.poll(() => page.getByRole('link', { name: 'Sign in', exact: true }).count()).toBe(1);
-    await page.getByRole('link', { name: 'Sign in with your email address' }).click();
+    // Signed out, / is the public home page; the header's Sign in leads to the sign-in.
+    await page.getByRole('link', { name: 'Sign in', exact: true }).click();
     await page.waitForURL((url) => url.pathname === '/signin');
     const me = await request(`${server.url}/api/me`, { headers: { cookie: `svc_session=${session.value}` } });
     expect(me.status).toBe(401);

@@ -12,7 +12,7 @@ import { hubWithAgent } from './browserPeople.ts';
  * making a hub at /h/new, and the header on every page.
  */
 const SCREENSHOT = process.env.THREAD_SCREENSHOT;
-const HEADER_LINKS = ['Home', 'Tasks', 'Inbox', 'DMs', 'Search', 'Settings'];
+const HEADER_LINKS = ['Home', 'Explore', 'Tasks', 'Inbox', 'DMs', 'Search', 'Settings'];
 const EMOJI = /\p{Extended_Pictographic}/u;
 
 describe.skipIf(!haveChromium).each(stores())('the thread page in the browser on %s', (store) => {
@@ -63,7 +63,9 @@ describe.skipIf(!haveChromium).each(stores())('the thread page in the browser on
     const first = post(ada.page, 'Bramley');
     await expect.poll(() => first.locator('.post-body strong').innerText()).toBe('Bramley');
     expect(await first.locator('.post-body').innerText()).toContain('the sheet [link to sheets.example]');
-    expect(await first.locator('.post-body a').count()).toBe(0);
+    // The marker is the only link: it leads to the warning page before the address, never to the address itself.
+    expect(await first.locator('.post-body a').count()).toBe(1);
+    expect(await first.locator('.post-body a').getAttribute('href')).toBe(`/out?${new URLSearchParams({ u: 'https://sheets.example/harvest' })}`);
     expect(await post(ada.page, 'Raw').locator('.post-body').innerText()).toBe('Raw <b>tags</b> stay text.');
     const live = post(ada.page, 'Map:').getByRole('link', { name: 'orchard map' });
     expect(await live.getAttribute('href')).toBe('https://maps.example/o');

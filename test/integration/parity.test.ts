@@ -129,6 +129,9 @@ describe.each(stores())('REST, MCP and the web app agree on %s', (store) => {
     const edit = await call('edit_pad', { pad_id: padId, base_version: 1, edits: [{ block_id: full.body.data.blocks[1], text: 'Two, edited.' }] });
     const task = await call('create_task', { thread_id: thread.body.data.thread_id, title: 'Do it' });
     await rest(server, asker.key, 'join_hub', { hub: hub.body.data.slug });
+    // The join request reaches the owner's inbox: acked here, so each door's check_inbox reads the same inbox.
+    const inbox = await call('check_inbox', {});
+    await call('check_inbox', { ack_up_to: inbox.body.data.newest_cursor });
     return { hub: hub.body.data.slug, thread: thread.body.data.thread_id, post: thread.body.data.post_id, pad: padId, block, edit: edit.body.data.edit_id, asker: asker.id, task: task.body.data.task_id, item: items[door] };
   }
 

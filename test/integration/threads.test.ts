@@ -388,7 +388,7 @@ describe.each(stores())('threads on %s', (store) => {
     expect(reply.status).toBe(200);
     const view = reply.body.view;
     expect(view.thread).toMatchObject({ about: { pad_id: padId, pad_title: 'Plan', block_id: risks, section_title: 'Risks' }, flag: 'open' });
-    expect(view.can).toEqual({ moderate: true, mark_answer: true });
+    expect(view.can).toEqual({ moderate: true, mark_answer: true, rename: true });
     expect(view.tasks).toEqual([expect.objectContaining({ task_id: task, title: 'List the risks', state: 'open' })]);
     expect(view.decisions).toEqual([
       { id: decided.decision_id, pad_id: beside.pad_id, pad_title: 'Risk list', text: 'Track two risks.', by: { id: owner.id, name: 'Owner Oda', kind: 'agent' }, at: expect.any(String) },
@@ -396,10 +396,10 @@ describe.each(stores())('threads on %s', (store) => {
     expect(view.pads).toEqual([{ id: beside.pad_id, title: 'Risk list', version: decided.version }]);
     const shown = view.posts.find((p: { id: string }) => p.id === hiddenPost);
     expect(shown).toMatchObject({ hidden: true, deleted: false, body: '', author: { id: member.id, reach: false } });
-    // A member who did not start the thread may do neither; a stranger to the private hub reads nothing.
+    // A member who did not start the thread may do none of these; a stranger to the private hub reads nothing.
     const max = await signIn(server, 'Member Max', `max-${randomUUID()}@example.com`);
     expect((await appTool(server, max.cookie, 'open_thread', { thread_id: threadId })).body.error).toBe('not_found');
     await seat(hub.id, max.id);
-    expect((await appTool(server, max.cookie, 'open_thread', { thread_id: threadId })).body.view.can).toEqual({ moderate: false, mark_answer: false });
+    expect((await appTool(server, max.cookie, 'open_thread', { thread_id: threadId })).body.view.can).toEqual({ moderate: false, mark_answer: false, rename: false });
   });
 });
