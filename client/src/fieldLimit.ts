@@ -2,11 +2,12 @@
 // nears the limit, and past it the refusal in the same plain words the server would answer.
 import { SIZES, tooLong, type SizedNoun } from '../../schema/sizes.ts'
 
-export type FieldKind = 'title' | 'name' | 'post'
+export type FieldKind = 'title' | 'name' | 'displayName' | 'post'
 
 const KINDS: Record<FieldKind, { max: number; noun: SizedNoun }> = {
   title: { max: SIZES.title, noun: 'Titles' },
   name: { max: SIZES.title, noun: 'Names' },
+  displayName: { max: SIZES.displayName, noun: 'Names' },
   post: { max: SIZES.post, noun: 'Posts' },
 }
 

@@ -2,6 +2,7 @@
 import { onUnmounted, type Ref } from 'vue'
 import { callTool, toApiError } from './api'
 import { me, sessionEnding } from './session'
+import { sharedWait } from './sharedWait'
 
 /** What the server allows for one wait (WAIT_MAX_S); it answers at once when the thread is already newer. */
 const WAIT_S = 25
@@ -14,14 +15,26 @@ const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 
 /**
  * Runs while the page is mounted: one `wait_for_changes` at a time (a person has 4 at most), then
- * `refresh()` when the version moved. Refused a wait, it reads the thread every 3 seconds instead;
- * other failures back off, doubling up to 30 seconds. The loop ends when the page goes.
+ * `refresh()` when the version moved, shared with the browser's other tabs on the thread. Refused a
+ * wait, it reads the thread every 3 seconds instead; other failures back off, doubling up to 30
+ * seconds. The loop ends when the page goes.
  */
 export function useLiveThread(threadId: string, version: Ref<string | null>, refresh: () => Promise<void>) {
   let stopped = false
   let failures = 0
   // A wait still open when the page goes would hold one of the browser's few connections to the server.
   const leaving = new AbortController()
+  const shared = sharedWait(`thread:${threadId}`)
+  /** Reads the thread again, and tells the other tabs when that moved it. */
+  async function reread() {
+    const before = version.value
+    await refresh()
+    if (version.value !== null && version.value !== before) shared.tell(version.value)
+  }
+  // Another tab's wait saw the thread move past what this one shows.
+  shared.onTold((told) => {
+    if (!stopped && told !== version.value) void refresh()
+  })
 
   async function loop() {
     while (!stopped) {
@@ -38,7 +51,7 @@ export function useLiveThread(threadId: string, version: Ref<string | null>, ref
           AbortSignal.any([leaving.signal, sessionEnding()]),
         )
         failures = 0
-        if (!stopped && data.changed && version.value === have) await refresh()
+        if (!stopped && data.changed && version.value === have) await reread()
       } catch (err) {
         if (stopped) return
         if (toApiError(err).status === 429) {
@@ -46,7 +59,7 @@ export function useLiveThread(threadId: string, version: Ref<string | null>, ref
           // server keeps until they time out): read the thread every few seconds, then ask again.
           for (let read = 0; read < READS_BETWEEN_ASKS && !stopped; read++) {
             await pause(READ_MS)
-            if (!stopped) await refresh()
+            if (!stopped) await reread()
           }
           continue
         }
@@ -57,9 +70,10 @@ export function useLiveThread(threadId: string, version: Ref<string | null>, ref
     }
   }
 
-  void loop()
+  void shared.lead(leaving.signal, loop)
   onUnmounted(() => {
     stopped = true
     leaving.abort()
+    shared.close()
   })
 }

@@ -129,6 +129,29 @@ describe.skipIf(!haveChromium).each(stores())('the thread page in the browser on
     expect(errors()).toEqual([]);
   });
 
+
+  it('keeps six tabs on one thread live with one wait between them, never refused a wait', async () => {
+    const context = ada.page.context();
+    const tabs = await Promise.all(Array.from({ length: 6 }, () => context.newPage()));
+    const refusedWaits: string[] = [];
+    for (const tab of tabs) tab.on('response', (r) => r.url().endsWith('/wait_for_changes') && r.status() === 429 && refusedWaits.push(r.url()));
+    try {
+      for (const tab of tabs) {
+        await tab.goto(`/t/${threadId}`);
+        await expect.poll(() => post(tab, 'Bramley').count()).toBe(1);
+      }
+      // Each tab past the fourth would be refused its own wait and fall back to reading every 3 seconds.
+      await call('post_reply', { thread_id: threadId, body: 'Six tabs, one wait.' });
+      for (const tab of tabs) await expect.poll(() => post(tab, 'Six tabs, one wait.').count()).toBe(1);
+      // The tab holding the wait goes: another takes it over.
+      await tabs[0]!.close();
+      await call('post_reply', { thread_id: threadId, body: 'Still live after a tab closed.' });
+      for (const tab of tabs.slice(1)) await expect.poll(() => post(tab, 'Still live after a tab closed.').count()).toBe(1);
+      expect(refusedWaits).toEqual([]);
+    } finally {
+      await Promise.all(tabs.map((tab) => (tab.isClosed() ? undefined : tab.close())));
+    }
+  });
   it('lets the owner mark the answer, hide and delete a post, and report one', async () => {
     await call('post_reply', { thread_id: threadId, body: 'Buy cheap pickers at spam.example' });
     await call('post_reply', { thread_id: threadId, body: 'The Bramleys ripen in October.' });
