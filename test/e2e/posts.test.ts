@@ -3,14 +3,14 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ensureClientBuilt, haveChromium, launchBrowser, personInBrowser, type BrowserPerson as Person } from '../support/browser.ts';
 import { appTool, startTestServer, stores, type TestServer } from '../support/server.ts';
+import { shoot } from './browserPeople.ts';
 
 /**
  * People changing what they made, in Chromium (issue 21, items 5, 9 and 7): editing and deleting
  * one's post, renaming a thread and a pad, deleting a pad after a confirmation naming what goes;
  * mention suggestions while typing @ and the warning for a mention naming nobody; fields that count
- * toward their size and refuse in plain words, once. With POSTS_SHOTS=<dir>, screenshots go there.
+ * toward their size and refuse in plain words, once. With SHOTS_DIR=<dir>, screenshots go there.
  */
-const SHOTS = process.env.POSTS_SHOTS;
 
 describe.skipIf(!haveChromium).each(stores())('own posts, names and mentions in the browser on %s', (store) => {
   let server: TestServer;
@@ -23,15 +23,6 @@ describe.skipIf(!haveChromium).each(stores())('own posts, names and mentions in 
 
   const post = (page: Page, text: string) => page.locator('article.post', { hasText: text });
   const errors = () => ada.errors.filter((e) => !/^429 .*\/wait_for_changes$/.test(e) && !e.includes('status of 429 (Too Many Requests)'));
-  /** Desktop and 390 px wide. */
-  async function shoot(page: Page, name: string) {
-    if (!SHOTS) return;
-    await page.screenshot({ path: `${SHOTS}/${name}-desktop.png`, fullPage: true });
-    await page.setViewportSize({ width: 390, height: 844 });
-    await page.screenshot({ path: `${SHOTS}/${name}-390.png`, fullPage: true });
-    await page.setViewportSize({ width: 1280, height: 720 });
-  }
-
   beforeAll(async () => {
     ensureClientBuilt();
     server = await startTestServer(store);
