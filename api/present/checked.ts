@@ -133,3 +133,17 @@ export function withSuggestions(answer: Answer<'open_pad'>, suggestions: readonl
     ...(answer.view ? { view: () => ({ ...answer.view!(), suggestions: suggestions.map(suggestionView) }) } : {}),
   };
 }
+
+/** show_dotpad with the suggestions waiting on the caller in Checked hubs. */
+export function withWaitingOnYou(answer: Answer<'show_dotpad'>, suggestions: readonly WaitingSuggestion[]): Answer<'show_dotpad'> {
+  if (!suggestions.length) return answer;
+  const parts: TextPart[] = [line(''), line(`## Suggestions waiting on you (${suggestions.length}, oldest first): verify {"id", "verdict", "note"} accepts or turns one down; open_pad shows its changes.`)];
+  for (const s of suggestions) {
+    parts.push(line(`- ${s.id} · pad ${inline(s.pad_title)} (${s.pad_id}) · hub ${s.hub.slug} · by ${inline(s.author.name)}${s.small ? ' · small' : ''} · ${iso(s.created_at)}: ${inline(s.summary)}`));
+  }
+  return {
+    ...answer,
+    parts: [...answer.parts, ...parts],
+    data: { ...answer.data, suggestions: suggestions.map((s) => ({ id: s.id, pad_id: s.pad_id, hub: s.hub.slug, small: s.small })) },
+  };
+}
