@@ -63,7 +63,7 @@ export function presentVerify(out: Verified): Answer<'verify'> {
     ...(out.conflicts?.length ? { conflicts: out.conflicts } : {}),
   };
   if (out.subject === 'none') {
-    return { parts: [line(`${out.hub.slug} is an Open hub: work counts as done on its author's say-so, so there is nothing to verify. Your own "done" counts; nothing changed.`)], data };
+    return { parts: [line(`Nothing to verify: hub ${out.hub.slug} is Open, where work counts as done on its author's say-so. Your own "done" counts; nothing changed.`)], data };
   }
   const parts: TextPart[] = [];
   if (out.state === 'accepted') {
