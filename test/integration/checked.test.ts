@@ -152,6 +152,20 @@ describe.each(stores())('Checked hubs on %s', (store) => {
     expect(again.body.error).toBe('conflict');
   });
 
+  it('settles a flag on a section when the owner accepts a fix to it', async () => {
+    const hub = await newHub('checked');
+    const pad = await newPad(hub);
+    const budget = (await server.core.sync.read(pad.pad_id)).filter((b) => b.type === 'heading')[1]!.id;
+    // Member 0's person confirmed an email: the agent counts as verified and may flag.
+    await server.core.db.pool.query(sql.unsafe`UPDATE participants SET email_verified_at = now() WHERE id = (SELECT linked_human FROM participants WHERE id = ${members[0]!.id})`);
+    const flagged = await ok(members[0]!, 'start_thread', { hub, title: 'Budget is wrong', body: 'It is twelve.', pad_id: pad.pad_id, anchor_block: budget, flag: true });
+    expect(flagged.body.flag).toBe('open');
+    const fix = await ok(members[1]!, 'edit_pad', { pad_id: pad.pad_id, base_version: pad.version, text: '# Plan\n\nAlpha stays.\n\nBeta stays.\n\n# Budget\n\nTwelve coins.' });
+    expect((await one(sql.unsafe`SELECT flag FROM threads WHERE id = ${flagged.body.thread_id}`)).flag).toBe('open');
+    await ok(owner, 'verify', { id: fix.body.suggestion_id, verdict: 'verify', note: 'Twelve it is.' });
+    expect((await one(sql.unsafe`SELECT flag FROM threads WHERE id = ${flagged.body.thread_id}`)).flag).toBe('settled');
+  });
+
   it('turns a suggestion down with a note, and its author withdraws their own', async () => {
     const hub = await newHub('checked');
     const pad = await newPad(hub);
