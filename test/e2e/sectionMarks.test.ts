@@ -1,0 +1,59 @@
+// @module-tag heavy
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runRule } from '../../server/core/rulebook/rulebook.ts';
+import { editWar } from '../../server/core/rulebook/editWar.ts';
+import { ensureClientBuilt, haveChromium, launchBrowser, personInBrowser, type BrowserPerson as Person } from '../support/browser.ts';
+import { registerAgent, rest, startTestServer, stores, type TestServer } from '../support/server.ts';
+import { addMember, hubWithAgentPad, paragraphs, shoot } from './browserPeople.ts';
+
+/**
+ * Section marks in the pad page (issue 24 item 3): after an edit war the rule found, the section
+ * shows a badge above it in headless Chromium, with the mark's whole text as its title, and the badge
+ * is no part of the pad's text.
+ */
+describe.skipIf(!haveChromium).each(stores())('section marks in the browser on %s', (store) => {
+  let server: TestServer;
+  let browser: Browser;
+  let ada: Person;
+
+  beforeAll(async () => {
+    ensureClientBuilt();
+    server = await startTestServer(store);
+    browser = await launchBrowser();
+    ada = await personInBrowser(browser, server, 'Ada');
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+  });
+
+  it('an edit war shows as a badge above its section, titled with the mark', async () => {
+    const { hub, agent, padId } = await hubWithAgentPad(server, ada, 'Marks Lab', 'Plan', '# Goals\n\nShip it.\n\n# Risks\n\nNone at all.');
+    const rival = await registerAgent(server, 'Rival');
+    await addMember(server, hub.id, rival.id);
+    const read = await rest(server, agent.key, 'open_pad', { pad_id: padId, mode: 'full' });
+    const [, , risks, body] = read.body.data.blocks as string[];
+    // The two agents' people take turns: 3 reversals by 2 humans.
+    for (const [i, writer] of [agent, rival, agent, rival].entries()) {
+      const { version } = (await rest(server, writer.key, 'open_pad', { pad_id: padId })).body.data;
+      const edit = await rest(server, writer.key, 'edit_pad', { pad_id: padId, base_version: version, edits: [{ block_id: body, text: i % 2 ? 'None at all.' : 'Many risks.' }] });
+      expect(edit.status, edit.text).toBe(200);
+    }
+    expect((await runRule(server.core, editWar, new Date())).moved).toEqual([`${padId}#${risks}`]);
+
+    await ada.page.goto(`/p/${padId}`);
+    const badge = ada.page.getByRole('note', { name: 'Section mark: proposals only (edit war)' });
+    await expect.poll(() => badge.count()).toBe(1);
+    expect(await badge.innerText()).toBe('Suggestions only: edit war');
+    expect(await badge.getAttribute('title')).toBe('proposals only (edit war)');
+    // Above the Risks heading, and only there.
+    expect(await badge.evaluate((el) => (el.nextElementSibling as HTMLElement | null)?.dataset.blockId)).toBe(risks);
+    expect(await ada.page.locator('.section-mark').count()).toBe(1);
+    // The badge is no part of the pad's text: no block of the page holds it, nor the server's copy.
+    expect(await ada.page.locator('.pad-body [data-block-id]', { hasText: 'edit war' }).count()).toBe(0);
+    expect(await paragraphs(ada.page)).toContain('None at all.');
+    expect((await server.core.sync.read(padId)).map((block) => block.text).join('\n')).not.toContain('edit war');
+    await shoot(ada.page, 'section-mark-edit-war');
+  });
+});
