@@ -4,7 +4,7 @@ import { applyDeltas, type Delta, type VersionBlock } from '../../../sync/blockL
 import { sectionRows } from '../../../sync/padSections.ts';
 import { blocksAt } from '../../../sync/versions.ts';
 import { deliver } from '../inbox/inbox.ts';
-import { HOUR, movedObjects, type Rule } from './rule.ts';
+import { HOUR, movedObjects, type TransactionRule } from './rule.ts';
 
 /** SPEC part 8 "Rulebook timers": 3 reversals of one section by 2 or more humans within 72 hours. */
 export const WAR_HOURS = 72;
@@ -80,7 +80,7 @@ async function stepsFrom(tx: DatabaseTransactionConnection, padId: string, first
  * and helpers are told. Reversals at or before a version someone accepted into the section (which
  * ends a war) no longer count. A section already marked is left as it is, so a second run moves nothing.
  */
-export const editWar: Rule = {
+export const editWar: TransactionRule = {
   name: 'edit_war',
   async apply(tx, now) {
     const since = new Date(now.getTime() - WAR_HOURS * HOUR).toISOString();
