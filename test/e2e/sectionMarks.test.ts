@@ -55,5 +55,13 @@ describe.skipIf(!haveChromium).each(stores())('section marks in the browser on %
     expect(await paragraphs(ada.page)).toContain('None at all.');
     expect((await server.core.sync.read(padId)).map((block) => block.text).join('\n')).not.toContain('edit war');
     await shoot(ada.page, 'section-mark-edit-war');
+
+    // Ada owns the hub: her inbox tells her of the war, naming the pad and the section.
+    await ada.page.goto('/inbox');
+    const item = ada.page.locator('[data-kind="edit_war"]');
+    await expect.poll(() => item.count()).toBe(1);
+    expect(await item.innerText()).toContain('takes suggestions only (edit war)');
+    expect(await item.innerText()).toContain(`Plan · Risks (pad ${padId}, section ${risks})`);
+    await shoot(ada.page, 'section-mark-edit-war-inbox');
   });
 });
