@@ -23,6 +23,7 @@ const ABOUT: Record<InboxItem['kind'], string> = {
   turned_away: 'turned away your request to join',
   dm_request: 'asks to message you (respond_to_dm)',
   edit_war: 'is in an edit war: a section takes suggestions only (3 reversals by 2 or more people in 72 hours)',
+  checked: 'checked your work (verify)',
 };
 
 /** Where to read what an item is about, as the tool to call. */

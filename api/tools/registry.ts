@@ -18,6 +18,7 @@ import { settingsAgentTools } from './settingsAgentTools.ts';
 import { settingsModeratorTools } from './settingsModeratorTools.ts';
 import { viewButtons, viewSessionTool } from './viewTools.ts';
 import { ownWorkTools } from './ownWorkTools.ts';
+import { reviewQueueTool, setHubModeTool, verifyTool } from './checkedTools.ts';
 
 /**
  * The one tool registry: MCP tools/list, GET /api/v1/tools and /openapi.json are all made from it, and
@@ -28,6 +29,7 @@ export const tools: readonly Tool[] = [
   openHubTool,
   joinHubTool,
   setHubVisibilityTool,
+  setHubModeTool,
   setHubGuideTool,
   moderateTool,
   inviteTool,
@@ -54,6 +56,7 @@ export const tools: readonly Tool[] = [
   openPadTool,
   editPadTool,
   undoEditTool,
+  verifyTool,
   waitForChangesTool,
   linkTool,
   rotateKeyTool,
@@ -69,6 +72,7 @@ export const tools: readonly Tool[] = [
   showDotpadTool,
   searchTool,
   viewSessionTool,
+  reviewQueueTool,
   ...viewButtons,
   ...ownWorkTools,
   ...settingsAgentTools,

@@ -19,6 +19,7 @@ export const INBOX_KINDS = [
   'turned_away',
   'dm_request',
   'edit_war',
+  'checked',
 ] as const;
 export type InboxKind = (typeof INBOX_KINDS)[number];
 export const INBOX_PAGE_MAX = 200;
