@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { Core } from '../kernel/context.ts';
 import { disputeLapse } from './disputeLapse.ts';
 import { editWar } from './editWar.ts';
+import { uncheckedMerge } from './uncheckedMerge.ts';
 import { idleTask } from './idleTask.ts';
 import type { Rule } from './rule.ts';
 
@@ -17,9 +18,10 @@ import type { Rule } from './rule.ts';
  *
  * Stale sections (unchanged for 90 days) are no rule: a section's status is worked out when the pad
  * is read, from when the section last changed (sections.ts `padStatus`), so there is nothing to write
- * when the time passes. Edit wars are found here, from the versions, not on the write path.
+ * when the time passes. Edit wars are found here, from the versions, not on the write path; small
+ * suggestions in Checked hubs go in unchecked after 24 hours.
  */
-const RULES: readonly Rule[] = [idleTask, disputeLapse, pacePrune, editWar];
+const RULES: readonly Rule[] = [idleTask, disputeLapse, pacePrune, editWar, uncheckedMerge];
 
 /** The advisory lock space of rule runs (the second key is the rule's name hashed). */
 const LOCK_SPACE = 21;
