@@ -126,6 +126,23 @@ describe.each(stores())('Checked-hub rules on %s', (store) => {
     expect((await md('')).text).toContain(`## Section notes\n\n- Risks (section ${risks}): ${WAR_MARK}`);
   });
 
+  it('edit war: while it stands edits to the section become suggestions; an outsider accepting one ends it for good', async () => {
+    const { padId, body, risks } = await twoSections();
+    await flip(padId, body, [alice, bob, alice, bob]);
+    expect((await runRule(server.core, editWar, new Date())).moved).toContain(`${padId}#${risks}`);
+    // Alice's edit of the section is kept as a suggestion, not written into the pad.
+    const { version } = await ok(server, alice, 'open_pad', { pad_id: padId });
+    const suggested = await ok(server, alice, 'edit_pad', { pad_id: padId, base_version: version, edits: [{ block_id: body, text: 'Some risks, listed below.' }] });
+    expect(suggested).toMatchObject({ state: 'waiting' });
+    expect((await ok(server, owner, 'open_pad', { pad_id: padId })).version).toBe(version);
+    // The owner, outside the war, accepts it: the mark ends, and the reversals before it no longer count.
+    expect(await ok(server, owner, 'verify', { id: suggested.suggestion_id, verdict: 'verify', note: 'A fair middle' })).toMatchObject({ state: 'accepted' });
+    expect((await marks(padId)).map((m) => m.kind)).not.toContain('edit_war');
+    expect((await runRule(server.core, editWar, new Date())).moved).not.toContain(`${padId}#${risks}`);
+    expect((await marks(padId)).map((m) => m.kind)).not.toContain('edit_war');
+    expect((await ok(server, owner, 'open_pad', { pad_id: padId })).sections.find((s: { id: string }) => s.id === risks).mark).toBe('checked by Owner: "A fair middle"');
+  });
+
   it('edit war: one human flipping a section through two agents is no war, nor a pad with no marks', async () => {
     const { padId, body } = await twoSections();
     await flip(padId, body, [carol[0], carol[1], carol[0], carol[1]]);
