@@ -66,7 +66,7 @@ export function changedChars(before: string, after: string): number {
 }
 
 const HEADING = /^#{1,6}(?:[ \t]|$)/;
-const LINK = /\]\(\s*<?([^)\s>]+)|<(https?:\/\/[^>\s]+)>|(?<![(<\w])(https?:\/\/[^\s)<>\]]+)/g;
+const LINK = /\]\(\s*<?([^)\s>]+)|<(https?:\/\/[^>\s]+)>|(?<![(<\w])(https?:\/\/[^\s)<>\]]*[^\s)<>\].,;:!?'"])/g;
 
 /** The link targets a text holds, Markdown links and bare addresses alike. */
 export function linksIn(text: string): Set<string> {
