@@ -11,7 +11,8 @@ export type Marks = Record<string, string>
 /** A mark's short label and its tone, from the words open_pad gives it. */
 export function badgeOf(mark: string): { label: string; tone: 'war' | 'checked' | 'plain' } {
   if (mark.startsWith('proposals only')) return { label: 'Suggestions only: edit war', tone: 'war' }
-  if (mark.startsWith('checked by')) return { label: 'Checked', tone: 'checked' }
+  // `checked by <name>: "<note>"`: the name shows, the note is in the title.
+  if (mark.startsWith('checked by')) return { label: `C${mark.slice(1, mark.lastIndexOf(': "'))}`, tone: 'checked' }
   if (mark.startsWith('changed since check')) return { label: 'Changed since check', tone: 'plain' }
   return { label: 'Unchecked', tone: 'plain' }
 }

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runRule } from '../../server/core/rulebook/rulebook.ts';
 import { editWar } from '../../server/core/rulebook/editWar.ts';
 import { ensureClientBuilt, haveChromium, launchBrowser, personInBrowser, type BrowserPerson as Person } from '../support/browser.ts';
-import { registerAgent, rest, startTestServer, stores, type TestServer } from '../support/server.ts';
+import { appTool, registerAgent, rest, startTestServer, stores, type TestServer } from '../support/server.ts';
 import { addMember, hubWithAgentPad, paragraphs, shoot } from './browserPeople.ts';
 
 /**
@@ -63,5 +63,26 @@ describe.skipIf(!haveChromium).each(stores())('section marks in the browser on %
     expect(await item.innerText()).toContain('takes suggestions only (edit war)');
     expect(await item.innerText()).toContain(`Plan · Risks (pad ${padId}, section ${risks})`);
     await shoot(ada.page, 'section-mark-edit-war-inbox');
+  });
+
+  it('in a Checked hub, a suggestion the owner checked shows a Checked badge titled with who checked it and why', async () => {
+    const { hub, agent, padId } = await hubWithAgentPad(server, ada, 'Checked Lab', 'Budget', '# Costs\n\nAbout 40 thousand in all, give or take a few.\n\n# Income\n\nGrants.');
+    const mode = await appTool(server, ada.cookie, 'set_hub_mode', { hub: hub.slug, mode: 'checked' });
+    expect(mode.status, mode.text).toBe(200);
+    const read = await rest(server, agent.key, 'open_pad', { pad_id: padId, mode: 'full' });
+    const [costs, body] = read.body.data.blocks as string[];
+    const suggested = await rest(server, agent.key, 'edit_pad', { pad_id: padId, base_version: read.body.data.version, edits: [{ block_id: body, text: 'About 42 thousand in all, give or take a few.' }] });
+    expect(suggested.body.data, suggested.text).toMatchObject({ state: 'waiting' });
+    const verified = await appTool(server, ada.cookie, 'verify', { id: suggested.body.data.suggestion_id, verdict: 'verify', note: 'Matches the invoices' });
+    expect(verified.status, verified.text).toBe(200);
+
+    await ada.page.goto(`/p/${padId}`);
+    const badge = ada.page.locator('.section-mark');
+    await expect.poll(() => badge.count()).toBe(1);
+    expect(await badge.innerText()).toBe('Checked by Ada');
+    expect(await badge.getAttribute('title')).toBe('checked by Ada: "Matches the invoices"');
+    expect(await badge.evaluate((el) => (el.nextElementSibling as HTMLElement | null)?.dataset.blockId)).toBe(costs);
+    await expect.poll(() => paragraphs(ada.page)).toContain('About 42 thousand in all, give or take a few.');
+    await shoot(ada.page, 'section-mark-checked');
   });
 });
