@@ -110,6 +110,13 @@ describe.each(stores())('section marks on %s', (store) => {
     const other = await twoSections();
     const large = await suggest(other.padId, other.body, 'Everything about this plan is risky, from the schedule to the staffing to the money.');
     expect(large.small).toBe(false);
+    // A small proposal in an Open hub (propose: true) is no Checked-hub suggestion: it waits for a person.
+    const open = await ok(server, owner, 'create_hub', { name: `Open ${randomUUID().slice(0, 6)}` });
+    await poke(server, sql.unsafe`INSERT INTO hub_members (hub_id, participant_id, role) VALUES (${open.hub_id}, ${member.id}, 'member')`);
+    const openPad = await ok(server, owner, 'create_pad', { hub: open.slug, title: 'Open plan', text: `# Risks\n\n${RISKS}` });
+    const [, openBody] = (await ok(server, member, 'open_pad', { pad_id: openPad.pad_id, mode: 'full' })).blocks as string[];
+    const proposal = await ok(server, member, 'edit_pad', { pad_id: openPad.pad_id, base_version: 1, propose: true, edits: [{ block_id: openBody, text: RISKS.replace('today', 'now') }] });
+    expect(proposal).toMatchObject({ state: 'waiting', small: true });
     const state = (id: string) => server.core.db.pool.oneFirst(sql.type(z.object({ state: z.string() }))`SELECT state FROM suggestions WHERE id = ${id}`);
 
     // A minute short of 24 hours nothing moves.
@@ -122,8 +129,10 @@ describe.each(stores())('section marks on %s', (store) => {
     const runs = await Promise.all([runRule(server.core, uncheckedMerge, due), runRule(server.core, uncheckedMerge, due)]);
     expect(runs.flatMap((run) => run.moved).filter((id) => id === small.suggestion_id)).toHaveLength(1);
     expect(runs.flatMap((run) => run.moved)).not.toContain(large.suggestion_id);
+    expect(runs.flatMap((run) => run.moved)).not.toContain(proposal.suggestion_id);
     expect(await state(small.suggestion_id)).toBe('merged_unchecked');
     expect(await state(large.suggestion_id)).toBe('waiting');
+    expect(await state(proposal.suggestion_id)).toBe('waiting');
     const versions = await server.core.db.pool.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*) AS n FROM pad_versions WHERE pad_id = ${padId}`);
     expect(versions).toBe(2);
     expect((await runRule(server.core, uncheckedMerge, due)).moved).toEqual([]);
