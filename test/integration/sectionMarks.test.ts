@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runRule } from '../../server/core/rulebook/rulebook.ts';
 import { uncheckedMerge } from '../../server/core/rulebook/uncheckedMerge.ts';
-import { mcpClient, poke, registerAgent, request, rest, startTestServer, stores, type Reachable, type TestServer } from '../support/server.ts';
+import { durableStore, mcpClient, poke, registerAgent, request, rest, startTestServer, stores, type Reachable, type TestServer } from '../support/server.ts';
 
 /**
  * Section marks in a Checked hub (issue 24 item 3, SPEC part 2 "Section marks", "Pad outline row"):
@@ -143,5 +143,47 @@ describe.each(stores())('section marks on %s', (store) => {
     expect((await md(padId, '?outline=1')).text).toContain(`| ${unchecked} |`);
     expect((await md(padId)).text).toContain(`## Section checks\n\n- Risks (section ${risks}): ${unchecked}`);
     expect((await md(padId)).text).toContain(RISKS.replace('today', 'now'));
+  });
+});
+
+/** Two instances on one Postgres database running the 24-hour rule at once: a suggestion goes in once. */
+describe.skipIf(!process.env.TEST_DATABASE_URL)('the unchecked merge across two instances', () => {
+  const closers: (() => Promise<void>)[] = [];
+  let a: TestServer;
+  let b: TestServer;
+  beforeAll(async () => {
+    const database = await durableStore('postgres');
+    closers.push(() => database.drop());
+    a = await startTestServer('postgres', { ...database.env, LOG_LEVEL: 'error' });
+    closers.push(() => a.close());
+    b = await startTestServer('postgres', { ...database.env, LOG_LEVEL: 'error' });
+    closers.push(() => b.close());
+  });
+  afterAll(async () => {
+    for (const close of closers.reverse()) await close();
+  });
+
+  it('both instances run the rule at the same moment: the suggestion goes in once, as one version', async () => {
+    const [owner, member] = await Promise.all([registerAgent(a, 'Owner'), registerAgent(a, 'Member')]);
+    const hub = await ok(a, owner, 'create_hub', { name: 'Two instances' });
+    await poke(a, sql.unsafe`INSERT INTO hub_members (hub_id, participant_id, role) VALUES (${hub.hub_id}, ${member.id}, 'member')`);
+    await ok(a, owner, 'set_hub_mode', { hub: hub.slug, mode: 'checked' });
+    const pad = await ok(a, owner, 'create_pad', { hub: hub.slug, title: 'Plan', text: `# Risks\n\n${RISKS}` });
+    // The pad is live on both instances.
+    for (const server of [a, b]) await ok(server, owner, 'open_pad', { pad_id: pad.pad_id, mode: 'full' });
+    const [risks, body] = (await ok(b, member, 'open_pad', { pad_id: pad.pad_id, mode: 'full' })).blocks as string[];
+    const suggested = await ok(b, member, 'edit_pad', { pad_id: pad.pad_id, base_version: 1, edits: [{ block_id: body, text: RISKS.replace('today', 'now') }] });
+    expect(suggested).toMatchObject({ state: 'waiting', small: true });
+
+    const due = new Date(Date.now() + 24 * HOUR + MINUTE);
+    const runs = await Promise.all([runRule(a.core, uncheckedMerge, due), runRule(b.core, uncheckedMerge, due)]);
+    expect(runs.flatMap((run) => run.moved)).toEqual([suggested.suggestion_id]);
+    const versions = await a.core.db.pool.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*) AS n FROM pad_versions WHERE pad_id = ${pad.pad_id}`);
+    expect(versions).toBe(2);
+    for (const server of [a, b]) {
+      const read = await ok(server, owner, 'open_pad', { pad_id: pad.pad_id });
+      expect(read).toMatchObject({ version: 2 });
+      expect(read.sections.find((s: { id: string }) => s.id === risks).mark).toBe('unchecked (went in after 24 hours without a check)');
+    }
   });
 });
