@@ -11,7 +11,7 @@ import type { PostView } from '../server/core/threads/posts.ts';
 import { POST_CLIP, threadPage } from '../server/core/threads/threads.ts';
 import { readableThread } from '../server/core/threads/threadAccess.ts';
 import { mayEditPad, padContent, readablePad } from '../server/core/pads/pads.ts';
-import { outlineRows, outlineTable, padStatus, sections } from '../server/core/pads/sections.ts';
+import { markList, markText, markWord, outlineRows, outlineTable, padStatus, sections } from '../server/core/pads/sections.ts';
 import { blockWriters, textByReach } from '../server/core/pads/padHistory.ts';
 import { postParts, readableTime } from './present/posts.ts';
 
@@ -192,7 +192,9 @@ export async function padView(core: Core, actor: Actor | null, id: string, query
   const hub = hubAsSeen(core, readable.hub);
   // Threads about its sections change what the view says without a new version: they join the ETag.
   const status = await padStatus(core.db.pool, pad.id);
-  const padTag = (version: number) => `"pad:${pad.id}:${version}${status.sections.size ? `:${bodyHash(JSON.stringify([...status.sections]))}` : ''}"`;
+  const moved = status.sections.size || status.marks.size;
+  const padTag = (version: number) => `"pad:${pad.id}:${version}${moved ? `:${bodyHash(JSON.stringify([...status.sections, ...status.marks]))}` : ''}"`;
+  const word = markWord(hub);
   return { etag: padTag(pad.version), text: async () => {
     const { blocks, version } = await padContent(core, pad.id);
     const canEdit = mayEditPad(seat, hub);
@@ -211,13 +213,19 @@ export async function padView(core: Core, actor: Actor | null, id: string, query
     const sectionId = typeof query.section === 'string' ? query.section : undefined;
     if (sectionId !== undefined) {
       const section = all.find((s) => s.id === sectionId);
-      if (section) lines.push(`## ${inline(section.title)} (section ${section.id})`, '', renderBody([said(textByReach(section.blocks, await blockWriters(core.db.pool, pad.id, section.blocks)), { reach: 'verified' })]), '');
+      const mark = section && status.marks.get(section.id);
+      if (section) {
+        lines.push(`## ${inline(section.title)} (section ${section.id})`, '', ...(mark ? [`${word}: ${markText(mark, inline)}`, ''] : []));
+        lines.push(renderBody([said(textByReach(section.blocks, await blockWriters(core.db.pool, pad.id, section.blocks)), { reach: 'verified' })]), '');
+      }
       else lines.push(`No section ${inline(sectionId)} in this pad; the outline lists them: ${outlineLink}`, '');
     } else if (query.outline === '1') {
-      lines.push('## Outline', '', ...outlineTable(outlineRows(all), inline, status), '', `One section: ${core.config.baseUrl}/p/${pad.id}.md?section=<id>`, '');
+      lines.push('## Outline', '', ...outlineTable(outlineRows(all), inline, status, word), '', `One section: ${core.config.baseUrl}/p/${pad.id}.md?section=<id>`, '');
     } else {
       // Each block's links by its last writer's reach, as open_pad shows them.
-      lines.push(renderBody([said(textByReach(blocks, await blockWriters(core.db.pool, pad.id, blocks)), { reach: 'verified' })]), '', ...agentsOnly(forPeople, `Outline: ${outlineLink}`, ''));
+      const marks = markList(all, status, inline, word);
+      lines.push(renderBody([said(textByReach(blocks, await blockWriters(core.db.pool, pad.id, blocks)), { reach: 'verified' })]), '', ...(marks.length ? [...marks, ''] : []));
+      lines.push(...agentsOnly(forPeople, `Outline: ${outlineLink}`, ''));
     }
     return { body: lines.join('\n'), etag };
   } };

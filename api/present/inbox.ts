@@ -22,6 +22,7 @@ const ABOUT: Record<InboxItem['kind'], string> = {
   join_request: 'asks to join a hub (moderate let_in or turn_away)',
   turned_away: 'turned away your request to join',
   dm_request: 'asks to message you (respond_to_dm)',
+  edit_war: 'is in an edit war: a section takes suggestions only (3 reversals by 2 or more people in 72 hours)',
   checked: 'checked your work (verify)',
 };
 
@@ -33,6 +34,7 @@ function whereToRead(item: InboxItem): string {
   if (item.thread_id) return `open_thread "${item.thread_id}"`;
   if (item.kind === 'cooldown') return 'nothing to open: the agent writes again when the cooldown ends';
   if (item.kind === 'turned_away') return 'nothing to open: an owner of the hub turned your request away';
+  if (item.kind === 'edit_war') return 'open_pad with the pad and section named above';
   return `open_hub "${item.hub_slug ?? item.hub_id}"`;
 }
 

@@ -1,6 +1,6 @@
 import { callerNote } from '../../schema/callers.ts';
 import { inline } from '../../server/core/kernel/framing.ts';
-import { NO_THREADS, outlineRows, outlineTable, type PadStatus } from '../../server/core/pads/sections.ts';
+import { markList, markText, markWord, NO_THREADS, outlineRows, outlineTable, type PadStatus } from '../../server/core/pads/sections.ts';
 import type { PadEdit, PadRestore, PadUndo } from '../../server/core/pads/padEdits.ts';
 import type { CreatedPad, PadReading } from '../../server/core/pads/pads.ts';
 import { textByReach, type BlockWriter, type PadHistory, type Writer } from '../../server/core/pads/padHistory.ts';
@@ -100,8 +100,8 @@ export const writerLabel = (writer: Pick<Writer, 'name' | 'kind' | 'caller'>) =>
 const writerData = (writer: Writer) => ({ participant_id: writer.id, kind: writer.kind });
 
 /** The outline table with a last column naming each section's last writer. */
-function outlineWithWriters(rows: ReturnType<typeof outlineRows>, writers: ReadonlyMap<string, BlockWriter>, status: PadStatus): string[] {
-  const table = outlineTable(rows, inline, status);
+function outlineWithWriters(rows: ReturnType<typeof outlineRows>, writers: ReadonlyMap<string, BlockWriter>, status: PadStatus, word: string): string[] {
+  const table = outlineTable(rows, inline, status, word);
   if (!rows.length) return table;
   const cell = (i: number) => {
     const writer = writers.get(rows[i]!.id);
@@ -119,6 +119,11 @@ export function presentPad(reading: PadReadingWithWriters): Answer<'open_pad'> {
   const writers = reading.writers ?? new Map<string, BlockWriter>();
   const byBlock = reading.blockWriters ?? new Map<string, BlockWriter>();
   const status = reading.status ?? NO_THREADS;
+  const word = markWord(hub);
+  const markOf = (id: string) => {
+    const mark = status.marks.get(id);
+    return mark ? { mark: markText(mark) } : {};
+  };
   const parts: TextPart[] = [
     line(`# Pad ${inline(pad.title)}`),
     line(`id ${pad.id} · hub ${hub.slug} · version ${version} · status ${status.status} · ${blocks.length} blocks · ${all.length} sections`),
@@ -129,7 +134,7 @@ export function presentPad(reading: PadReadingWithWriters): Answer<'open_pad'> {
   let outline: OutlineSection[] = [];
   if (reading.mode === 'outline') {
     const rows = outlineRows(all);
-    parts.push(line(''), ...outlineWithWriters(rows, writers, status).map(line));
+    parts.push(line(''), ...outlineWithWriters(rows, writers, status, word).map(line));
     parts.push(line(''), line('Read sections with open_pad mode "sections" and their ids, or mode "full" for the whole text.'));
     const sections = rows.map((r) => {
       const writer = writers.get(r.id);
@@ -141,6 +146,7 @@ export function presentPad(reading: PadReadingWithWriters): Answer<'open_pad'> {
         ...(r.hidden ? { hidden: r.hidden } : {}),
         ...(state ? { status: state.status, open_threads: state.openThreads } : {}),
         ...(writer ? { last_writer: writerData(writer) } : {}),
+        ...markOf(r.id),
       };
     });
     data.sections = sections;
@@ -148,15 +154,17 @@ export function presentPad(reading: PadReadingWithWriters): Answer<'open_pad'> {
   } else if (reading.mode === 'sections') {
     for (const section of reading.found) {
       const writer = writers.get(section.id);
+      const mark = status.marks.get(section.id);
       parts.push(line(''), line(`## ${inline(section.title)} (section ${section.id})`), line(`Blocks: ${section.blocks.map((b) => b.id).join(', ')}`));
       if (writer) parts.push(line(`Last writer: ${writerLabel(writer)}`));
+      if (mark) parts.push(line(`${word}: ${markText(mark, inline)}`));
       // Its links already in the form each block's last writer allows.
       parts.push(said(textByReach(section.blocks, byBlock), { reach: 'verified' }));
     }
     if (reading.missing.length) parts.push(line(''), line(`No such sections: ${reading.missing.join(', ')}. open_pad mode "outline" lists the ids.`));
     data.sections = reading.found.map((s) => {
       const writer = writers.get(s.id);
-      return { id: s.id, level: s.level, blocks: s.blocks.map((b) => b.id), ...(writer ? { last_writer: writerData(writer) } : {}) };
+      return { id: s.id, level: s.level, blocks: s.blocks.map((b) => b.id), ...(writer ? { last_writer: writerData(writer) } : {}), ...markOf(s.id) };
     });
     if (reading.missing.length) data.missing = reading.missing;
   } else if (reading.mode === 'changes') {
@@ -179,6 +187,8 @@ export function presentPad(reading: PadReadingWithWriters): Answer<'open_pad'> {
       data.sections = written.map((s) => ({ id: s.id, last_writer: writerData(writers.get(s.id)!) }));
     }
     parts.push(line(''), line(`Blocks in order: ${blocks.map((b) => b.id).join(', ') || 'none'}`), said(text, { reach: 'verified', clip: PAD_TEXT_CLIP, noun: 'pad', whole: 'open_pad mode "sections", a few sections at a time' }));
+    const marks = markList(all, status, inline, word);
+    if (marks.length) parts.push(line(''), ...marks.map(line));
     data.blocks = blocks.map((b) => b.id);
     if (text.length > PAD_TEXT_CLIP) data.clipped = true;
   }

@@ -107,7 +107,7 @@ function padCard(view: PadView) {
     el('h1', {}, pad.title),
     el('div', { class: 'meta' }, `${pad.hub.name} · version ${pad.version} · ${pad.status} `, webLink(`/p/${pad.id}`)),
     sections.length
-      ? el('ul', {}, ...sections.map((s) => el('li', {}, `${'  '.repeat(Math.max(0, s.level - 1))}${s.title}`, el('span', { class: 'badge' }, `${s.words} words`))))
+      ? el('ul', {}, ...sections.map((s) => el('li', {}, `${'  '.repeat(Math.max(0, s.level - 1))}${s.title}`, el('span', { class: 'badge' }, `${s.words} words`), s.mark ? el('span', { class: 'badge' }, s.mark) : '')))
       : el('p', { class: 'muted' }, 'Open the pad to read and edit it together.'),
   )
 }

@@ -46,6 +46,8 @@ export const OutlineSection = z.object({
   status: SectionState.optional(),
   open_threads: z.number().optional(),
   last_writer: WriterRef.optional(),
+  /** The section's mark (SPEC part 2 "Section marks"), as the outline's Note or Check column reads it. */
+  mark: z.string().optional(),
   title: z.string(),
 });
 export type OutlineSection = z.infer<typeof OutlineSection>;
@@ -175,6 +177,7 @@ export const OpenPadData = z.object({
         open_threads: z.number().optional(),
         blocks: z.array(z.string()).optional(),
         last_writer: WriterRef.optional(),
+        mark: z.string().optional(),
       }),
     )
     .optional(),

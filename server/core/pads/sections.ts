@@ -63,28 +63,77 @@ export type SectionStatus = 'settled' | 'open' | 'disputed' | 'unresolved' | 'st
 const STALE_DAYS = 90;
 export type SectionState = { status: SectionStatus; openThreads: number };
 /** A pad's status (SPEC part 3 "Pad-level status") and its sections' that are not plainly settled. */
-export type PadStatus = { status: 'settled' | 'open' | 'disputed'; sections: ReadonlyMap<string, SectionState> };
+export type PadStatus = { status: 'settled' | 'open' | 'disputed'; sections: ReadonlyMap<string, SectionState>; marks: ReadonlyMap<string, SectionMark> };
 
 export const SETTLED: SectionState = { status: 'settled', openThreads: 0 };
-export const NO_THREADS: PadStatus = { status: 'settled', sections: new Map() };
-
-const SectionStateRow = z.object({ block: z.string(), open_threads: z.number(), disputed: z.boolean(), unresolved: z.boolean(), stale: z.boolean() });
+export const NO_THREADS: PadStatus = { status: 'settled', sections: new Map(), marks: new Map() };
 
 /**
- * Where the threads about a pad's sections leave them, and which sections are stale at `now`: one
- * indexed query.
+ * The one mark a section shows (SPEC part 2 "Section marks"), from its `section_marks` rows and the
+ * version that last changed it: an edit war first, then a check of its current text, then a check its
+ * text moved past, then a small suggestion that went in unchecked.
+ */
+export type SectionMark =
+  | { kind: 'edit_war' }
+  | { kind: 'checked'; by: string; note: string; version: number }
+  | { kind: 'changed_since_check'; by: string; version: number }
+  | { kind: 'unchecked'; version: number };
+
+/** A mark as readers see it, in the outline's column and on the line above its section. */
+export function markText(mark: SectionMark, escape: (text: string) => string = (text) => text): string {
+  if (mark.kind === 'edit_war') return 'proposals only (edit war)';
+  if (mark.kind === 'checked') return `checked by ${escape(mark.by)}: "${escape(mark.note)}"`;
+  if (mark.kind === 'changed_since_check') return `changed since check (checked by ${escape(mark.by)} at v${mark.version})`;
+  return 'unchecked (went in after 24 hours without a check)';
+}
+
+/** The column and line word for marks: `Check` in a Checked hub, `Note` elsewhere. */
+export const markWord = (hub: { mode: 'open' | 'checked' }) => (hub.mode === 'checked' ? 'Check' : 'Note');
+
+const MarkRow = z.object({ section: z.string(), kind: z.enum(['checked', 'unchecked', 'edit_war']), by: z.string().nullable(), note: z.string().nullable(), version: z.number(), current: z.number() });
+type MarkRow = z.infer<typeof MarkRow>;
+
+/** Each section's mark from its rows (`current`: the version that last changed the section). */
+export function sectionMarks(rows: readonly MarkRow[]): Map<string, SectionMark> {
+  const bySection = Map.groupBy(rows, (row) => row.section);
+  const out = new Map<string, SectionMark>();
+  for (const [section, marks] of bySection) {
+    const of = (kind: MarkRow['kind']) => marks.find((m) => m.kind === kind);
+    const [war, check, unchecked] = [of('edit_war'), of('checked'), of('unchecked')];
+    if (war) out.set(section, { kind: 'edit_war' });
+    else if (check && check.current <= check.version) out.set(section, { kind: 'checked', by: check.by ?? 'Someone', note: check.note ?? '', version: check.version });
+    else if (check) out.set(section, { kind: 'changed_since_check', by: check.by ?? 'Someone', version: check.version });
+    else if (unchecked) out.set(section, { kind: 'unchecked', version: unchecked.version });
+  }
+  return out;
+}
+
+const StatusRow = z.object({
+  states: z.array(z.object({ block: z.string(), open_threads: z.number(), disputed: z.boolean(), unresolved: z.boolean(), stale: z.boolean() })),
+  marks: z.array(MarkRow),
+});
+
+/**
+ * Where the threads about a pad's sections leave them, which sections are stale at `now`, and the
+ * marks of its sections (those still in the pad): one indexed query.
  */
 export async function padStatus(conn: CommonQueryMethods, padId: string, now: Date = new Date()): Promise<PadStatus> {
   const staleBefore = new Date(now.getTime() - STALE_DAYS * 86_400_000).toISOString();
-  const rows = await conn.any(sql.type(SectionStateRow)`
+  const row = await conn.one(sql.type(StatusRow)`
     WITH t AS (
       SELECT about_block AS block, count(*) FILTER (WHERE status = 'open') AS open_threads,
              coalesce(bool_or(flag = 'open'), false) AS disputed, coalesce(bool_or(flag = 'unresolved'), false) AS unresolved
       FROM threads WHERE about_pad_id = ${padId} GROUP BY about_block),
-    s AS (SELECT section_id AS block FROM pad_sections WHERE pad_id = ${padId} AND updated_at < ${staleBefore})
-    SELECT coalesce(t.block, s.block) AS block, coalesce(t.open_threads, 0) AS open_threads, coalesce(t.disputed, false) AS disputed,
-           coalesce(t.unresolved, false) AS unresolved, s.block IS NOT NULL AS stale
-    FROM t FULL JOIN s ON s.block = t.block`);
+    s AS (SELECT section_id AS block FROM pad_sections WHERE pad_id = ${padId} AND updated_at < ${staleBefore}),
+    states AS (
+      SELECT coalesce(t.block, s.block) AS block, coalesce(t.open_threads, 0) AS open_threads, coalesce(t.disputed, false) AS disputed,
+             coalesce(t.unresolved, false) AS unresolved, s.block IS NOT NULL AS stale
+      FROM t FULL JOIN s ON s.block = t.block)
+    SELECT coalesce((SELECT json_agg(states) FROM states), '[]') AS states,
+           coalesce((SELECT json_agg(json_build_object('section', m.section_id, 'kind', m.kind, 'by', p.name, 'note', m.note, 'version', m.version, 'current', ps.version))
+             FROM section_marks m JOIN pad_sections ps ON ps.pad_id = m.pad_id AND ps.section_id = m.section_id
+             LEFT JOIN participants p ON p.id = m.by_id WHERE m.pad_id = ${padId}), '[]') AS marks`);
+  const rows = row.states;
   const sections = new Map<string, SectionState>();
   for (const row of rows) {
     const status = row.disputed ? 'disputed' : row.unresolved ? 'unresolved' : row.open_threads ? 'open' : row.stale ? 'stale' : 'settled';
@@ -94,17 +143,30 @@ export async function padStatus(conn: CommonQueryMethods, padId: string, now: Da
   // A lapsed flag is a dispute nobody settled: the pad as a whole reads disputed for it too. A stale
   // section leaves the pad settled.
   const status = all.some((s) => s.status === 'disputed' || s.status === 'unresolved') ? 'disputed' : all.some((s) => s.status === 'open') ? 'open' : 'settled';
-  return { status, sections };
+  return { status, sections, marks: sectionMarks(row.marks) };
 }
 
-/** The outline as Markdown table lines (SPEC part 2 "Pad outline row"). */
-export function outlineTable(rows: readonly (Section & { hidden: number })[], escape: (text: string) => string, status: PadStatus = NO_THREADS): string[] {
-  const lines = ['| Section | Id | Status | Open threads | Words |', '|---|---|---|---|---|'];
+/**
+ * The outline as Markdown table lines (SPEC part 2 "Pad outline row"), with a Note column (`word`:
+ * Check in a Checked hub) when any section shown carries a mark.
+ */
+export function outlineTable(rows: readonly (Section & { hidden: number })[], escape: (text: string) => string, status: PadStatus = NO_THREADS, word = 'Note'): string[] {
+  const marked = rows.some((row) => status.marks.has(row.id));
+  const lines = [`| Section | Id | Status | Open threads | Words |${marked ? ` ${word} |` : ''}`, `|---|---|---|---|---|${marked ? '---|' : ''}`];
   for (const row of rows) {
     const indent = '  '.repeat(Math.max(0, row.level - 1));
     const state = status.sections.get(row.id) ?? SETTLED;
-    lines.push(`| ${indent}${escape(row.title)}${row.hidden ? ` (+${row.hidden})` : ''} | ${row.id} | ${state.status} | ${state.openThreads} | ${row.words} |`);
+    const mark = status.marks.get(row.id);
+    const note = marked ? ` ${mark ? markText(mark, escape) : ''} |` : '';
+    lines.push(`| ${indent}${escape(row.title)}${row.hidden ? ` (+${row.hidden})` : ''} | ${row.id} | ${state.status} | ${state.openThreads} | ${row.words} |${note}`);
   }
   if (!rows.length) lines.push('| (empty pad) | | | | |');
   return lines;
+}
+
+/** The `## Section notes` (or checks) list after a whole pad: each marked section, in order; none when none is. */
+export function markList(all: readonly Section[], status: PadStatus, escape: (text: string) => string, word = 'Note'): string[] {
+  const marked = all.filter((s) => status.marks.has(s.id));
+  if (!marked.length) return [];
+  return [`## Section ${word.toLowerCase()}s`, '', ...marked.map((s) => `- ${escape(s.title)} (section ${s.id}): ${markText(status.marks.get(s.id)!, escape)}`)];
 }

@@ -1,6 +1,6 @@
 import { sql } from 'slonik';
 import { z } from 'zod';
-import { HOUR, movedObjects, type Rule } from './rule.ts';
+import { HOUR, movedObjects, type TransactionRule } from './rule.ts';
 
 export const LAPSE_DAYS = 14;
 
@@ -11,7 +11,7 @@ export const LAPSE_DAYS = 14;
  * moderation all set it); the lapse itself is no activity, so it leaves that time as it was. A flag it
  * moved is no longer open, so a second run at the same time moves nothing.
  */
-export const disputeLapse: Rule = {
+export const disputeLapse: TransactionRule = {
   name: 'dispute_lapse',
   async apply(tx, now) {
     const before = new Date(now.getTime() - LAPSE_DAYS * 24 * HOUR).toISOString();

@@ -1,14 +1,14 @@
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { HELD, IDLE_HOURS } from '../tasks/tasks.ts';
-import { HOUR, movedObjects, type Rule } from './rule.ts';
+import { HOUR, movedObjects, type TransactionRule } from './rule.ts';
 
 /**
  * Idle task (SPEC part 3 "Task timing"): a task someone holds with no progress for 48 hours opens
  * again for anyone, and its thread's version rises. A task it opened is no longer held, so a second
  * run at the same time moves nothing.
  */
-export const idleTask: Rule = {
+export const idleTask: TransactionRule = {
   name: 'idle_task',
   async apply(tx, now) {
     const before = new Date(now.getTime() - IDLE_HOURS * HOUR).toISOString();

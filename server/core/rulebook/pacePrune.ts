@@ -2,7 +2,7 @@ import { sql } from 'slonik';
 import { z } from 'zod';
 import { COOLDOWN } from '../limits/paceCooldown.ts';
 import { LONGEST_WINDOW_MS } from '../limits/paceRules.ts';
-import type { Rule } from './rule.ts';
+import type { TransactionRule } from './rule.ts';
 
 const CountRow = z.object({ marks: z.number(), refusals: z.number(), cooldowns: z.number() });
 
@@ -12,7 +12,7 @@ const CountRow = z.object({ marks: z.number(), refusals: z.number(), cooldowns: 
  * refusals past the cooldown's 10 minutes, cooldowns that ended. Agent-only runs stay until a person
  * posts. Idempotent; answers how many rows went.
  */
-export const pacePrune: Rule = {
+export const pacePrune: TransactionRule = {
   name: 'pace_prune',
   async apply(tx, now) {
     const at = now.getTime();

@@ -1,4 +1,5 @@
 import type { DatabaseTransactionConnection } from 'slonik';
+import type { Core } from '../kernel/context.ts';
 
 export const HOUR = 3_600_000;
 
@@ -17,8 +18,21 @@ export const movedObjects = (ids: readonly string[]): Moved => ({ ids, rows: ids
  * same `now` finds nothing due and moves nothing. Run only through `runRule`, which holds the rule's
  * lock and records the run.
  */
-export type Rule = {
+export type Rule = TransactionRule | EachRule;
+
+export type TransactionRule = {
   /** Stable: the key of the rule's lock, and its name in `rule_runs` and in /internal/prune's answer. */
   name: string;
   apply(tx: DatabaseTransactionConnection, now: Date): Promise<Moved>;
+};
+
+/**
+ * A rule whose every object moves in a transaction of its own, through a core flow that writes more
+ * than rows (a suggestion going into the live pad). No lock is held around the run: each object's
+ * own state change is its guard, so two runs at once (two instances) move it once, and one that fails
+ * leaves the others moved.
+ */
+export type EachRule = {
+  name: string;
+  run(core: Core, now: Date): Promise<Moved>;
 };

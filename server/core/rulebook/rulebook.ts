@@ -3,6 +3,8 @@ import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import type { Core } from '../kernel/context.ts';
 import { disputeLapse } from './disputeLapse.ts';
+import { editWar } from './editWar.ts';
+import { uncheckedMerge } from './uncheckedMerge.ts';
 import { idleTask } from './idleTask.ts';
 import type { Rule } from './rule.ts';
 
@@ -16,11 +18,10 @@ import type { Rule } from './rule.ts';
  *
  * Stale sections (unchanged for 90 days) are no rule: a section's status is worked out when the pad
  * is read, from when the section last changed (sections.ts `padStatus`), so there is nothing to write
- * when the time passes. The rules whose
- * objects do not exist yet (edit war, owner silence, takeover notice, hiding a person's recent posts,
- * the unchecked merge in Checked hubs) join RULES with the Checked-hubs issue.
+ * when the time passes. Edit wars are found here, from the versions, not on the write path; small
+ * suggestions in Checked hubs go in unchecked after 24 hours.
  */
-const RULES: readonly Rule[] = [idleTask, disputeLapse, pacePrune];
+const RULES: readonly Rule[] = [idleTask, disputeLapse, pacePrune, editWar, uncheckedMerge];
 
 /** The advisory lock space of rule runs (the second key is the rule's name hashed). */
 const LOCK_SPACE = 21;
@@ -31,23 +32,34 @@ export type RuleStatus = 'ran' | 'busy' | 'failed';
 export type RuleRun = { rule: string; status: RuleStatus; moved: readonly string[]; rows: number };
 
 /**
- * Runs one rule at `now` in one transaction under its lock, and records the run (runs older than a
+ * Runs one rule at `now` in one transaction under its lock (a rule of its own transactions runs
+ * unlocked, each object guarded by its state), and records the run (runs older than a
  * week go). `busy` when another run of the rule holds the lock: nothing was done.
  */
-export async function runRule(core: Pick<Core, 'db'>, rule: Rule, now: Date = new Date()): Promise<RuleRun> {
+export async function runRule(core: Core, rule: Rule, now: Date = new Date()): Promise<RuleRun> {
+  if ('run' in rule) {
+    const { ids, rows } = await rule.run(core, now);
+    await core.db.write((tx) => recordRun(tx, rule, now, rows));
+    return { rule: rule.name, status: 'ran', moved: ids, rows };
+  }
   return core.db.write(async (tx) => {
     const locked = await tx.oneFirst(sql.type(z.object({ locked: z.boolean() }))`
       SELECT pg_try_advisory_xact_lock(${LOCK_SPACE}, hashtext(${rule.name})) AS locked`);
     if (!locked) return { rule: rule.name, status: 'busy', moved: [], rows: 0 };
     const { ids, rows } = await rule.apply(tx, now);
-    await tx.query(sql.unsafe`INSERT INTO rule_runs (rule, clock, moved) VALUES (${rule.name}, ${now.toISOString()}, ${rows})`);
-    await tx.query(sql.unsafe`DELETE FROM rule_runs WHERE rule = ${rule.name} AND ran_at < now() - interval '7 days'`);
+    await recordRun(tx, rule, now, rows);
     return { rule: rule.name, status: 'ran', moved: ids, rows };
   });
 }
 
+/** A run in `rule_runs`; runs older than a week go. */
+async function recordRun(tx: CommonQueryMethods, rule: Rule, now: Date, rows: number) {
+  await tx.query(sql.unsafe`INSERT INTO rule_runs (rule, clock, moved) VALUES (${rule.name}, ${now.toISOString()}, ${rows})`);
+  await tx.query(sql.unsafe`DELETE FROM rule_runs WHERE rule = ${rule.name} AND ran_at < now() - interval '7 days'`);
+}
+
 /** Every rule of the rulebook at `now`, one after another; one that fails is logged and the rest still run. */
-export async function runRules(core: Pick<Core, 'db' | 'log'>, now: Date = new Date()): Promise<RuleRun[]> {
+export async function runRules(core: Core, now: Date = new Date()): Promise<RuleRun[]> {
   const runs: RuleRun[] = [];
   for (const rule of RULES) {
     try {
@@ -77,7 +89,7 @@ export async function movedLastDay(conn: CommonQueryMethods): Promise<Record<str
  * the next is due makes that one skip. `now` is the clock. `stop()` resolves once a round under way
  * has finished, so the store can close after it.
  */
-export function startRulebookTimer(core: Pick<Core, 'db' | 'log'>, options: { everyMs?: number; now?: () => Date } = {}): { stop(): Promise<void> } {
+export function startRulebookTimer(core: Core, options: { everyMs?: number; now?: () => Date } = {}): { stop(): Promise<void> } {
   const now = options.now ?? (() => new Date());
   let round: Promise<unknown> | undefined;
   const timer = setInterval(() => {
