@@ -5,12 +5,16 @@ import { liveConnections, type SyncContext } from '../syncContext.ts';
 /** How often the access of open live connections is checked again (SPEC part 5: revocation counts within 5 s). */
 export const ACCESS_CHECK_MS = 4_000;
 
-/** An open live connection as the check sees it: the pad, who opened it, and with which credential. */
-export type OpenAccess = { padId: string; participantId: string | null; credentialId: string | null };
-/** Of these, the ones that no longer hold: the credential was revoked or ran out, or the pad became unreadable to them. */
+/** An open live connection as the check sees it: the pad, who opened it, with which credential, and whether it may write. */
+export type OpenAccess = { padId: string; participantId: string | null; credentialId: string | null; readOnly: boolean };
+/**
+ * Of these, the ones that no longer hold: the credential was revoked or ran out, the pad became
+ * unreadable to them, or a connection that may write lost that right (the pad was locked). A closed
+ * connection's client reconnects, and is let in as the rights are then.
+ */
 export type AccessRecheck = (open: readonly OpenAccess[]) => Promise<OpenAccess[]>;
 
-const keyOf = (access: OpenAccess) => `${access.padId} ${access.participantId ?? ''} ${access.credentialId ?? ''}`;
+const keyOf = (access: OpenAccess) => `${access.padId} ${access.participantId ?? ''} ${access.credentialId ?? ''} ${access.readOnly ? 'r' : 'w'}`;
 
 /**
  * Credential re-checks of open live connections: every ACCESS_CHECK_MS, everything this instance
@@ -34,7 +38,10 @@ export class AccessChecks implements Extension<SyncContext> {
 
   private *connections() {
     for (const { padId, connection, context } of liveConnections(this.instance)) {
-      yield { connection, access: { padId, participantId: context?.participantId ?? null, credentialId: context?.credentialId ?? null } };
+      yield {
+        connection,
+        access: { padId, participantId: context?.participantId ?? null, credentialId: context?.credentialId ?? null, readOnly: connection.readOnly },
+      };
     }
   }
 
