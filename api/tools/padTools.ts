@@ -37,7 +37,7 @@ export const openPadTool = readTool({
     'Read a pad, as mode says; data.version is the base_version for edit_pad.',
   input: OpenPadInput,
   policy: (input) => readPad(input.pad_id),
-  run: ({ core, conn }, input, target) => openPad(core, conn, target, input),
+  run: ({ core, conn, actor }, input, target) => openPad(core, conn, actor, target, input),
   present: presentPad,
 });
 

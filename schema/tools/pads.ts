@@ -59,6 +59,10 @@ const PadViewBase = z.object({
   seat: Seat,
   /** Whether the reader may type in the pad; the live connection is read-only otherwise. */
   canEdit: z.boolean(),
+  /** Present when the pad is locked: it takes no edits until unlocked. */
+  locked: z.literal(true).optional(),
+  /** Whether the reader may lock (or, when locked, unlock) the pad with moderate. */
+  canLock: z.boolean(),
 });
 
 /** open_pad's view, by mode: the outline's sections, or what changed since a version. */
@@ -160,6 +164,8 @@ export const OpenPadData = z.object({
   version: z.number(),
   status: PadState,
   mode: z.enum(['outline', 'sections', 'changes', 'full']),
+  /** Present when the pad is locked: it takes no edits until unlocked. */
+  locked: z.literal(true).optional(),
   sections: z
     .array(
       z.object({

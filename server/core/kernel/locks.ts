@@ -1,4 +1,5 @@
 import { AppError } from '../../../schema/errors.ts';
+import { allows, type Seat } from './rights.ts';
 
 /** A thread or a pad: who locked it, if anyone (`moderate` lock, SPEC part 2 "Hub roles and rights"). */
 export type Lockable = { id: string; locked_by: string | null };
@@ -14,4 +15,15 @@ export function requireUnlocked(kind: 'thread' | 'pad', item: Lockable & { maker
     locked: kind,
     locked_by: item.locked_by,
   });
+}
+
+/**
+ * Whether a seat may lock (or, `unlocking`, unlock) an item: the owner and helpers always; the item's
+ * maker, while they hold a seat, locks it and lifts a lock of their own, never one an owner or helper
+ * placed.
+ */
+export function mayLock(actorId: string, seat: Seat, item: Lockable & { maker: string }, unlocking: boolean): boolean {
+  if (allows(seat, 'moderate')) return true;
+  if (item.maker !== actorId || !allows(seat, 'write')) return false;
+  return !unlocking || item.locked_by === null || item.locked_by === actorId;
 }

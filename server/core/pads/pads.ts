@@ -16,7 +16,7 @@ import { authenticateBearer, authenticateSession, endedCredentials } from '../id
 import { allows, requireWriter, type Seat } from '../kernel/rights.ts';
 import { newId } from '../kernel/secrets.ts';
 import type { EditablePad } from '../kernel/editors.ts';
-import { requireUnlocked } from '../kernel/locks.ts';
+import { mayLock, requireUnlocked } from '../kernel/locks.ts';
 import { sections, type Section } from './sections.ts';
 
 
@@ -145,6 +145,8 @@ export type PadReading = {
   blocks: Block[];
   sections: Section[];
   canEdit: boolean;
+  /** Whether the reader may lock (or, when locked, unlock) the pad with moderate. */
+  canLock: boolean;
 } & (
   | { mode: 'outline' }
   | { mode: 'sections'; found: Section[]; missing: string[] }
@@ -152,11 +154,19 @@ export type PadReading = {
   | { mode: 'full' }
 );
 
-export async function padReading(core: Core, conn: CommonQueryMethods, target: { pad: PadRow; hub: HubRow; seat: Seat }, input: OpenPadInput): Promise<PadReading> {
+export async function padReading(
+  core: Core,
+  conn: CommonQueryMethods,
+  target: { pad: PadRow; hub: HubRow; seat: Seat },
+  input: OpenPadInput,
+  reader: Actor,
+): Promise<PadReading> {
   const { pad, hub, seat } = target;
   const { blocks, version } = await padContent(core, pad.id);
   const all = sections(blocks);
-  const base = { pad, hub, seat, version, blocks, sections: all, canEdit: mayEditPad(seat, hub) };
+  const lockable = { ...pad, maker: pad.created_by };
+  const canEdit = mayEditPad(seat, hub) && pad.locked_by === null;
+  const base = { pad, hub, seat, version, blocks, sections: all, canEdit, canLock: mayLock(reader.id, seat, lockable, pad.locked_by !== null) };
   const mode = input.mode ?? 'outline';
   if (mode === 'sections') {
     const wanted = input.sections ?? [];

@@ -5,6 +5,7 @@ import type { LockAction } from '../../../schema/tools/members.ts';
 import type { Actor } from '../kernel/actor.ts';
 import type { Core } from '../kernel/context.ts';
 import type { PolicyScope } from '../kernel/policy.ts';
+import { mayLock } from '../kernel/locks.ts';
 import { allows, type Seat } from '../kernel/rights.ts';
 import { readPad, readThread } from './policies.ts';
 
@@ -27,9 +28,8 @@ export async function lockTarget(scope: PolicyScope, input: { thread_id?: string
     input.thread_id !== undefined
       ? await readThread(input.thread_id)(scope).then(({ thread, hub, seat }) => ({ kind: 'thread' as const, id: thread.id, maker: thread.started_by, locked_by: thread.locked_by, hub, seat }))
       : await readPad(input.pad_id!)(scope).then(({ pad, hub, seat }) => ({ kind: 'pad' as const, id: pad.id, maker: pad.created_by, locked_by: pad.locked_by, hub, seat }));
-  if (allows(target.seat, 'moderate')) return target;
+  if (mayLock(scope.actor.id, target.seat, target, action === 'unlock')) return target;
   const maker = target.maker === scope.actor.id && allows(target.seat, 'write');
-  if (maker && (action === 'lock' || target.locked_by === null || target.locked_by === scope.actor.id)) return target;
   throw forbidden(
     maker
       ? `The owner or a helper of ${target.hub.slug} locked this ${target.kind}; only they unlock it.`
