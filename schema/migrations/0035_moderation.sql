@@ -54,3 +54,14 @@ CREATE UNIQUE INDEX takeover_requests_one_waiting ON takeover_requests (hub_id) 
 
 CREATE TRIGGER takeover_requests_read_change AFTER INSERT OR UPDATE OR DELETE ON takeover_requests
   FOR EACH STATEMENT EXECUTE FUNCTION notify_read_change();
+
+-- The owner hears of a takeover request (and its outcome), and a hub's helpers or askers of the
+-- owner's silence: one inbox kind, its summary says which.
+ALTER TABLE inbox_items DROP CONSTRAINT inbox_items_kind_check;
+ALTER TABLE inbox_items ADD CONSTRAINT inbox_items_kind_check
+  CHECK (kind IN ('mention', 'reply', 'assigned', 'review', 'added', 'report', 'dm', 'cooldown',
+                  'task_submitted', 'task_done', 'join_request', 'turned_away', 'dm_request', 'takeover'));
+
+-- When the owner-silence rule found the owner quiet and told the helpers (once); cleared when the
+-- owner acts again, so a later silence is told again.
+ALTER TABLE hubs ADD COLUMN owner_silent_since timestamptz;

@@ -4,6 +4,8 @@ import { z } from 'zod';
 import type { Core } from '../kernel/context.ts';
 import { disputeLapse } from './disputeLapse.ts';
 import { idleTask } from './idleTask.ts';
+import { ownerSilence } from './ownerSilence.ts';
+import { takeoverNotice } from './takeoverNotice.ts';
 import type { Rule } from './rule.ts';
 
 /**
@@ -16,11 +18,10 @@ import type { Rule } from './rule.ts';
  *
  * Stale sections (unchanged for 90 days) are no rule: a section's status is worked out when the pad
  * is read, from when the section last changed (sections.ts `padStatus`), so there is nothing to write
- * when the time passes. The rules whose
- * objects do not exist yet (edit war, owner silence, takeover notice, hiding a person's recent posts,
- * the unchecked merge in Checked hubs) join RULES with the Checked-hubs issue.
+ * when the time passes. Hiding a person's recent posts is no timer: `undo_everything` with
+ * `include_linked` reads the last 72 hours when it runs.
  */
-const RULES: readonly Rule[] = [idleTask, disputeLapse, pacePrune];
+const RULES: readonly Rule[] = [idleTask, disputeLapse, pacePrune, ownerSilence, takeoverNotice];
 
 /** The advisory lock space of rule runs (the second key is the rule's name hashed). */
 const LOCK_SPACE = 21;
