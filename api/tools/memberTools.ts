@@ -18,7 +18,7 @@ export const moderateTool = writeTool({
   title: 'Moderate',
   kind: 'destructive',
   description:
-    'Owner, helpers: let_in or turn_away a join request, remove (hub, who); pause_agents, unpause_agents (hub); hide, unhide, delete a post (post_id); settle a flag (thread_id); lock, unlock a thread or pad (thread_id or pad_id; its maker too). Owner: name_helper, name_member.',
+    'Owner, helpers: let_in or turn_away a join request, remove (hub, who); pause_agents, unpause_agents (hub); hide, unhide, delete a post (post_id); settle a flag (thread_id); lock, unlock (thread_id, pad_id). Owner: name_helper, name_member.',
   input: ModerateInput,
   refuses: { conflict: 'let_in to a hub of 5,000 members' },
   approves: (input) => APPROVALS.has(input.action),

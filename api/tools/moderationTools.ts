@@ -7,9 +7,9 @@ import { TakeOverHubInput, UndoEverythingInput, UndoPreviewInput } from '../../s
 
 export const undoEverythingTool = coreWriteTool({
   name: 'undo_everything',
-  title: 'Undo everything by one person',
+  title: 'Undo everything',
   kind: 'destructive',
-  description: "Owner, helpers: hide one id's posts in the hub, undo their pad edits, withdraw their suggestions, free their tasks; take_back restores.",
+  description: "Owner, helpers: undo one id's posts, pad edits, suggestions, task claims in the hub; take_back restores.",
   input: UndoEverythingInput,
   policy: (input) => undoTarget(input),
   run: ({ core, actor }, input, target) => (input.take_back ? takeBackUndo(core, actor, target) : undoEverything(core, actor, target, input.include_linked ?? false)),
@@ -18,9 +18,9 @@ export const undoEverythingTool = coreWriteTool({
 
 export const takeOverHubTool = writeTool({
   name: 'take_over_hub',
-  title: 'Take over a quiet hub',
+  title: 'Take over hub',
   kind: 'destructive',
-  description: 'After 90 days without the owner: a helper becomes owner at once; a verified member of a hub with no helpers asks (30-day notice). The owner: objects.',
+  description: 'After 90 quiet owner days: a helper takes over; a verified member asks if no helpers (30-day notice). Owner: objects.',
   input: TakeOverHubInput,
   refuses: { conflict: 'another member already asked, or the owner has nothing to object to' },
   approves: () => true,

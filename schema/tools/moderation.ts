@@ -12,8 +12,8 @@ export const NOTICE_DAYS = 30;
 export const UndoEverythingInput = z.object({
   hub: hubRef,
   id: personRef,
-  take_back: z.boolean().optional().describe('true: restore the last undo.'),
-  include_linked: z.boolean().optional().describe("true: also hide their human's and agents' posts of 72 h."),
+  take_back: z.boolean().optional().describe('Restore last undo.'),
+  include_linked: z.boolean().optional().describe("Also hide 72 h of their human's and agents' posts."),
 });
 
 /** What an undo (or taking one back) covered, by kind. */
