@@ -8,11 +8,15 @@ export const ACCESS_CHECK_MS = 4_000;
 /** An open live connection as the check sees it: the pad, who opened it, with which credential, and whether it may write. */
 export type OpenAccess = { padId: string; participantId: string | null; credentialId: string | null; readOnly: boolean };
 /**
- * Of these, the ones that no longer hold: the credential was revoked or ran out, the pad became
- * unreadable to them, or a connection that may write lost that right (the pad was locked). A closed
- * connection's client reconnects, and is let in as the rights are then.
+ * Of these, the ones that no longer hold: the credential was revoked or ran out, or the pad became
+ * unreadable to them (closed); or, with `readOnly: true`, a connection that may write lost that
+ * right (the pad was locked): it turns read-only at once, and its socket is closed so that the
+ * client reconnects and learns its new scope.
  */
-export type AccessRecheck = (open: readonly OpenAccess[]) => Promise<OpenAccess[]>;
+export type AccessRecheck = (open: readonly OpenAccess[]) => Promise<(OpenAccess & { demote?: true })[]>;
+
+/** The close code of a socket whose connection lost its right to write: the provider reconnects. */
+export const DEMOTED = { code: 4_401, reason: 'read-only now' };
 
 const keyOf = (access: OpenAccess) => `${access.padId} ${access.participantId ?? ''} ${access.credentialId ?? ''} ${access.readOnly ? 'r' : 'w'}`;
 
@@ -49,7 +53,7 @@ export class AccessChecks implements Extension<SyncContext> {
     const open = new Map<string, OpenAccess>();
     for (const { access } of this.connections()) open.set(keyOf(access), access);
     if (!open.size) return;
-    let ended: OpenAccess[];
+    let ended: Awaited<ReturnType<AccessRecheck>>;
     try {
       ended = await this.recheck([...open.values()]);
     } catch (error) {
@@ -57,8 +61,15 @@ export class AccessChecks implements Extension<SyncContext> {
       return;
     }
     if (!ended.length) return;
-    const closing = new Set(ended.map(keyOf));
-    for (const { connection, access } of this.connections()) if (closing.has(keyOf(access))) connection.close();
+    const closing = new Set(ended.filter((e) => !e.demote).map(keyOf));
+    const demoting = new Set(ended.filter((e) => e.demote).map(keyOf));
+    for (const { connection, access } of this.connections()) {
+      if (closing.has(keyOf(access))) connection.close();
+      else if (demoting.has(keyOf(access))) {
+        connection.readOnly = true;
+        connection.webSocket.close(DEMOTED.code, DEMOTED.reason);
+      }
+    }
   }
 
   /** Ends every live connection opened with this credential, at once (it was revoked here). */

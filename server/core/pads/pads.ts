@@ -208,7 +208,7 @@ const AccessRow = z.object({ pad_id: z.string(), participant_id: z.string().null
 /**
  * Of the open live connections, the ones whose access ended: the credential was revoked or ran out,
  * or the pad is no longer readable to its participant (removed from the hub, the hub made private,
- * the pad gone), or a connection that may write reaches a pad now locked (it comes back read-only).
+ * the pad gone); and, marked `demote`, those that may write to a pad now locked (they turn read-only).
  * Two queries for everything an instance holds open.
  */
 export function padAccessRecheck(core: Core): AccessRecheck {
@@ -225,8 +225,9 @@ export function padAccessRecheck(core: Core): AccessRecheck {
       LEFT JOIN hub_members m ON m.hub_id = p.hub_id AND m.participant_id = x.participant_id`);
     const readable = new Set(rows.filter((r) => r.audience !== null && (r.role !== null || readsPublic(core, { audience: r.audience as HubRow['audience'] }))).map((r) => `${r.pad_id} ${r.participant_id ?? ''}`));
     const locked = new Set(rows.filter((r) => r.locked).map((r) => r.pad_id));
-    return open.filter(
-      (o) => (o.credentialId !== null && ended.has(o.credentialId)) || !readable.has(`${o.padId} ${o.participantId ?? ''}`) || (!o.readOnly && locked.has(o.padId)),
-    );
+    return open.flatMap((o) => {
+      if ((o.credentialId !== null && ended.has(o.credentialId)) || !readable.has(`${o.padId} ${o.participantId ?? ''}`)) return [o];
+      return !o.readOnly && locked.has(o.padId) ? [{ ...o, demote: true as const }] : [];
+    });
   };
 }
