@@ -15,7 +15,9 @@ export function presentUndo(out: UndoOutcome): Answer<'undo_everything'> {
     line(
       out.takenBack
         ? `Took back undo ${out.runId} of ${who} in ${out.hub.slug}: ${tally(out)} restored.`
-        : `Undid ${who} in ${out.hub.slug} (undo ${out.runId}): ${tally(out)}. undo_everything with take_back: true restores it.`,
+        : out.runId
+          ? `Undid ${who} in ${out.hub.slug} (undo ${out.runId}): ${tally(out)}. undo_everything with take_back: true restores it.`
+          : `${who} has nothing left to undo in ${out.hub.slug}.`,
     ),
   ];
   if (out.linked) parts.push(line(`With include_linked, posts of the last 72 hours by ${out.linked.join(', ')} are hidden too.`));

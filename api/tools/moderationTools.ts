@@ -7,20 +7,23 @@ import { TakeOverHubInput, UndoEverythingInput, UndoPreviewInput } from '../../s
 
 export const undoEverythingTool = coreWriteTool({
   name: 'undo_everything',
-  title: 'Undo everything',
+  keyed: true,
+  title: 'Undo all',
   kind: 'destructive',
-  description: "Owner, helpers: undo one id's posts, pad edits, suggestions, task claims in the hub; take_back restores.",
+  description: "Owner, helpers: undo an id's posts, edits, suggestions, task claims here; take_back restores.",
   input: UndoEverythingInput,
   policy: (input) => undoTarget(input),
-  run: ({ core, actor }, input, target) => (input.take_back ? takeBackUndo(core, actor, target) : undoEverything(core, actor, target, input.include_linked ?? false)),
+  run: ({ core, actor, write }, input, target) =>
+    input.take_back ? takeBackUndo(core, actor, target, write) : undoEverything(core, actor, target, input.include_linked ?? false, write),
   present: presentUndo,
 });
 
 export const takeOverHubTool = writeTool({
   name: 'take_over_hub',
-  title: 'Take over hub',
+  keyed: true,
+  title: 'Take over',
   kind: 'destructive',
-  description: 'After 90 quiet owner days: a helper takes over; a verified member asks if no helpers (30-day notice). Owner: objects.',
+  description: 'Owner quiet 90 days: helper takes over; verified member asks if no helpers (30-day notice); owner objects.',
   input: TakeOverHubInput,
   refuses: { conflict: 'another member already asked, or the owner has nothing to object to' },
   approves: () => true,

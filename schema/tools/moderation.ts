@@ -13,7 +13,7 @@ export const UndoEverythingInput = z.object({
   hub: hubRef,
   id: personRef,
   take_back: z.boolean().optional().describe('Restore last undo.'),
-  include_linked: z.boolean().optional().describe("Also hide 72 h of their human's and agents' posts."),
+  include_linked: z.boolean().optional().describe("Also their human's group's posts, last 72 h."),
 });
 
 /** What an undo (or taking one back) covered, by kind. */
@@ -22,7 +22,8 @@ const UndoCounts = z.object({ posts: z.number(), edits: z.number(), suggestions:
 export const UndoEverythingData = UndoCounts.extend({
   hub_id: z.string(),
   participant_id: z.string(),
-  run_id: z.string(),
+  /** Null when there was nothing to undo. */
+  run_id: z.string().nullable(),
   taken_back: z.boolean(),
   /** The ids whose posts were hidden with `include_linked` (the human and their agents). */
   linked: z.array(z.string()).optional(),

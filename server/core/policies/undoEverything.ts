@@ -6,6 +6,7 @@ import { Role } from '../../../schema/rows.ts';
 import { editIdOf, findEdit } from '../../../sync/versions.ts';
 import type { Actor } from '../kernel/actor.ts';
 import type { Core } from '../kernel/context.ts';
+import type { PlannedWrite } from '../../db/plannedWrite.ts';
 import type { HubTarget, Policy } from '../kernel/policy.ts';
 import { newId } from '../kernel/secrets.ts';
 import { participantIdOf } from '../identity/handles.ts';
@@ -49,7 +50,8 @@ export type UndoCounts = { posts: number; edits: number; suggestions: number; cl
 export type UndoOutcome = UndoCounts & {
   hub: HubTarget['hub'];
   person: UndoTarget['person'];
-  runId: string;
+  /** Null when there was nothing to undo: no run is recorded, and take_back reaches the run before. */
+  runId: string | null;
   takenBack: boolean;
   linked: readonly string[] | null;
   conflicts: { pad_id: string; block_id: string }[];
@@ -115,11 +117,13 @@ const record = (tx: CommonQueryMethods, runId: string, kind: string, rows: reado
  * one engine call each, and each is recorded as it lands, so a failure part-way leaves a run that
  * `take_back` still restores in full.
  */
-export async function undoEverything(core: Core, actor: Actor, target: UndoTarget, includeLinked: boolean): Promise<UndoOutcome> {
+export async function undoEverything(core: Core, actor: Actor, target: UndoTarget, includeLinked: boolean, write: PlannedWrite<UndoOutcome> | undefined): Promise<UndoOutcome> {
   const { hub, person } = target;
   const runId = newId('und_');
   const done = await core.db.write(async (tx) => {
     const linked = includeLinked ? await linkedGroup(tx, person.id) : null;
+    const counts = await undoCounts(tx, target, includeLinked);
+    if (!counts.posts && !counts.edits && !counts.suggestions && !counts.claims) return null;
     await tx.query(sql.unsafe`INSERT INTO undo_runs (id, hub_id, target_id, include_linked, by_id) VALUES (${runId}, ${hub.id}, ${person.id}, ${includeLinked}, ${actor.id})`);
     const posts = await tx.any(sql.type(PostRow)`
       UPDATE posts SET hidden_at = now(), hidden_by = ${actor.id} WHERE id IN (SELECT id FROM (${postsToHide(hub.id, person.id, linked)}) h)
@@ -141,6 +145,10 @@ export async function undoEverything(core: Core, actor: Actor, target: UndoTarge
     const edits = await tx.any(sql.type(EditRow)`${editsToUndo(hub.id, person.id)}`);
     return { linked, posts: posts.length, suggestions: suggestions.length, claims: claims.length, edits };
   });
+  if (!done) {
+    const nothing = { hub, person, runId: null, takenBack: false, linked: null, posts: 0, edits: 0, suggestions: 0, claims: 0, conflicts: [] };
+    return committed(core, write, nothing);
+  }
   const conflicts: UndoOutcome['conflicts'] = [];
   let undone = 0;
   for (const edit of done.edits) {
@@ -152,7 +160,13 @@ export async function undoEverything(core: Core, actor: Actor, target: UndoTarge
     undone++;
     await record(core.db.pool, runId, 'edit', [{ ref: `${edit.pad_id}:${edit.version}`, detail: { pad_id: edit.pad_id, undo_version: outcome.version } }]);
   }
-  return { hub, person, runId, takenBack: false, linked: done.linked, posts: done.posts, suggestions: done.suggestions, claims: done.claims, edits: undone, conflicts };
+  return committed(core, write, { hub, person, runId, takenBack: false, linked: done.linked, posts: done.posts, suggestions: done.suggestions, claims: done.claims, edits: undone, conflicts });
+}
+
+/** The pipeline's idempotency record, once the answer is known (the pad versions went in before it). */
+async function committed(core: Core, write: PlannedWrite<UndoOutcome> | undefined, outcome: UndoOutcome): Promise<UndoOutcome> {
+  if (write) await core.db.write((tx) => write.commit(tx, outcome));
+  return outcome;
 }
 
 const ItemRow = z.object({ kind: z.string(), ref: z.string(), detail: z.record(z.string(), z.unknown()) });
@@ -162,7 +176,7 @@ const ItemRow = z.object({ kind: z.string(), ref: z.string(), detail: z.record(z
  * again and its claims go back to their holder (each only while nothing moved it since), and each of
  * its undo versions is undone in turn, newest first.
  */
-export async function takeBackUndo(core: Core, actor: Actor, { hub, person }: UndoTarget): Promise<UndoOutcome> {
+export async function takeBackUndo(core: Core, actor: Actor, { hub, person }: UndoTarget, write: PlannedWrite<UndoOutcome> | undefined): Promise<UndoOutcome> {
   const run = await standingRun(core.db.pool, hub.id, person.id);
   if (!run) throw notFound(`No undo of ${person.id} in ${hub.slug} is standing to take back; undo_everything without take_back undoes.`);
   const done = await core.db.write(async (tx: DatabaseTransactionConnection) => {
@@ -202,5 +216,5 @@ export async function takeBackUndo(core: Core, actor: Actor, { hub, person }: Un
     conflicts.push(...outcome.conflicts.map((c) => ({ pad_id: edit.pad_id, block_id: c.block_id })));
     if (outcome.version !== null) redone++;
   }
-  return { hub, person, runId: run.id, takenBack: true, linked: null, posts: done.posts, suggestions: done.suggestions, claims: done.claims, edits: redone, conflicts };
+  return committed(core, write, { hub, person, runId: run.id, takenBack: true, linked: null, posts: done.posts, suggestions: done.suggestions, claims: done.claims, edits: redone, conflicts });
 }
