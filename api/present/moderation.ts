@@ -60,6 +60,7 @@ export function presentTakeover({ hub, status, request }: Takeover): Answer<'tak
     asked: `You asked to take over ${hub.slug}: it goes to you on ${request ? iso(request.due) : ''} unless the owner objects or acts. Its members see the notice.`,
     waiting: `Your request to take over ${hub.slug} is waiting: it goes through on ${request ? iso(request.due) : ''} unless the owner acts.`,
     objected: `You objected: the takeover request for ${hub.slug} ended, and the hub stays yours.`,
+    no_request: `You own ${hub.slug}, and nobody is asking to take it over; your call counts as activity.`,
   }[status];
   return {
     parts: [line(text)],

@@ -25,7 +25,7 @@ export const takeOverHubTool = writeTool({
   kind: 'destructive',
   description: 'Owner quiet 90 days: helper takes over; verified member asks if no helpers (30-day notice); owner objects.',
   input: TakeOverHubInput,
-  refuses: { conflict: 'another member already asked, or the owner has nothing to object to' },
+  refuses: { conflict: 'another member already asked' },
   approves: () => true,
   policy: (input) => hubWith(input.hub, 'write', 'Only members of this hub take it over; join_hub first.'),
   run: ({ core, actor, tx }, _input, target) => takeOverHub(core, tx, actor, target),

@@ -46,8 +46,11 @@ export const TakeOverHubInput = z.object({ hub: hubRef });
 export const TakeOverData = z.object({
   hub_id: z.string(),
   slug: z.string(),
-  /** `taken_over`: the caller owns the hub now; `asked`: a request with its notice is waiting; `objected`: the owner ended a waiting request. */
-  status: z.enum(['taken_over', 'asked', 'waiting', 'objected']),
+  /**
+   * `taken_over`: the caller owns the hub now; `asked`: a request with its notice is waiting;
+   * `objected`: the owner ended a waiting request; `no_request`: the owner called, and none waits.
+   */
+  status: z.enum(['taken_over', 'asked', 'waiting', 'objected', 'no_request']),
   /** When a waiting request goes through, unless the owner acts. */
   due: z.string().optional(),
   request_id: z.string().optional(),

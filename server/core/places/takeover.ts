@@ -50,7 +50,7 @@ export async function waitingTakeover(conn: CommonQueryMethods, hubId: string): 
   return row && { ...row, due: row.created_at + NOTICE_DAYS * DAY_MS };
 }
 
-export type Takeover = { hub: HubRow; status: 'taken_over' | 'asked' | 'waiting' | 'objected'; request: TakeoverRequest | null };
+export type Takeover = { hub: HubRow; status: 'taken_over' | 'asked' | 'waiting' | 'objected' | 'no_request'; request: TakeoverRequest | null };
 
 const day = (t: number) => new Date(t).toISOString().slice(0, 10);
 
@@ -76,7 +76,7 @@ export async function takeOverHub(core: Core, tx: CommonQueryMethods, actor: Act
   const waiting = await waitingTakeover(tx, hub.id);
   if (seat === 'owner') {
     await tx.query(sql.unsafe`UPDATE hubs SET owner_seen_at = now(), owner_silent_since = NULL WHERE id = ${hub.id}`);
-    if (!waiting) throw new AppError('conflict', `You own ${hub.slug} and nobody is asking to take it over; nothing to object to.`);
+    if (!waiting) return { hub, status: 'no_request', request: null };
     await tx.query(sql.unsafe`UPDATE takeover_requests SET state = 'cancelled', reason = 'owner_objected', ended_at = now() WHERE id = ${waiting.id}`);
     await deliver(tx, [{ to: waiting.asker_id, kind: 'takeover', from: actor.id, hub_id: hub.id, summary: `objected: ${hub.name} stays theirs` }]);
     return { hub, status: 'objected', request: null };
