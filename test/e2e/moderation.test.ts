@@ -102,7 +102,7 @@ describe.skipIf(!haveChromium).each(stores())('moderation in the browser on %s',
 
     await ada.page.goto(`/h/${created.slug}`);
     const notice = ada.page.locator('.takeover');
-    await expect.poll(() => notice.innerText()).toContain('Bea asked on');
+    await expect.poll(() => notice.innerText()).toContain('Bea asked');
     await shoot(ada.page, 'takeover-notice');
     await notice.getByRole('button', { name: 'Object: keep this hub' }).click();
     await expect.poll(() => notice.innerText()).toContain('You objected: the hub stays yours.');
