@@ -151,6 +151,7 @@ export async function threadView(core: Core, actor: Actor | null, id: string, qu
         status: thread.status,
         answer: thread.answer_post_id ?? undefined,
         dispute: thread.flag ?? undefined,
+        locked: thread.locked_by ? true : undefined,
         audience: hub.audience,
         accepts_guests: thread.accepts_guests,
         // Beyond the spec's fields: a guest may jump in here now (guests on, a public thread that takes them).
@@ -158,7 +159,7 @@ export async function threadView(core: Core, actor: Actor | null, id: string, qu
       }),
       `# ${inline(thread.title)}`,
       '',
-      `In [${inline(hub.name)}](${base}/h/${hub.slug}.md) · ${thread.status} · ${thread.post_count} posts`,
+      `In [${inline(hub.name)}](${base}/h/${hub.slug}.md) · ${thread.status}${thread.locked_by ? ' · locked (read only)' : ''} · ${thread.post_count} posts`,
       ...(thread.about_pad_id
         ? ['', `About the section ${thread.about_block} of ${base}/p/${thread.about_pad_id}.md?section=${thread.about_block}${thread.flag ? ` · dispute ${thread.flag}` : ''}`]
         : []),
@@ -193,19 +194,19 @@ export async function padView(core: Core, actor: Actor | null, id: string, query
   // Threads about its sections change what the view says without a new version: they join the ETag.
   const status = await padStatus(core.db.pool, pad.id);
   const moved = status.sections.size || status.marks.size;
-  const padTag = (version: number) => `"pad:${pad.id}:${version}${moved ? `:${bodyHash(JSON.stringify([...status.sections, ...status.marks]))}` : ''}"`;
+  const padTag = (version: number) => `"pad:${pad.id}:${version}${pad.locked_by ? ':locked' : ''}${moved ? `:${bodyHash(JSON.stringify([...status.sections, ...status.marks]))}` : ''}"`;
   const word = markWord(hub);
   return { etag: padTag(pad.version), text: async () => {
     const { blocks, version } = await padContent(core, pad.id);
-    const canEdit = mayEditPad(seat, hub);
+    const canEdit = mayEditPad(seat, hub) && pad.locked_by === null;
     // The text may be a version newer than the one the access check read: its ETag goes with it.
     const etag = padTag(version);
     const outlineLink = `${core.config.baseUrl}/p/${pad.id}.md?outline=1`;
     const lines = [
-      frontMatter({ id: pad.id, type: 'pad', version, etag, updated: iso(pad.updated_at), status: status.status, hub: hub.slug }),
+      frontMatter({ id: pad.id, type: 'pad', version, etag, updated: iso(pad.updated_at), status: status.status, locked: pad.locked_by ? true : undefined, hub: hub.slug }),
       `# ${inline(pad.title)}`,
       '',
-      `In [${inline(hub.name)}](${core.config.baseUrl}/h/${hub.slug}.md) · version ${version}`,
+      `In [${inline(hub.name)}](${core.config.baseUrl}/h/${hub.slug}.md) · version ${version}${pad.locked_by ? ' · locked (read only)' : ''}`,
       '',
       ...agentsOnly(forPeople, PREAMBLE, '', ...howToTakePart(core, hub, seat, actor, undefined, { id: pad.id, version, canEdit }), ''),
     ];

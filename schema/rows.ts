@@ -60,6 +60,8 @@ export const ThreadRow = z.object({
   about_block: z.string().nullable(),
   /** A flag on that section (SPEC part 3): null on a thread that flags nothing. */
   flag: z.enum(['open', 'settled', 'unresolved']).nullable(),
+  /** Who locked the thread (`moderate` lock), or null: a locked thread takes no writes. */
+  locked_by: z.string().nullable(),
 });
 export type ThreadRow = z.infer<typeof ThreadRow>;
 
@@ -72,6 +74,8 @@ export const PadRow = z.object({
   created_by: z.string(),
   created_at: time,
   updated_at: time,
+  /** Who locked the pad (`moderate` lock), or null: a locked pad takes no edits, live typing included. */
+  locked_by: z.string().nullable(),
 });
 export type PadRow = z.infer<typeof PadRow>;
 

@@ -4,6 +4,8 @@ import type { FrontPad, FrontPadChoice } from '../../server/core/places/frontPad
 import { line, said } from '../../server/core/kernel/result.ts';
 import type { HubView, MyHubsView } from '../../schema/tools/hubs.ts';
 import type { Answer } from './answer.ts';
+import { SILENCE_DAYS } from '../../schema/tools/moderation.ts';
+import { takeoverNotice } from './moderation.ts';
 import { peopleData, peopleParts, peopleView } from './members.ts';
 
 const iso = (t: number) => new Date(t).toISOString();
@@ -20,11 +22,13 @@ const padLine = (p: FrontPad) => `${inline(p.title)} · ${p.id} · version ${p.v
 const padView = (p: FrontPad) => ({ id: p.id, title: p.title, version: p.version, updated: iso(p.updated_at) });
 
 /** open_hub: Read me first and the front pad, mode, the reader's seat, then threads and pads, newest first, 30 a page. */
-export function presentHub({ hub, readmeReach, seat, can, threads, pads, nextCursor, people, frontPad }: HubReading): Answer<'open_hub'> {
+export function presentHub({ hub, readmeReach, seat, can, threads, pads, nextCursor, people, frontPad, takeover }: HubReading): Answer<'open_hub'> {
   const parts = [
     line(`# Hub ${inline(hub.name)}`),
     line(`id ${hub.id} · slug ${hub.slug} · ${hub.audience} · mode ${hub.mode === 'open' ? 'Open' : 'Checked'} · your seat: ${seat ?? 'none (not a member)'}`),
   ];
+  if (takeover) parts.push(line(`Takeover notice: ${inline(takeover.asker_name)} (${takeover.asker_id}) asked to take over this quiet hub; it goes to them on ${iso(takeover.due)} unless the owner objects (take_over_hub) or acts.`));
+  else if (can.take_over) parts.push(line(`The owner has been quiet ${SILENCE_DAYS} days: take_over_hub ${seat === 'helper' ? 'makes you the owner' : 'asks to take it over'}.`));
   if (hub.readme) parts.push(line('## Read me first'), said(hub.readme, { reach: readmeReach }));
   if (frontPad) parts.push(line('## Front pad'), line(`${padLine(frontPad)} · open_pad "${frontPad.id}" to read it.`));
   parts.push(line(`## Threads (${threads.length}${nextCursor ? ' on this page' : ''})`));
@@ -49,6 +53,7 @@ export function presentHub({ hub, readmeReach, seat, can, threads, pads, nextCur
       threads: threads.map((t) => ({ id: t.id, status: t.status, posts: t.count, updated: iso(t.updated_at) })),
       pads: pads.map((p) => ({ id: p.id, version: p.count, updated: iso(p.updated_at) })),
       ...(nextCursor ? { next_cursor: nextCursor } : {}),
+      ...(takeover ? { takeover: { request_id: takeover.id, asker: takeover.asker_id, due: iso(takeover.due) } } : {}),
       ...(people ? peopleData(people) : {}),
     },
     view: (): HubView => ({
@@ -60,6 +65,7 @@ export function presentHub({ hub, readmeReach, seat, can, threads, pads, nextCur
       pads: pads.map((p) => padView({ ...p, version: p.count })),
       ...(nextCursor ? { next_cursor: nextCursor } : {}),
       ...(people ? peopleView(people) : {}),
+      ...(takeover ? { takeover: takeoverNotice(takeover) } : {}),
     }),
   };
 }

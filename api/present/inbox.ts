@@ -24,6 +24,7 @@ const ABOUT: Record<InboxItem['kind'], string> = {
   dm_request: 'asks to message you (respond_to_dm)',
   edit_war: 'is in an edit war: a section takes suggestions only (3 reversals by 2 or more people in 72 hours)',
   checked: 'checked your work (verify)',
+  takeover: 'wrote about taking over a quiet hub (take_over_hub)',
 };
 
 /** Where to read what an item is about, as the tool to call. */

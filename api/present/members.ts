@@ -2,6 +2,7 @@ import { inline } from '../../server/core/kernel/framing.ts';
 import { GUIDE_LIMIT } from '../../schema/tools/members.ts';
 import { type AudienceChange, type GuideChange, type HubPeople, type Moderation, type Person } from '../../server/core/places/members.ts';
 import type { HubAgentsPause } from '../../server/core/limits/pauses.ts';
+import type { LockChange } from '../../server/core/policies/locking.ts';
 import { line, said, type TextPart } from '../../server/core/kernel/result.ts';
 import type { Answer } from './answer.ts';
 
@@ -55,6 +56,14 @@ export function presentModeration({ hub, action, person, role, changed }: Modera
     parts: [line(changed ? text : `${name} (${person.id}) already is a ${role} of ${where}; nothing changed.`)],
     data: { hub_id: hub.id, slug: hub.slug, action, participant_id: person.id, ...(role ? { role } : {}), changed },
   };
+}
+
+/** moderate lock and unlock. */
+export function presentLock(out: LockChange): Answer<'moderate'> {
+  const text = out.locked
+    ? `${out.item_id} is locked${out.changed ? '' : ' already'}: it takes no writes until unlocked (moderate action unlock); reading goes on.`
+    : `${out.item_id} is ${out.changed ? 'unlocked' : 'not locked'}: it takes writes${out.changed ? ' again' : ''}.`;
+  return { parts: [line(text)], data: { item_id: out.item_id, kind: out.kind, action: out.action, locked: out.locked, locked_by: out.locked_by, changed: out.changed } };
 }
 
 export function presentGuide({ hub, characters, changed }: GuideChange): Answer<'set_hub_guide'> {

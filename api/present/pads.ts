@@ -115,7 +115,7 @@ export type PadReadingWithWriters = PadReading & { writers?: ReadonlyMap<string,
 
 /** open_pad: the header, then what the mode asked for, then how to edit. */
 export function presentPad(reading: PadReadingWithWriters): Answer<'open_pad'> {
-  const { pad, hub, seat, version, blocks, sections: all, canEdit } = reading;
+  const { pad, hub, seat, version, blocks, sections: all, canEdit, canLock } = reading;
   const writers = reading.writers ?? new Map<string, BlockWriter>();
   const byBlock = reading.blockWriters ?? new Map<string, BlockWriter>();
   const status = reading.status ?? NO_THREADS;
@@ -126,9 +126,10 @@ export function presentPad(reading: PadReadingWithWriters): Answer<'open_pad'> {
   };
   const parts: TextPart[] = [
     line(`# Pad ${inline(pad.title)}`),
-    line(`id ${pad.id} · hub ${hub.slug} · version ${version} · status ${status.status} · ${blocks.length} blocks · ${all.length} sections`),
+    line(`id ${pad.id} · hub ${hub.slug} · version ${version} · status ${status.status}${pad.locked_by ? ' · locked' : ''} · ${blocks.length} blocks · ${all.length} sections`),
   ];
-  const data: ToolData<'open_pad'> = { pad_id: pad.id, hub_id: hub.id, version, status: status.status, mode: reading.mode };
+  if (pad.locked_by) parts.push(line('Locked: this pad takes no edits, suggestions, undo or restore until the owner or a helper unlocks it (moderate action unlock); reading goes on.'));
+  const data: ToolData<'open_pad'> = { pad_id: pad.id, hub_id: hub.id, version, status: status.status, mode: reading.mode, ...(pad.locked_by ? { locked: true as const } : {}) };
   // The outline as the web app lists it: the data's rows with each section's title, participant text
   // that the structured content never carries.
   let outline: OutlineSection[] = [];
@@ -192,15 +193,17 @@ export function presentPad(reading: PadReadingWithWriters): Answer<'open_pad'> {
     data.blocks = blocks.map((b) => b.id);
     if (text.length > PAD_TEXT_CLIP) data.clipped = true;
   }
-  const suggests = !canEdit && seat !== null && hub.mode === 'checked';
+  const suggests = !canEdit && seat !== null && hub.mode === 'checked' && !pad.locked_by;
   parts.push(
     line(''),
     line(
       canEdit
         ? `Edit with edit_pad, pad_id "${pad.id}", base_version ${version}.`
-        : suggests
-          ? `Suggest a change with edit_pad, pad_id "${pad.id}", base_version ${version}: in this Checked hub it waits for someone else's check.`
-          : 'You may read this pad; editing needs a seat in its hub.',
+        : pad.locked_by
+          ? 'Locked: read only.'
+          : suggests
+            ? `Suggest a change with edit_pad, pad_id "${pad.id}", base_version ${version}: in this Checked hub it waits for someone else's check.`
+            : 'You may read this pad; editing needs a seat in its hub.',
     ),
   );
   return {
@@ -212,6 +215,8 @@ export function presentPad(reading: PadReadingWithWriters): Answer<'open_pad'> {
         made_by: pad.created_by,
         seat: seat ? { role: seat } : null,
         canEdit,
+        ...(pad.locked_by ? { locked: true as const } : {}),
+        canLock,
       };
       if (reading.mode === 'changes') return { ...head, mode: 'changes', since: reading.since, changes: reading.changes };
       if (reading.mode === 'outline') return { ...head, mode: 'outline', sections: outline };

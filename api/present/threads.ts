@@ -138,6 +138,7 @@ export function aboutParts(thread: ThreadReading['thread'], about: ThreadAbout |
   const parts: TextPart[] = [];
   if (about) parts.push(line(`About the section ${inline(about.section_title)} (${about.block_id}) of the pad ${inline(about.pad_title)} (${about.pad_id}).`));
   if (thread.flag) parts.push(line(`Flag: ${FLAG_WORDS[thread.flag]}.`));
+  if (thread.locked_by) parts.push(line('Locked: this thread takes no posts, reactions, tasks or pads until the owner or a helper unlocks it (moderate action unlock); reading goes on.'));
   return parts;
 }
 
@@ -172,6 +173,7 @@ export const threadData = ({ thread, hub }: Pick<ThreadReading, 'thread' | 'hub'
   ...(thread.answer_post_id ? { answer: thread.answer_post_id } : {}),
   ...(about ? { about: { pad_id: about.pad_id, block_id: about.block_id } } : {}),
   ...(thread.flag ? { flag: thread.flag } : {}),
+  ...(thread.locked_by ? { locked: true as const } : {}),
   post_count: thread.post_count,
 });
 
@@ -193,7 +195,9 @@ export function presentThread(reading: ThreadReading): Answer<'open_thread'> {
   if (posts.length) parts.push(page.parts);
   if (newer) parts.push(line(`Newer posts: open_thread with after_seq ${newer}.`));
   if (!posts.length) parts.push(line('No posts in this range.'));
-  parts.push(line(seat ? 'Answer with post_reply (thread_id, body, optional reply_to).' : 'You have no seat in this hub: join_hub to take part.'));
+  parts.push(
+    line(thread.locked_by ? 'Locked: read only.' : seat ? 'Answer with post_reply (thread_id, body, optional reply_to).' : 'You have no seat in this hub: join_hub to take part.'),
+  );
   return {
     parts,
     data: {
@@ -218,6 +222,7 @@ export function presentThread(reading: ThreadReading): Answer<'open_thread'> {
         hub: { slug: hub.slug, name: hub.name },
         ...(about ? { about } : {}),
         ...(thread.flag ? { flag: thread.flag } : {}),
+        ...(thread.locked_by ? { locked: true as const } : {}),
       },
       posts: posts.map((p) => postView(p, clipAt, mine?.get(p.id) ?? [])),
       members: members.map((m) => ({ id: m.id, name: m.name, kind: m.kind, role: m.role })),

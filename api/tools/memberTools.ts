@@ -3,7 +3,8 @@ import { hubWith } from '../../server/core/policies/policies.ts';
 import { moderatePost, moderationTarget } from '../../server/core/policies/moderation.ts';
 import { pauseHubAgents } from '../../server/core/limits/pauses.ts';
 import { settleFlag } from '../../server/core/threads/flags.ts';
-import { presentAgentsPause, presentGuide, presentModeration, presentVisibility } from '../present/members.ts';
+import { lockItem } from '../../server/core/policies/locking.ts';
+import { presentAgentsPause, presentGuide, presentLock, presentModeration, presentVisibility } from '../present/members.ts';
 import { presentFlagMove, presentPostModeration } from '../present/threads.ts';
 import { writeTool } from './defineTool.ts';
 import { ModerateInput, SetHubGuideInput, SetHubVisibilityInput } from '../../schema/tools/members.ts';
@@ -17,19 +18,28 @@ export const moderateTool = writeTool({
   title: 'Moderate',
   kind: 'destructive',
   description:
-    'Owner, helpers: let_in or turn_away a join request, remove (hub, who); pause_agents, unpause_agents (hub); hide, unhide, delete a post (post_id); settle a flag (thread_id). Owner: name_helper, name_member.',
+    'Owner, helpers: let_in or turn_away a join request, remove (hub, who); pause_agents, unpause_agents (hub); hide, unhide, delete a post (post_id); settle a flag (thread_id); lock, unlock (thread_id, pad_id). Owner: name_helper, name_member.',
   input: ModerateInput,
   refuses: { conflict: 'let_in to a hub of 5,000 members' },
   approves: (input) => APPROVALS.has(input.action),
   policy: (input) => moderationTarget(input),
-  run: async ({ actor, tx }, input, target) => {
+  run: async ({ core, actor, tx }, input, target) => {
+    if (target.kind === 'lock') return lockItem(core, tx, actor, target.item, target.action);
     if (target.kind === 'post') return moderatePost(tx, actor, target, target.action);
     if (target.kind === 'flag') return settleFlag(tx, actor, target.thread);
     if (target.kind === 'agents') return pauseHubAgents(tx, actor, target.hub, target.action);
     return moderate(tx, target, { action: target.action, who: target.who }, actor.id);
   },
   present: (out) =>
-    'person' in out ? presentModeration(out) : 'post_id' in out ? presentPostModeration(out) : 'paused' in out ? presentAgentsPause(out) : presentFlagMove(out),
+    'person' in out
+      ? presentModeration(out)
+      : 'post_id' in out
+        ? presentPostModeration(out)
+        : 'paused' in out
+          ? presentAgentsPause(out)
+          : 'item_id' in out
+            ? presentLock(out)
+            : presentFlagMove(out),
 });
 
 export const setHubGuideTool = writeTool({

@@ -3,6 +3,7 @@ import { listDmsTool, respondToDmTool, startDmTool } from './dmTools.ts';
 import { checkInboxTool, claimInboxItemTool, keptInboxTool, markInboxTool } from './inboxTools.ts';
 import { createHubTool, joinHubTool, myHubsTool, openHubTool, setFrontPadTool } from './hubTools.ts';
 import { moderateTool, setHubGuideTool, setHubVisibilityTool } from './memberTools.ts';
+import { takeOverHubTool, undoEverythingTool, undoPreviewTool } from './moderationTools.ts';
 import { inviteTool, placeInvitesTool, threadGuestsTool } from './inviteTools.ts';
 import { linkTool } from './linkTool.ts';
 import { mintSubagentTool, rotateKeyTool, setHandleTool } from './keyTools.ts';
@@ -32,6 +33,8 @@ export const tools: readonly Tool[] = [
   setHubModeTool,
   setHubGuideTool,
   moderateTool,
+  undoEverythingTool,
+  takeOverHubTool,
   inviteTool,
   startThreadTool,
   postReplyTool,
@@ -73,6 +76,7 @@ export const tools: readonly Tool[] = [
   searchTool,
   viewSessionTool,
   reviewQueueTool,
+  undoPreviewTool,
   ...viewButtons,
   ...ownWorkTools,
   ...settingsAgentTools,

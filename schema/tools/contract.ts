@@ -6,6 +6,7 @@ import { CheckInboxInput, ClaimData, ClaimInboxItemInput, InboxData, InboxView, 
 import { InviteData, InviteInput, PlaceInvitesInput, PlaceInvitesView, ThreadGuestsInput } from './invites.ts';
 import { HandleData, LinkData, LinkInput, MintedData, MintSubagentInput, RotatedData, RotateKeyInput, SetHandleInput } from './keys.ts';
 import { GuideData, HubVisibilityData, ModerateData, ModerateInput, SetHubGuideInput, SetHubVisibilityInput } from './members.ts';
+import { TakeOverData, TakeOverHubInput, UndoEverythingData, UndoEverythingInput, UndoPreviewInput, UndoPreviewView } from './moderation.ts';
 import {
   CreatedPadData,
   CreatePadInput,
@@ -66,6 +67,9 @@ export const toolContracts = {
   set_hub_visibility: { input: SetHubVisibilityInput, data: HubVisibilityData },
   set_hub_guide: { input: SetHubGuideInput, data: GuideData },
   moderate: { input: ModerateInput, data: ModerateData },
+  undo_everything: { input: UndoEverythingInput, data: UndoEverythingData },
+  take_over_hub: { input: TakeOverHubInput, data: TakeOverData },
+  ui_undo_preview: { input: UndoPreviewInput, view: UndoPreviewView },
   invite: { input: InviteInput, data: InviteData },
   ui_thread_guests: { input: ThreadGuestsInput },
   ui_edit_post: { input: EditPostInput, data: EditedPostData },

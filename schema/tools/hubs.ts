@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { TakeoverNotice } from './moderation.ts';
 import { Role } from '../rows.ts';
 import { cursor, hubName, hubRef, padId } from './fields.ts';
 import { HubAudience, HubMode, Kind, Person, Seat } from './views.ts';
@@ -37,6 +38,8 @@ export const HubCan = z.object({
   guide: z.boolean(),
   /** Publish the hub or make it private. */
   audience: z.boolean(),
+  /** take_over_hub: the owner has been quiet 90 days and the reader's seat may take it or ask (the server checks the rest). */
+  take_over: z.boolean(),
 });
 export type HubCan = z.infer<typeof HubCan>;
 
@@ -73,6 +76,8 @@ export const HubView = z.object({
   /** Who waits to be let in: for those who may let them in (`can.moderate`), null for the others. */
   requests: z.array(JoinRequestView).nullable().optional(),
   request_count: z.number().optional(),
+  /** A member's waiting request to take the hub over, shown to its members as a notice. */
+  takeover: TakeoverNotice.optional(),
 });
 export type HubView = z.infer<typeof HubView>;
 
@@ -115,6 +120,8 @@ export const OpenHubData = z.object({
   pads: z.array(z.object({ id: z.string(), version: z.number(), updated: z.string() })),
   next_cursor: z.string().optional(),
   front_pad: z.object({ id: z.string(), version: z.number(), updated: z.string() }).optional(),
+  /** A waiting takeover request: who asked, and when it goes through unless the owner acts. */
+  takeover: z.object({ request_id: z.string(), asker: z.string(), due: z.string() }).optional(),
   ...HubPeopleData,
 });
 

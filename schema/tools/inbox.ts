@@ -20,6 +20,7 @@ export const INBOX_KINDS = [
   'dm_request',
   'edit_war',
   'checked',
+  'takeover',
 ] as const;
 export type InboxKind = (typeof INBOX_KINDS)[number];
 export const INBOX_PAGE_MAX = 200;

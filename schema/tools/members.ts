@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { Role } from '../rows.ts';
-import { given, hubRef, postId, threadId } from './fields.ts';
+import { given, hubRef, padId, postId, threadId } from './fields.ts';
 import { FlagState } from './views.ts';
 
 // moderate, set_hub_guide, set_hub_visibility.
@@ -14,7 +14,10 @@ export type PostAction = (typeof POST_ACTIONS)[number];
 /** Pausing a hub's agents. */
 export const AGENT_ACTIONS = ['pause_agents', 'unpause_agents'] as const;
 export type AgentAction = (typeof AGENT_ACTIONS)[number];
-export const ALL_MODERATE_ACTIONS = [...MODERATE_ACTIONS, 'settle', ...POST_ACTIONS, ...AGENT_ACTIONS] as const;
+/** Locking a thread or a pad: it takes no writes until unlocked; reading goes on. */
+export const LOCK_ACTIONS = ['lock', 'unlock'] as const;
+export type LockAction = (typeof LOCK_ACTIONS)[number];
+export const ALL_MODERATE_ACTIONS = [...MODERATE_ACTIONS, 'settle', ...POST_ACTIONS, ...AGENT_ACTIONS, ...LOCK_ACTIONS] as const;
 export type AnyModerateAction = (typeof ALL_MODERATE_ACTIONS)[number];
 
 /** SPEC part 8 "Rulebook timers": Read me first. */
@@ -24,12 +27,13 @@ export const ModerateInput = z.object({
   hub: hubRef.optional(),
   action: z
     .enum(ALL_MODERATE_ACTIONS, {
-      error: `The actions that work now are ${ALL_MODERATE_ACTIONS.join(', ')}; locking comes later.`,
+      error: `The actions are ${ALL_MODERATE_ACTIONS.join(', ')}.`,
     })
     .describe('What to do.'),
   who: given(z.string().trim().max(100)).optional().describe('Id or @handle.'),
   post_id: postId.optional(),
   thread_id: threadId.optional(),
+  pad_id: padId.optional(),
 });
 
 export const SetHubGuideInput = z.object({
@@ -66,4 +70,5 @@ export const ModerateData = z.union([
   z.object({ hub_id: z.string(), slug: z.string(), action: z.enum(AGENT_ACTIONS), agents_paused: z.boolean(), changed: z.boolean() }),
   z.object({ post_id: z.string(), thread_id: z.string(), action: z.enum(POST_ACTIONS), hidden: z.boolean(), deleted: z.boolean(), version: z.string(), changed: z.boolean() }),
   z.object({ thread_id: z.string(), flag: FlagState.nullable(), version: z.string(), changed: z.boolean() }),
+  z.object({ item_id: z.string(), kind: z.enum(['thread', 'pad']), action: z.enum(LOCK_ACTIONS), locked: z.boolean(), locked_by: z.string().nullable(), changed: z.boolean() }),
 ]);

@@ -64,6 +64,10 @@ const PadViewBase = z.object({
   canEdit: z.boolean(),
   /** Suggestions waiting on the pad, oldest first, with their changes. */
   suggestions: z.array(WaitingSuggestionView).optional(),
+  /** Present when the pad is locked: it takes no edits until unlocked. */
+  locked: z.literal(true).optional(),
+  /** Whether the reader may lock (or, when locked, unlock) the pad with moderate. */
+  canLock: z.boolean(),
 });
 
 /** open_pad's view, by mode: the outline's sections, or what changed since a version. */
@@ -166,6 +170,8 @@ export const OpenPadData = z.object({
   version: z.number(),
   status: PadState,
   mode: z.enum(['outline', 'sections', 'changes', 'full']),
+  /** Present when the pad is locked: it takes no edits until unlocked. */
+  locked: z.literal(true).optional(),
   sections: z
     .array(
       z.object({

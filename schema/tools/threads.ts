@@ -99,6 +99,8 @@ export const ThreadHeadData = z.object({
   answer: z.string().optional(),
   about: z.object({ pad_id: z.string(), block_id: z.string() }).optional(),
   flag: FlagState.optional(),
+  /** Present when the thread is locked: it takes no writes until unlocked. */
+  locked: z.literal(true).optional(),
   post_count: z.number(),
 });
 
@@ -150,7 +152,7 @@ export const DecisionView = z.object({
 export type DecisionView = z.infer<typeof DecisionView>;
 
 /** What the reader may do in a thread beyond posting, decided by the server from their seat. */
-export const ThreadCan = z.object({ moderate: z.boolean(), mark_answer: z.boolean(), rename: z.boolean() });
+export const ThreadCan = z.object({ moderate: z.boolean(), mark_answer: z.boolean(), rename: z.boolean(), lock: z.boolean() });
 export type ThreadCan = z.infer<typeof ThreadCan>;
 
 export const ThreadMemberView = z.object({ id: z.string(), name: z.string(), kind: Kind, role: z.string().nullable() });
@@ -168,6 +170,7 @@ export const ThreadView = z.object({
     /** The pad section the thread is about. */
     about: z.object({ pad_id: z.string(), pad_title: z.string(), block_id: z.string(), section_title: z.string() }).optional(),
     flag: FlagState.optional(),
+    locked: z.literal(true).optional(),
   }),
   posts: z.array(ThreadPostView),
   /** Those who posted, with their seat in the hub (null without one). */

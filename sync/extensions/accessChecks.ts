@@ -5,12 +5,20 @@ import { liveConnections, type SyncContext } from '../syncContext.ts';
 /** How often the access of open live connections is checked again (SPEC part 5: revocation counts within 5 s). */
 export const ACCESS_CHECK_MS = 4_000;
 
-/** An open live connection as the check sees it: the pad, who opened it, and with which credential. */
-export type OpenAccess = { padId: string; participantId: string | null; credentialId: string | null };
-/** Of these, the ones that no longer hold: the credential was revoked or ran out, or the pad became unreadable to them. */
-export type AccessRecheck = (open: readonly OpenAccess[]) => Promise<OpenAccess[]>;
+/** An open live connection as the check sees it: the pad, who opened it, with which credential, and whether it may write. */
+export type OpenAccess = { padId: string; participantId: string | null; credentialId: string | null; readOnly: boolean };
+/**
+ * Of these, the ones that no longer hold: the credential was revoked or ran out, or the pad became
+ * unreadable to them (closed); or, with `readOnly: true`, a connection that may write lost that
+ * right (the pad was locked): it turns read-only at once, and its socket is closed so that the
+ * client reconnects and learns its new scope.
+ */
+export type AccessRecheck = (open: readonly OpenAccess[]) => Promise<(OpenAccess & { demote?: true })[]>;
 
-const keyOf = (access: OpenAccess) => `${access.padId} ${access.participantId ?? ''} ${access.credentialId ?? ''}`;
+/** The close code of a socket whose connection lost its right to write: the provider reconnects. */
+export const DEMOTED = { code: 4_401, reason: 'read-only now' };
+
+const keyOf = (access: OpenAccess) => `${access.padId} ${access.participantId ?? ''} ${access.credentialId ?? ''} ${access.readOnly ? 'r' : 'w'}`;
 
 /**
  * Credential re-checks of open live connections: every ACCESS_CHECK_MS, everything this instance
@@ -34,7 +42,10 @@ export class AccessChecks implements Extension<SyncContext> {
 
   private *connections() {
     for (const { padId, connection, context } of liveConnections(this.instance)) {
-      yield { connection, access: { padId, participantId: context?.participantId ?? null, credentialId: context?.credentialId ?? null } };
+      yield {
+        connection,
+        access: { padId, participantId: context?.participantId ?? null, credentialId: context?.credentialId ?? null, readOnly: connection.readOnly },
+      };
     }
   }
 
@@ -42,7 +53,7 @@ export class AccessChecks implements Extension<SyncContext> {
     const open = new Map<string, OpenAccess>();
     for (const { access } of this.connections()) open.set(keyOf(access), access);
     if (!open.size) return;
-    let ended: OpenAccess[];
+    let ended: Awaited<ReturnType<AccessRecheck>>;
     try {
       ended = await this.recheck([...open.values()]);
     } catch (error) {
@@ -50,8 +61,15 @@ export class AccessChecks implements Extension<SyncContext> {
       return;
     }
     if (!ended.length) return;
-    const closing = new Set(ended.map(keyOf));
-    for (const { connection, access } of this.connections()) if (closing.has(keyOf(access))) connection.close();
+    const closing = new Set(ended.filter((e) => !e.demote).map(keyOf));
+    const demoting = new Set(ended.filter((e) => e.demote).map(keyOf));
+    for (const { connection, access } of this.connections()) {
+      if (closing.has(keyOf(access))) connection.close();
+      else if (demoting.has(keyOf(access))) {
+        connection.readOnly = true;
+        connection.webSocket.close(DEMOTED.code, DEMOTED.reason);
+      }
+    }
   }
 
   /** Ends every live connection opened with this credential, at once (it was revoked here). */

@@ -178,7 +178,8 @@ describe.each(stores())('members in hubs on %s', (store) => {
         [owner, { action: 'let_in', who: 'agt_00000000000000000000' }, 'not_found', /open_hub lists the waiting requests/],
         [owner, { action: 'turn_away', who: member.id }, 'not_found', /open_hub lists the waiting requests/],
         [owner, { action: 'remove', who: '@nobody-at-all' }, 'not_found', /open_hub lists the members/],
-        [owner, { action: 'lock', who: member.id }, 'invalid', /let_in, turn_away, remove, name_helper, name_member, settle, hide, unhide, delete, pause_agents, unpause_agents; locking comes later/],
+        [owner, { action: 'lock', who: member.id }, 'invalid', /Action "lock" needs thread_id or pad_id/],
+        [owner, { action: 'ban', who: member.id }, 'invalid', /let_in, turn_away, remove, name_helper, name_member, settle, hide, unhide, delete, pause_agents, unpause_agents, lock, unlock/],
         [owner, { action: 'hide', who: member.id }, 'invalid', /"hide" needs post_id/],
       ];
       for (const [who, args, error, message] of refusals) {

@@ -388,7 +388,7 @@ describe.each(stores())('threads on %s', (store) => {
     expect(reply.status).toBe(200);
     const view = reply.body.view;
     expect(view.thread).toMatchObject({ about: { pad_id: padId, pad_title: 'Plan', block_id: risks, section_title: 'Risks' }, flag: 'open' });
-    expect(view.can).toEqual({ moderate: true, mark_answer: true, rename: true });
+    expect(view.can).toEqual({ moderate: true, mark_answer: true, rename: true, lock: true });
     expect(view.tasks).toEqual([expect.objectContaining({ task_id: task, title: 'List the risks', state: 'open' })]);
     expect(view.decisions).toEqual([
       { id: decided.decision_id, pad_id: beside.pad_id, pad_title: 'Risk list', text: 'Track two risks.', by: { id: owner.id, name: 'Owner Oda', kind: 'agent' }, at: expect.any(String) },
@@ -400,6 +400,6 @@ describe.each(stores())('threads on %s', (store) => {
     const max = await signIn(server, 'Member Max', `max-${randomUUID()}@example.com`);
     expect((await appTool(server, max.cookie, 'open_thread', { thread_id: threadId })).body.error).toBe('not_found');
     await seat(hub.id, max.id);
-    expect((await appTool(server, max.cookie, 'open_thread', { thread_id: threadId })).body.view.can).toEqual({ moderate: false, mark_answer: false, rename: false });
+    expect((await appTool(server, max.cookie, 'open_thread', { thread_id: threadId })).body.view.can).toEqual({ moderate: false, mark_answer: false, rename: false, lock: false });
   });
 });

@@ -56,7 +56,7 @@ describe.each(stores())('the web views follow their contract on %s', (store) => 
 
   it('open_hub: the owner may do everything to members and helpers, and nothing to herself', async () => {
     const { view } = await call(olga, 'open_hub', { hub });
-    expect(view.can).toEqual({ moderate: true, guide: true, audience: true });
+    expect(view.can).toEqual({ moderate: true, guide: true, audience: true, take_over: false });
     expect(view.requests?.map((r) => r.id)).toEqual([sam.id]);
     const can = Object.fromEntries((view.members ?? []).map((m) => [m.id, m.can]));
     expect(can).toEqual({
@@ -68,7 +68,7 @@ describe.each(stores())('the web views follow their contract on %s', (store) => 
 
   it('open_hub: a helper lets people in and removes members, but names no roles and removes no helper', async () => {
     const { view } = await call(hal, 'open_hub', { hub });
-    expect(view.can).toEqual({ moderate: true, guide: true, audience: false });
+    expect(view.can).toEqual({ moderate: true, guide: true, audience: false, take_over: false });
     expect(view.requests?.map((r) => r.id)).toEqual([sam.id]);
     const can = Object.fromEntries((view.members ?? []).map((m) => [m.id, m.can]));
     expect(can).toEqual({
@@ -83,7 +83,7 @@ describe.each(stores())('the web views follow their contract on %s', (store) => 
 
   it('open_hub: a member sees the members and may do nothing to them; a stranger reads no people', async () => {
     const { view } = await call(mia, 'open_hub', { hub });
-    expect(view.can).toEqual({ moderate: false, guide: false, audience: false });
+    expect(view.can).toEqual({ moderate: false, guide: false, audience: false, take_over: false });
     expect(view.requests).toBeNull();
     expect(view.members?.every((m) => !m.can.remove && !m.can.name_helper && !m.can.name_member)).toBe(true);
     const stranger = await appTool(server, sam.cookie, 'open_hub', { hub });
@@ -94,10 +94,10 @@ describe.each(stores())('the web views follow their contract on %s', (store) => 
     const { data } = await call(mia, 'start_thread', { hub, title: 'Which shelf?', body: 'Where do the atlases go?' });
     const reply = await call(hal, 'post_reply', { thread_id: data.thread_id, body: 'The bottom one.' });
     await call(olga, 'react', { post_id: reply.data.post_id, reaction: 'heart' });
-    expect((await call(mia, 'open_thread', { thread_id: data.thread_id })).view.can).toEqual({ moderate: false, mark_answer: true, rename: true });
-    expect((await call(hal, 'open_thread', { thread_id: data.thread_id })).view.can).toEqual({ moderate: true, mark_answer: true, rename: true });
+    expect((await call(mia, 'open_thread', { thread_id: data.thread_id })).view.can).toEqual({ moderate: false, mark_answer: true, rename: true, lock: true });
+    expect((await call(hal, 'open_thread', { thread_id: data.thread_id })).view.can).toEqual({ moderate: true, mark_answer: true, rename: true, lock: true });
     const other = await call(hal, 'start_thread', { hub, title: 'Opening hours', body: 'Nine to five?' });
-    expect((await call(mia, 'open_thread', { thread_id: other.data.thread_id })).view.can).toEqual({ moderate: false, mark_answer: false, rename: false });
+    expect((await call(mia, 'open_thread', { thread_id: other.data.thread_id })).view.can).toEqual({ moderate: false, mark_answer: false, rename: false, lock: false });
     await call(mia, 'catch_up', { thread_id: data.thread_id });
     await call(mia, 'mark_answer', { post_id: reply.data.post_id });
   });

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createEditorCache, EDITOR_TTL_MS, type EditablePad } from '../../server/core/kernel/editors.ts';
 
 const grant = (padId: string): EditablePad => ({
-  pad: { id: padId, hub_id: 'hub_1', thread_id: null, title: 'Plan', created_by: 'p_owner', created_at: 0, updated_at: 0 },
+  pad: { id: padId, hub_id: 'hub_1', thread_id: null, title: 'Plan', created_by: 'p_owner', created_at: 0, updated_at: 0, locked_by: null },
   hub: { id: 'hub_1', slug: 'plans', name: 'Plans', readme: '', audience: 'public', mode: 'open', owner_id: 'p_owner', accepts_guests: false, created_at: 0, updated_at: 0 },
   seat: 'member',
 });

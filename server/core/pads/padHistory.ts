@@ -161,7 +161,7 @@ export async function padHistory(core: Core, conn: CommonQueryMethods, actor: Ac
     FROM pad_versions v LEFT JOIN participants p ON p.id = v.actor_id
     WHERE v.pad_id = ${pad.id} AND v.version < ${upTo}
     ORDER BY v.version DESC LIMIT ${HISTORY_PAGE + 1}`);
-  const canEdit = mayEditPad(seat, hub);
+  const canEdit = mayEditPad(seat, hub) && target.pad.locked_by === null;
   const moderates = allows(seat, 'moderate');
   const versions = rows.slice(0, HISTORY_PAGE).map((r): VersionEntry => {
     const undoableKind = r.kind !== 'create';
@@ -204,8 +204,8 @@ export type OpenedPad = PadReading & { status: PadStatus; writers?: Map<string, 
  * open_pad: the reading and the status of the pad's sections, and, but for `changes`, whose text each
  * section is (its last writer), so an agent knows whose words it is about to change.
  */
-export async function openPad(core: Core, conn: CommonQueryMethods, target: { pad: PadRow; hub: HubRow; seat: Seat }, input: OpenPadInput): Promise<OpenedPad> {
-  const [reading, status] = await Promise.all([padReading(core, conn, target, input), padStatus(conn, target.pad.id)]);
+export async function openPad(core: Core, conn: CommonQueryMethods, actor: Actor, target: { pad: PadRow; hub: HubRow; seat: Seat }, input: OpenPadInput): Promise<OpenedPad> {
+  const [reading, status] = await Promise.all([padReading(core, conn, target, input, actor), padStatus(conn, target.pad.id)]);
   if (reading.mode === 'changes') return { ...reading, status };
   const byBlock = await blockWriters(conn, reading.pad.id, reading.blocks);
   return { ...reading, status, writers: sectionWriters(reading.sections, byBlock), blockWriters: byBlock };

@@ -16,6 +16,7 @@ import { authenticateBearer, authenticateSession, endedCredentials } from '../id
 import { allows, requireWriter, type Seat } from '../kernel/rights.ts';
 import { newId } from '../kernel/secrets.ts';
 import type { EditablePad } from '../kernel/editors.ts';
+import { mayLock, requireUnlocked } from '../kernel/locks.ts';
 import { sections, type Section } from './sections.ts';
 
 
@@ -31,7 +32,7 @@ const PadAccessRow = PadRow.extend({
  */
 export async function readablePad(core: Core, conn: CommonQueryMethods, padId: string, reader: Actor | null) {
   const row = await conn.maybeOne(sql.prepared('readable_pad', PadAccessRow)`
-    SELECT p.id, p.hub_id, p.thread_id, p.title, p.version, p.created_by, p.created_at, p.updated_at,
+    SELECT p.id, p.hub_id, p.thread_id, p.title, p.version, p.created_by, p.created_at, p.updated_at, p.locked_by,
            json_build_object('id', h.id, 'slug', h.slug, 'name', h.name, 'readme', h.readme, 'audience', h.audience,
              'mode', h.mode, 'owner_id', h.owner_id, 'accepts_guests', h.accepts_guests,
              'created_at', floor(extract(epoch FROM h.created_at) * 1000), 'updated_at', floor(extract(epoch FROM h.updated_at) * 1000)) AS hub,
@@ -55,6 +56,7 @@ export async function editablePad(core: Core, conn: CommonQueryMethods, padId: s
   if (granted && grantsPad(actor, granted.pad)) return granted;
   const { pad, hub, seat } = await readablePad(core, conn, padId, actor);
   requireEditor(seat, hub);
+  requireUnlocked('pad', { ...pad, maker: pad.created_by }, hub);
   const { version: _version, ...rest } = pad;
   const editable = { pad: rest, hub, seat };
   core.editors.set(actor.id, editable);
@@ -143,6 +145,8 @@ export type PadReading = {
   blocks: Block[];
   sections: Section[];
   canEdit: boolean;
+  /** Whether the reader may lock (or, when locked, unlock) the pad with moderate. */
+  canLock: boolean;
 } & (
   | { mode: 'outline' }
   | { mode: 'sections'; found: Section[]; missing: string[] }
@@ -150,11 +154,19 @@ export type PadReading = {
   | { mode: 'full' }
 );
 
-export async function padReading(core: Core, conn: CommonQueryMethods, target: { pad: PadRow; hub: HubRow; seat: Seat }, input: OpenPadInput): Promise<PadReading> {
+export async function padReading(
+  core: Core,
+  conn: CommonQueryMethods,
+  target: { pad: PadRow; hub: HubRow; seat: Seat },
+  input: OpenPadInput,
+  reader: Actor,
+): Promise<PadReading> {
   const { pad, hub, seat } = target;
   const { blocks, version } = await padContent(core, pad.id);
   const all = sections(blocks);
-  const base = { pad, hub, seat, version, blocks, sections: all, canEdit: mayEditPad(seat, hub) };
+  const lockable = { ...pad, maker: pad.created_by };
+  const canEdit = mayEditPad(seat, hub) && pad.locked_by === null;
+  const base = { pad, hub, seat, version, blocks, sections: all, canEdit, canLock: mayLock(reader.id, seat, lockable, pad.locked_by !== null) };
   const mode = input.mode ?? 'outline';
   if (mode === 'sections') {
     const wanted = input.sections ?? [];
@@ -185,24 +197,26 @@ export function syncAuthenticator(core: Core): SyncAuthenticate {
       // A suspended account's session is refused, not read as signed out (SPEC part 5).
       actor = await authenticateSession(core, session ? decodeURIComponent(session) : undefined, { refuseSuspended: true });
     }
-    const { hub, seat } = await readablePad(core, core.db.pool, padId, actor);
-    return { readOnly: !mayEditPad(seat, hub) || (actor !== null && !actor.scopes.includes('svc:write')), author: actor ? authorOf(actor) : null, credentialId: actor?.credentialId ?? null };
+    const { pad, hub, seat } = await readablePad(core, core.db.pool, padId, actor);
+    const readOnly = !mayEditPad(seat, hub) || pad.locked_by !== null || (actor !== null && !actor.scopes.includes('svc:write'));
+    return { readOnly, author: actor ? authorOf(actor) : null, credentialId: actor?.credentialId ?? null };
   };
 }
 
-const AccessRow = z.object({ pad_id: z.string(), participant_id: z.string().nullable(), audience: z.string().nullable(), role: Role.nullable() });
+const AccessRow = z.object({ pad_id: z.string(), participant_id: z.string().nullable(), audience: z.string().nullable(), role: Role.nullable(), locked: z.boolean() });
 
 /**
  * Of the open live connections, the ones whose access ended: the credential was revoked or ran out,
  * or the pad is no longer readable to its participant (removed from the hub, the hub made private,
- * the pad gone). Two queries for everything an instance holds open.
+ * the pad gone); and, marked `demote`, those that may write to a pad now locked (they turn read-only).
+ * Two queries for everything an instance holds open.
  */
 export function padAccessRecheck(core: Core): AccessRecheck {
   return async (open) => {
     const credentials = [...new Set(open.flatMap((o) => (o.credentialId ? [o.credentialId] : [])))];
     const ended = new Set(await endedCredentials(core, credentials));
     const rows = await core.db.pool.any(sql.type(AccessRow)`
-      SELECT x.pad_id, x.participant_id, h.audience,
+      SELECT x.pad_id, x.participant_id, h.audience, p.locked_by IS NOT NULL AS locked,
              coalesce(m.role, (SELECT i.role FROM item_members i
                WHERE i.item_id IN (p.id, p.thread_id) AND i.participant_id = x.participant_id LIMIT 1)) AS role
       FROM unnest(${sql.array(open.map((o) => o.padId), 'text')}::text[], ${sql.array(open.map((o) => o.participantId), 'text')}::text[]) AS x(pad_id, participant_id)
@@ -210,6 +224,10 @@ export function padAccessRecheck(core: Core): AccessRecheck {
       LEFT JOIN hubs h ON h.id = p.hub_id AND h.deleted_at IS NULL
       LEFT JOIN hub_members m ON m.hub_id = p.hub_id AND m.participant_id = x.participant_id`);
     const readable = new Set(rows.filter((r) => r.audience !== null && (r.role !== null || readsPublic(core, { audience: r.audience as HubRow['audience'] }))).map((r) => `${r.pad_id} ${r.participant_id ?? ''}`));
-    return open.filter((o) => (o.credentialId !== null && ended.has(o.credentialId)) || !readable.has(`${o.padId} ${o.participantId ?? ''}`));
+    const locked = new Set(rows.filter((r) => r.locked).map((r) => r.pad_id));
+    return open.flatMap((o) => {
+      if ((o.credentialId !== null && ended.has(o.credentialId)) || !readable.has(`${o.padId} ${o.participantId ?? ''}`)) return [o];
+      return !o.readOnly && locked.has(o.padId) ? [{ ...o, demote: true as const }] : [];
+    });
   };
 }

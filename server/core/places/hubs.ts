@@ -14,6 +14,8 @@ import { seatInHub } from './seats.ts';
 import { hubAsSeen, readsPublic, readableHub } from './hubAccess.ts';
 import { readsVerifiedSql } from '../identity/standing.ts';
 import type { Reach } from '../kernel/result.ts';
+import { SILENCE_DAYS } from '../../../schema/tools/moderation.ts';
+import { ownerLastActive, waitingTakeover, type TakeoverRequest } from './takeover.ts';
 const HubSeatRow = HubRow.pick({ id: true, slug: true, name: true }).extend({ role: Role });
 
 export const HUB_PAGE = 30;
@@ -97,6 +99,8 @@ export type HubReading = {
   people: HubPeople | null;
   /** The pad beside the Read me first, on the first page; undefined on later pages. */
   frontPad?: FrontPad | null;
+  /** A waiting takeover request, on the first page for a reader with a seat. */
+  takeover?: TakeoverRequest | null;
 };
 
 const ReachRow = z.object({ reach: z.boolean() });
@@ -110,7 +114,24 @@ async function readmeReach(conn: CommonQueryMethods, hub: HubRow): Promise<Reach
 }
 
 /** What a reader may do in a hub beyond taking part; the web app shows its controls by it. */
-export const hubCan = (seat: Seat): HubCan => ({ moderate: allows(seat, 'moderate'), guide: allows(seat, 'guide'), audience: allows(seat, 'audience') });
+export const hubCan = (seat: Seat, takeOver = false): HubCan => ({
+  moderate: allows(seat, 'moderate'),
+  guide: allows(seat, 'guide'),
+  audience: allows(seat, 'audience'),
+  take_over: takeOver,
+});
+
+/**
+ * Whether the reader's seat may take the hub over now (take_over_hub): its owner quiet for 90 days,
+ * and the reader a helper, or a member of a hub with no helper (verified: the tool checks that).
+ */
+async function takeOverState(conn: CommonQueryMethods, hub: HubRow, seat: Seat, people: HubPeople | null) {
+  if (seat === null) return { can: false, takeover: null };
+  const [active, takeover] = await Promise.all([ownerLastActive(conn, hub.id), waitingTakeover(conn, hub.id)]);
+  const quiet = active + SILENCE_DAYS * 86_400_000 <= Date.now();
+  const helpers = people?.members.some((m) => m.role === 'helper') ?? true;
+  return { can: quiet && (seat === 'helper' || (seat === 'member' && !helpers && !takeover)), takeover };
+}
 
 /**
  * A page of a hub's threads and pads, newest first, for a reader the policy let in; with `people`
@@ -141,6 +162,7 @@ export async function hubReading(
     readmeReach(conn, hub),
     withPeople && !after ? frontPadOf(conn, hub.id) : undefined,
   ]);
+  const takeOver = withPeople && !after ? await takeOverState(conn, hub, seat, people) : null;
   const page = items.slice(0, HUB_PAGE);
   const last = page.at(-1);
   const nextCursor = items.length > HUB_PAGE && last ? encodeCursor({ t: last.updated_us, id: last.id }) : undefined;
@@ -148,12 +170,13 @@ export async function hubReading(
     hub,
     readmeReach: reach,
     seat,
-    can: hubCan(seat),
+    can: hubCan(seat, takeOver?.can ?? false),
     threads: page.filter((item) => item.type === 'thread'),
     pads: page.filter((item) => item.type === 'pad'),
     nextCursor,
     people,
     ...(frontPad !== undefined ? { frontPad } : {}),
+    ...(takeOver ? { takeover: takeOver.takeover } : {}),
   };
 }
 

@@ -2,7 +2,8 @@ import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import type { Actor } from '../kernel/actor.ts';
 import { forbidden, invalid } from '../../../schema/errors.ts';
-import { AGENT_ACTIONS, POST_ACTIONS, type AgentAction, type AnyModerateAction, type ModerateAction, type PostAction } from '../../../schema/tools/members.ts';
+import { AGENT_ACTIONS, LOCK_ACTIONS, POST_ACTIONS, type AgentAction, type AnyModerateAction, type LockAction, type ModerateAction, type PostAction } from '../../../schema/tools/members.ts';
+import { lockTarget, type LockTarget } from './locking.ts';
 import { hubWith, moderateHub, readPost, readThread } from './policies.ts';
 import type { HubTarget, Policy, PostTarget, PolicyScope, ThreadTarget } from '../kernel/policy.ts';
 import { allows } from '../kernel/rights.ts';
@@ -13,23 +14,40 @@ import { allows } from '../kernel/rights.ts';
  * and settle a thread's flag. The people actions (let in, remove, name helpers) are members.ts', and
  * pausing the hub's agents (pause_agents, unpause_agents) pauses.ts'.
  */
-export type ModerateInput = { hub?: string | undefined; action: AnyModerateAction; who?: string | undefined; thread_id?: string | undefined; post_id?: string | undefined };
+export type ModerateInput = {
+  hub?: string | undefined;
+  action: AnyModerateAction;
+  who?: string | undefined;
+  thread_id?: string | undefined;
+  post_id?: string | undefined;
+  pad_id?: string | undefined;
+};
 
 export type ModerationTarget =
   | ({ kind: 'people'; action: ModerateAction; who: string } & HubTarget)
   | ({ kind: 'post'; action: PostAction } & PostTarget)
   | ({ kind: 'agents'; action: AgentAction } & HubTarget)
-  | ({ kind: 'flag' } & ThreadTarget);
+  | ({ kind: 'flag' } & ThreadTarget)
+  | { kind: 'lock'; action: LockAction; item: LockTarget };
 
 const isPostAction = (action: string): action is PostAction => (POST_ACTIONS as readonly string[]).includes(action);
 const isAgentAction = (action: string): action is AgentAction => (AGENT_ACTIONS as readonly string[]).includes(action);
+const isLockAction = (action: string): action is LockAction => (LOCK_ACTIONS as readonly string[]).includes(action);
 
 const needs = (field: string, action: string, what: string) =>
   invalid(`Action "${action}" needs ${field}: ${what}.`, { issues: [{ path: field, message: `Required for "${action}".` }] });
 
+const notOfHub = (what: string, slug: string, given: string) =>
+  invalid(`That ${what} is in the hub ${slug}, not ${given}; leave hub out or pass that one.`, { issues: [{ path: 'hub', message: 'Not the hub of that item.' }] });
+
 /** The item a moderation acts on, where the caller is an owner or helper; `hub`, when given with an item, must be its hub. */
 export const moderationTarget = (input: ModerateInput): Policy<ModerationTarget> => async (scope: PolicyScope) => {
   const { action } = input;
+  if (isLockAction(action)) {
+    const item = await lockTarget(scope, input, action);
+    if (input.hub !== undefined && input.hub !== item.hub.slug && input.hub !== item.hub.id) throw notOfHub(item.kind, item.hub.slug, input.hub);
+    return { kind: 'lock', action, item };
+  }
   if (isAgentAction(action)) {
     if (input.hub === undefined) throw needs('hub', action, 'the hub slug or id');
     return { kind: 'agents', action, ...(await hubWith(input.hub, 'moderate', 'Only the owner and helpers of this hub pause or unpause its agents.')(scope)) };
@@ -47,11 +65,7 @@ export const moderationTarget = (input: ModerateInput): Policy<ModerationTarget>
     if (input.post_id === undefined) throw needs('post_id', action, 'the post (msg_…)');
     target = await readPost(input.post_id)(scope);
   }
-  if (input.hub !== undefined && input.hub !== target.hub.slug && input.hub !== target.hub.id) {
-    throw invalid(`That ${action === 'settle' ? 'thread' : 'post'} is in the hub ${target.hub.slug}, not ${input.hub}; leave hub out or pass that one.`, {
-      issues: [{ path: 'hub', message: 'Not the hub of that item.' }],
-    });
-  }
+  if (input.hub !== undefined && input.hub !== target.hub.slug && input.hub !== target.hub.id) throw notOfHub(action === 'settle' ? 'thread' : 'post', target.hub.slug, input.hub);
   if (!allows(target.seat, 'moderate')) {
     throw forbidden(
       action === 'settle'

@@ -16,6 +16,10 @@ import { requireModerator } from '../identity/suspensions.ts';
 import { badInvite, type InviteTarget } from '../places/invites.ts';
 import { type Policy, type HubTarget, type ThreadTarget, type PostTarget } from '../kernel/policy.ts';
 import { type Watched } from '../kernel/policy.ts';
+import { requireUnlocked } from '../kernel/locks.ts';
+
+/** A locked thread takes no writes (`moderate` lock): posts, replies, reactions, tasks, pads. */
+const requireOpenThread = ({ thread, hub }: ThreadTarget) => requireUnlocked('thread', { ...thread, maker: thread.started_by }, hub);
 
 /**
  * Anyone with a credential (making a hub of one's own), but a sub-agent key: it works only in the
@@ -90,6 +94,7 @@ export const readThread = (id: string): Policy<ThreadTarget> => ({ core, conn, a
 /** Posting: members, and guests who jumped into a public thread that takes guests (or its hub). */
 export const postInThread = (id: string): Policy<ThreadTarget> => async (scope) => {
   const target = await readThread(id)(scope);
+  requireOpenThread(target);
   if (target.seat === null && (await mayPostAsGuest(scope.core, scope.conn, scope.actor, target))) return target;
   requireWriter(target.seat, target.hub);
   return target;
@@ -141,6 +146,7 @@ export const readPost = (id: string): Policy<PostTarget> => async (scope) => {
 /** Reacting: as posting, guests included where they may post. */
 export const reactToPost = (id: string): Policy<PostTarget> => async (scope) => {
   const target = await readPost(id)(scope);
+  requireOpenThread(target);
   if (target.seat === null && (await mayPostAsGuest(scope.core, scope.conn, scope.actor, target))) return target;
   requireWriter(target.seat, target.hub);
   return target;

@@ -6,6 +6,8 @@ import { disputeLapse } from './disputeLapse.ts';
 import { editWar } from './editWar.ts';
 import { uncheckedMerge } from './uncheckedMerge.ts';
 import { idleTask } from './idleTask.ts';
+import { ownerSilence } from './ownerSilence.ts';
+import { takeoverNotice } from './takeoverNotice.ts';
 import type { Rule } from './rule.ts';
 
 /**
@@ -19,9 +21,10 @@ import type { Rule } from './rule.ts';
  * Stale sections (unchanged for 90 days) are no rule: a section's status is worked out when the pad
  * is read, from when the section last changed (sections.ts `padStatus`), so there is nothing to write
  * when the time passes. Edit wars are found here, from the versions, not on the write path; small
- * suggestions in Checked hubs go in unchecked after 24 hours.
+ * suggestions in Checked hubs go in unchecked after 24 hours. Hiding a person's recent posts is no
+ * timer: `undo_everything` with `include_linked` reads the last 72 hours when it runs.
  */
-const RULES: readonly Rule[] = [idleTask, disputeLapse, pacePrune, editWar, uncheckedMerge];
+const RULES: readonly Rule[] = [idleTask, disputeLapse, pacePrune, editWar, uncheckedMerge, ownerSilence, takeoverNotice];
 
 /** The advisory lock space of rule runs (the second key is the rule's name hashed). */
 const LOCK_SPACE = 21;

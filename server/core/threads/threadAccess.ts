@@ -31,7 +31,7 @@ export async function readableThread(core: Core, conn: CommonQueryMethods, threa
   if (!grantsThread(reader, threadId)) throw notFound('No such thread, or it is private.');
   const load = () => conn.maybeOne(sql.prepared('readable_thread', ThreadTargetRow)`
     SELECT t.id, t.hub_id, t.title, t.status, t.answer_post_id, t.started_by, t.accepts_guests, t.version, t.post_count,
-           t.created_at, t.updated_at, t.about_pad_id, t.about_block, t.flag, h.slug AS hub_slug, h.name AS hub_name, h.readme AS hub_readme,
+           t.created_at, t.updated_at, t.about_pad_id, t.about_block, t.flag, t.locked_by, h.slug AS hub_slug, h.name AS hub_name, h.readme AS hub_readme,
            h.audience AS hub_audience, h.mode AS hub_mode, h.owner_id AS hub_owner_id, h.accepts_guests AS hub_accepts_guests,
            h.created_at AS hub_created_at, h.updated_at AS hub_updated_at, coalesce(m.role, i.role) AS role
     FROM threads t JOIN hubs h ON h.id = t.hub_id

@@ -7,6 +7,7 @@ import { DecisionsJson, decisionsJson, type Decision } from './decisions.ts';
 import { notFound } from '../../../schema/errors.ts';
 import type { ThreadTarget } from '../kernel/policy.ts';
 import { postPages, PostsJson, postsJson, reactionsBy, selectorShape, toPostViews, type PostSelector, type PostView } from './posts.ts';
+import { mayLock } from '../kernel/locks.ts';
 import { allows } from '../kernel/rights.ts';
 import { activeTasksOf, listTasks, type Task } from '../tasks/tasks.ts';
 import { withinBudget } from './threads.ts';
@@ -25,7 +26,7 @@ export type ThreadMember = z.infer<typeof IdNameKindRoleRow>;
 /** What a thread is about, with the pad's title and the section's title as it read when the thread started. */
 export type ThreadAbout = { pad_id: string; pad_title: string; block_id: string; section_title: string };
 /** What the reader may do here beyond posting. */
-export type ThreadCan = { moderate: boolean; mark_answer: boolean; rename: boolean };
+export type ThreadCan = { moderate: boolean; mark_answer: boolean; rename: boolean; lock: boolean };
 
 export type ThreadReading = ThreadTarget & {
   posts: readonly PostView[];
@@ -104,6 +105,8 @@ export function threadCan(actor: Actor, { thread, seat }: ThreadTarget): ThreadC
     mark_answer: allows(seat, 'markAnyAnswer') || (allows(seat, 'write') && thread.started_by === actor.id),
     // As ui_rename's policy: the owner and helpers, and whoever started it while they have a seat.
     rename: allows(seat, 'moderate') || (allows(seat, 'write') && thread.started_by === actor.id),
+    // moderate lock or unlock, as its policy decides (kernel/locks.ts).
+    lock: mayLock(actor.id, seat, { ...thread, maker: thread.started_by }, thread.locked_by !== null),
   };
 }
 
