@@ -5,12 +5,16 @@ import { liveConnections, type SyncContext } from '../syncContext.ts';
 /** How often the access of open live connections is checked again (SPEC part 5: revocation counts within 5 s). */
 export const ACCESS_CHECK_MS = 4_000;
 
-/** An open live connection as the check sees it: the pad, who opened it, and with which credential. */
-export type OpenAccess = { padId: string; participantId: string | null; credentialId: string | null };
-/** Of these, the ones that no longer hold: the credential was revoked or ran out, or the pad became unreadable to them. */
-export type AccessRecheck = (open: readonly OpenAccess[]) => Promise<OpenAccess[]>;
+/** An open live connection as the check sees it: the pad, who opened it, with which credential, and whether it may write. */
+export type OpenAccess = { padId: string; participantId: string | null; credentialId: string | null; readOnly: boolean };
+/**
+ * Of these, the ones that no longer hold, each closed with its `reason` when one is given: the
+ * credential was revoked or ran out, the pad became unreadable to them, or a connection that writes
+ * belongs to someone who may no longer edit the pad directly (it opens again read-only).
+ */
+export type AccessRecheck = (open: readonly OpenAccess[]) => Promise<(OpenAccess & { reason?: string })[]>;
 
-const keyOf = (access: OpenAccess) => `${access.padId} ${access.participantId ?? ''} ${access.credentialId ?? ''}`;
+const keyOf = (access: OpenAccess) => `${access.padId} ${access.participantId ?? ''} ${access.credentialId ?? ''} ${access.readOnly}`;
 
 /**
  * Credential re-checks of open live connections: every ACCESS_CHECK_MS, everything this instance
@@ -34,7 +38,10 @@ export class AccessChecks implements Extension<SyncContext> {
 
   private *connections() {
     for (const { padId, connection, context } of liveConnections(this.instance)) {
-      yield { connection, access: { padId, participantId: context?.participantId ?? null, credentialId: context?.credentialId ?? null } };
+      yield {
+        connection,
+        access: { padId, participantId: context?.participantId ?? null, credentialId: context?.credentialId ?? null, readOnly: connection.readOnly },
+      };
     }
   }
 
@@ -42,7 +49,7 @@ export class AccessChecks implements Extension<SyncContext> {
     const open = new Map<string, OpenAccess>();
     for (const { access } of this.connections()) open.set(keyOf(access), access);
     if (!open.size) return;
-    let ended: OpenAccess[];
+    let ended: Awaited<ReturnType<AccessRecheck>>;
     try {
       ended = await this.recheck([...open.values()]);
     } catch (error) {
@@ -50,8 +57,14 @@ export class AccessChecks implements Extension<SyncContext> {
       return;
     }
     if (!ended.length) return;
-    const closing = new Set(ended.map(keyOf));
-    for (const { connection, access } of this.connections()) if (closing.has(keyOf(access))) connection.close();
+    const closing = new Map(ended.map((access) => [keyOf(access), access.reason]));
+    for (const { connection, access } of this.connections()) {
+      const key = keyOf(access);
+      if (!closing.has(key)) continue;
+      const reason = closing.get(key);
+      // The reason reaches the page (the provider's onClose), which knows what to do next.
+      connection.close(reason ? { code: 4403, reason } : undefined);
+    }
   }
 
   /** Ends every live connection opened with this credential, at once (it was revoked here). */

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { sql, type CommonQueryMethods, type DatabaseTransactionConnection } from 'slonik';
 import { HubRow, PadRow, Role } from '../../../schema/rows.ts';
-import { PAD_MAX_CHARS } from '../../../schema/pad.ts';
+import { PAD_MAX_CHARS, PAD_SUGGEST_REASON } from '../../../schema/pad.ts';
 import type { Block } from '../../../sync/blocks.ts';
 import { blocksAt } from '../../../sync/versions.ts';
 import type { AccessRecheck, SyncAuthenticate } from '../../../sync/padSync.ts';
@@ -190,26 +190,43 @@ export function syncAuthenticator(core: Core): SyncAuthenticate {
   };
 }
 
-const AccessRow = z.object({ pad_id: z.string(), participant_id: z.string().nullable(), audience: z.string().nullable(), role: Role.nullable() });
+const AccessRow = z.object({
+  pad_id: z.string(),
+  participant_id: z.string().nullable(),
+  audience: z.string().nullable(),
+  mode: HubRow.shape.mode.nullable(),
+  role: Role.nullable(),
+});
 
 /**
  * Of the open live connections, the ones whose access ended: the credential was revoked or ran out,
  * or the pad is no longer readable to its participant (removed from the hub, the hub made private,
- * the pad gone). Two queries for everything an instance holds open.
+ * the pad gone). A connection that writes, of someone who may no longer edit the pad directly (the
+ * hub became Checked, they were made a member), is closed with PAD_SUGGEST_REASON: it opens again
+ * read-only, so their typing never reaches the accepted text. Two queries for everything an instance
+ * holds open.
  */
 export function padAccessRecheck(core: Core): AccessRecheck {
   return async (open) => {
     const credentials = [...new Set(open.flatMap((o) => (o.credentialId ? [o.credentialId] : [])))];
     const ended = new Set(await endedCredentials(core, credentials));
     const rows = await core.db.pool.any(sql.type(AccessRow)`
-      SELECT x.pad_id, x.participant_id, h.audience,
+      SELECT x.pad_id, x.participant_id, h.audience, h.mode,
              coalesce(m.role, (SELECT i.role FROM item_members i
                WHERE i.item_id IN (p.id, p.thread_id) AND i.participant_id = x.participant_id LIMIT 1)) AS role
       FROM unnest(${sql.array(open.map((o) => o.padId), 'text')}::text[], ${sql.array(open.map((o) => o.participantId), 'text')}::text[]) AS x(pad_id, participant_id)
       LEFT JOIN pads p ON p.id = x.pad_id AND p.deleted_at IS NULL
       LEFT JOIN hubs h ON h.id = p.hub_id AND h.deleted_at IS NULL
       LEFT JOIN hub_members m ON m.hub_id = p.hub_id AND m.participant_id = x.participant_id`);
-    const readable = new Set(rows.filter((r) => r.audience !== null && (r.role !== null || readsPublic(core, { audience: r.audience as HubRow['audience'] }))).map((r) => `${r.pad_id} ${r.participant_id ?? ''}`));
-    return open.filter((o) => (o.credentialId !== null && ended.has(o.credentialId)) || !readable.has(`${o.padId} ${o.participantId ?? ''}`));
+    const keyOf = (padId: string, participantId: string | null) => `${padId} ${participantId ?? ''}`;
+    const readable = new Map(
+      rows.filter((r) => r.audience !== null && (r.role !== null || readsPublic(core, { audience: r.audience as HubRow['audience'] }))).map((r) => [keyOf(r.pad_id, r.participant_id), r]),
+    );
+    return open.flatMap((o) => {
+      const row = readable.get(keyOf(o.padId, o.participantId));
+      if ((o.credentialId !== null && ended.has(o.credentialId)) || !row) return [o];
+      if (!o.readOnly && !mayEditPad(row.role, { mode: row.mode! })) return [{ ...o, reason: PAD_SUGGEST_REASON }];
+      return [];
+    });
   };
 }
