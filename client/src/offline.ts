@@ -55,6 +55,14 @@ export const keepView = (userId: string, view: PadView) => writeJson(`${PREFIX}:
 export const keptView = (userId: string, padId: string) => readJson<PadView>(`${PREFIX}:view:${userId}:${padId}`)
 
 /**
+ * The pad version the copy on this device was last in step with (all its changes acknowledged). Changes
+ * made after it, offline, that come back to a pad the person may no longer edit directly are sent as a
+ * suggestion against this version, never merged into the accepted text.
+ */
+export const keepBaseVersion = (userId: string, padId: string, version: number) => writeJson(`${PREFIX}:base:${userId}:${padId}`, version)
+export const keptBaseVersion = (userId: string, padId: string) => readJson<number>(`${PREFIX}:base:${userId}:${padId}`)
+
+/**
  * Changes made on this device that the server has not acknowledged, counted across reloads: every
  * local change of the document adds one; the server's acknowledgement of everything sent clears them.
  */
