@@ -1,11 +1,11 @@
-// What became of the suggestions a person sent to a pad: still waiting (open_pad lists the pad's
-// waiting suggestions), or checked.
+// What became of the suggestions a person sent to a pad (ui_my_suggestions): waiting, or what the
+// check made of them, with the checker's note.
 import { callTool } from './api'
+import type { ToolView } from '../../schema/tools/contract.ts'
 
-export type SuggestionOutcome = { state: 'waiting' | 'accepted' | 'turned_down' | 'checked'; version?: number; note?: string }
+export type SuggestionOutcome = ToolView<'ui_my_suggestions'>['suggestions'][number]
 
-export async function suggestionOutcomes(padId: string, ids: string[]): Promise<Record<string, SuggestionOutcome>> {
-  const { data } = await callTool('open_pad', { pad_id: padId })
-  const waiting = new Set(((data as { suggestions?: { id: string }[] }).suggestions ?? []).map((s) => s.id))
-  return Object.fromEntries(ids.map((id) => [id, { state: waiting.has(id) ? 'waiting' : 'checked' } satisfies SuggestionOutcome]))
+export async function suggestionOutcomes(padId: string): Promise<Record<string, SuggestionOutcome>> {
+  const { view } = await callTool('ui_my_suggestions', { pad_id: padId })
+  return Object.fromEntries(view.suggestions.map((s) => [s.id, s]))
 }
