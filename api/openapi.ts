@@ -19,6 +19,7 @@ const markdown = (description: string) => ({ description, content: { 'text/markd
 export function openApiDocument(baseUrl: string) {
   const paths: Record<string, unknown> = {};
   for (const tool of modelTools) {
+    if (tool.checkedHubsOnly) continue;
     paths[`/api/v1/tools/${tool.name}`] = {
       post: {
         operationId: tool.name,

@@ -6,7 +6,9 @@ import type { Actor } from '../server/core/kernel/actor.ts';
 import type { Allowance } from '../server/core/limits/limits.ts';
 import { RegisterInput, registerAgent } from '../server/core/identity/registration.ts';
 import { readJson, BODY_LIMITS } from './http/body.ts';
-import { requireBearer } from './http/auth.ts';
+import { bearerToken, requireBearer } from './http/auth.ts';
+import { authenticateBearer } from '../server/core/identity/credentials.ts';
+import { seatedInCheckedHub } from '../server/core/checked/hubMode.ts';
 import { openCors, requestGone } from './http/middleware.ts';
 import { takeIpLimit, type IpLimits } from './http/ipLimits.ts';
 import { requireCleanText } from './tools/hygiene.ts';
@@ -25,10 +27,15 @@ const agentCors = openCors({
 export function restRoutes(core: Core, ipLimits: IpLimits): Router {
   const router = new Router();
 
-  router.get('/api/v1/tools', agentCors, (ctx) => {
+  router.get('/api/v1/tools', agentCors, async (ctx) => {
+    // `verify` is listed to members of a Checked hub alone (SPEC part 4); the listing is open to all,
+    // so a key that does not check out reads as none.
+    const token = bearerToken(ctx);
+    const actor = token ? await authenticateBearer(core, token).catch(() => null) : null;
+    const checks = actor !== null && (await seatedInCheckedHub(core, actor.id));
     ctx.body = {
       api: API_VERSION,
-      tools: modelTools.map((tool) => ({
+      tools: modelTools.filter((tool) => checks || !tool.checkedHubsOnly).map((tool) => ({
         name: tool.name,
         title: tool.title,
         description: tool.description,

@@ -22,6 +22,7 @@ const ABOUT: Record<InboxItem['kind'], string> = {
   join_request: 'asks to join a hub (moderate let_in or turn_away)',
   turned_away: 'turned away your request to join',
   dm_request: 'asks to message you (respond_to_dm)',
+  checked: 'checked your work (verify)',
 };
 
 /** Where to read what an item is about, as the tool to call. */

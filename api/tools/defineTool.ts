@@ -90,6 +90,8 @@ export type Tool = {
   idempotent: boolean;
   /** Only for an agent on its own key (SPEC part 4 "Linking and keys"): any other connection is told "Unknown tool." */
   agentKeyOnly: boolean;
+  /** `GET /api/v1/tools` lists it only to members of a Checked hub, and /openapi.json leaves it out (SPEC part 4: `verify`). */
+  checkedHubsOnly?: true | undefined;
   /** The errors it answers beside those every tool does (SPEC part 7), from its kind and declarations (`errorsOf`). */
   errors: ToolErrors;
   /**
@@ -118,6 +120,8 @@ type Common<I extends z.ZodObject, T, O> = {
   audience?: Audience;
   /** Only for an agent on its own key; unknown to every other connection. */
   agentKeyOnly?: boolean;
+  /** Listed on `GET /api/v1/tools` to Checked-hub members only, and not in /openapi.json. */
+  checkedHubsOnly?: true;
   /** Which of its calls are approvals, which an assistant makes only with a click in the view (`Tool['approves']`). */
   approves?: (input: z.output<I>) => boolean;
   /** Shown as a card in an assistant host's view. */
@@ -224,6 +228,7 @@ function finish<I extends z.ZodObject, T, O>(
     errors: errorsOf({ commit, limits, keyed, texts, agentKeyOnly, approves: definition.approves !== undefined, refuses: definition.refuses ?? {} }),
     ...(definition.approves ? { approves: definition.approves as Tool['approves'] } : {}),
     ...(definition.card ? { card: true as const } : {}),
+    ...(definition.checkedHubsOnly ? { checkedHubsOnly: true as const } : {}),
     policy: definition.policy as Tool['policy'],
     run: definition.run as Tool['run'],
     present: definition.present as Tool['present'],

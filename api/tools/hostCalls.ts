@@ -58,8 +58,8 @@ const LIVE_EDITS = new Set(['edit_pad', 'ui_edit_pad']);
 export function refuseHostApproval(core: Core, tool: Tool, actor: Actor, input: Record<string, unknown>): void {
   if (actor.via !== 'oauth') return;
   const url = webPlaceOf(core, input);
-  if (!core.config.hostApprovals && LIVE_EDITS.has(tool.name)) {
-    throw forbidden(`Pad edits from an assistant host are off on this server: suggest the change with post_reply in the pad's thread instead, or edit on the web: ${url}`, {
+  if (!core.config.hostApprovals && LIVE_EDITS.has(tool.name) && input.propose !== true) {
+    throw forbidden(`Pad edits from an assistant host are off on this server: suggest the change with edit_pad and "propose": true instead, or edit on the web: ${url}`, {
       approve_on_web: url,
     });
   }

@@ -1,12 +1,13 @@
 import { createPad } from '../../server/core/pads/pads.ts';
 import { undoEdit } from '../../server/core/pads/padEdits.ts';
-import { editPadDeciding } from '../../server/core/threads/decisions.ts';
-import { editPad as mayEditPad, placePad, readPad, undoPadEdit, watch } from '../../server/core/policies/policies.ts';
+import { changePad } from '../../server/core/checked/padChange.ts';
+import { changePad as mayChangePad, placePad, readPad, undoPadEdit, watch } from '../../server/core/policies/policies.ts';
 import type { Watched } from '../../server/core/kernel/policy.ts';
 import { waitForChanges } from '../../server/core/inbox/waits.ts';
 import { openPad } from '../../server/core/pads/padHistory.ts';
 import { presentCreatedPad, presentPad, presentUndo } from '../present/pads.ts';
-import { presentDecidedEdit } from '../present/decisions.ts';
+import { presentPadChange, withSuggestions } from '../present/checked.ts';
+import { waitingSuggestions } from '../../server/core/checked/suggestions.ts';
 import { presentWait } from '../present/waits.ts';
 import { liveWriteTool, readTool } from './defineTool.ts';
 import { CreatePadInput, EditPadInput, OpenPadInput, UndoEditInput } from '../../schema/tools/pads.ts';
@@ -37,8 +38,8 @@ export const openPadTool = readTool({
     'Read a pad, as mode says; data.version is the base_version for edit_pad.',
   input: OpenPadInput,
   policy: (input) => readPad(input.pad_id),
-  run: ({ core, conn }, input, target) => openPad(core, conn, target, input),
-  present: presentPad,
+  run: async ({ core, conn }, input, target) => ({ ...(await openPad(core, conn, target, input)), suggestions: await waitingSuggestions(conn, { padId: target.pad.id }) }),
+  present: (out) => withSuggestions(presentPad(out), out.suggestions, out.hub),
 });
 
 /** What the edit engine refuses of an edit and an undo alike, as sizes. */
@@ -49,7 +50,7 @@ export const editPadTool = liveWriteTool({
   title: 'Edit a pad',
   kind: 'destructive',
   description:
-    'Change a pad, live at once: the whole text, or edits and inserts by block. Blocks others changed since base_version stay theirs, listed in conflicts. Answers an edit_id for undo_edit.',
+    'Change a pad, live at once: the whole text, or edits and inserts by block. Blocks others changed since base_version stay theirs, listed in conflicts. Answers an edit_id for undo_edit. In Checked hubs, members\' edits become suggestions.',
   input: EditPadInput,
   // The pad's own text is checked by the core, against what the pad already holds.
   texts: ['decision'],
@@ -57,10 +58,10 @@ export const editPadTool = liveWriteTool({
   limits: ['write', 'padEdit', 'padText'],
   refuses: padTooLarge,
   // Counted as saved: the new text of the paragraphs that changed, not the whole text sent.
-  savedChars: (out) => out.outcome.saved,
-  policy: (input) => mayEditPad(input.pad_id),
-  run: ({ core, actor, write }, input, target) => editPadDeciding(core, actor, target, input, write),
-  present: presentDecidedEdit,
+  savedChars: (out) => ('outcome' in out ? out.outcome.saved : out.saved),
+  policy: (input) => mayChangePad(input.pad_id, input.propose === true),
+  run: ({ core, actor, write }, input, target) => changePad(core, actor, target, input, write),
+  present: presentPadChange,
 });
 
 export const undoEditTool = liveWriteTool({

@@ -19,6 +19,7 @@ import { settingsAgentTools } from './settingsAgentTools.ts';
 import { settingsModeratorTools } from './settingsModeratorTools.ts';
 import { viewButtons, viewSessionTool } from './viewTools.ts';
 import { ownWorkTools } from './ownWorkTools.ts';
+import { reviewQueueTool, setHubModeTool, verifyTool } from './checkedTools.ts';
 
 /**
  * The one tool registry: MCP tools/list, GET /api/v1/tools and /openapi.json are all made from it, and
@@ -29,6 +30,7 @@ export const tools: readonly Tool[] = [
   openHubTool,
   joinHubTool,
   setHubVisibilityTool,
+  setHubModeTool,
   setHubGuideTool,
   moderateTool,
   inviteTool,
@@ -55,6 +57,7 @@ export const tools: readonly Tool[] = [
   openPadTool,
   editPadTool,
   undoEditTool,
+  verifyTool,
   waitForChangesTool,
   linkTool,
   rotateKeyTool,
@@ -71,6 +74,7 @@ export const tools: readonly Tool[] = [
   showDotpadTool,
   searchTool,
   viewSessionTool,
+  reviewQueueTool,
   ...viewButtons,
   ...ownWorkTools,
   ...settingsAgentTools,

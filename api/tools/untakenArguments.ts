@@ -12,12 +12,7 @@ const UNTAKEN: readonly {
   refuses(tool: Tool, value: unknown): boolean;
   why(tool: Tool): string;
 }[] = [
-  {
-    name: 'propose',
-    refuses: (tool, value) => tool.name === 'edit_pad' && value !== false,
-    why: () =>
-      'Proposals are not taken yet, so nothing was changed. edit_pad without propose edits the pad live (undo_edit takes an edit back); to suggest a change instead, start_thread about the section.',
-  },
+  // None now: `propose` (edit_pad) is taken since Checked hubs came (a suggestion for others to check).
 ];
 
 /** Refuses, as `invalid` and before anything runs, an argument of UNTAKEN the tool would ignore to the caller's surprise. */

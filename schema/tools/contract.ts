@@ -23,6 +23,7 @@ import {
   UndoData,
   UndoEditInput,
 } from './pads.ts';
+import { HubModeData, ReviewQueueInput, ReviewQueueView, SetHubModeInput, SuggestedData, VerifyData, VerifyInput } from './checked.ts';
 import { ViewSessionData, ViewSessionInput } from './viewSession.ts';
 import { OwnSuggestionsInput, OwnSuggestionsView } from './ownSuggestions.ts';
 import { SearchData, SearchInput, SearchView } from './search.ts';
@@ -97,7 +98,10 @@ export const toolContracts = {
   wait_for_changes: { input: WaitForChangesInput, data: WaitData },
   create_pad: { input: CreatePadInput, data: CreatedPadData },
   open_pad: { input: OpenPadInput, data: OpenPadData, view: PadView },
-  edit_pad: { input: EditPadInput, data: EditPadData },
+  edit_pad: { input: EditPadInput, data: EditPadData.or(SuggestedData) },
+  set_hub_mode: { input: SetHubModeInput, data: HubModeData },
+  verify: { input: VerifyInput, data: VerifyData },
+  ui_review_queue: { input: ReviewQueueInput, view: ReviewQueueView },
   undo_edit: { input: UndoEditInput, data: UndoData },
   ui_pad_history: { input: PadHistoryInput, view: PadHistoryView },
   ui_pad_version: { input: PadVersionInput, view: PadAtVersionView },

@@ -18,6 +18,7 @@ export const INBOX_KINDS = [
   'join_request',
   'turned_away',
   'dm_request',
+  'checked',
 ] as const;
 export type InboxKind = (typeof INBOX_KINDS)[number];
 export const INBOX_PAGE_MAX = 200;

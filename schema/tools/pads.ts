@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { blockId, given, hubRef, padId, seqNumber, threadId, title } from './fields.ts';
 import { Kind, Seat } from './views.ts';
+import { WaitingSuggestionView } from './checked.ts';
 
 // create_pad, open_pad, edit_pad, undo_edit, ui_pad_history, ui_pad_version, ui_restore_pad_version.
 
@@ -59,6 +60,8 @@ const PadViewBase = z.object({
   seat: Seat,
   /** Whether the reader may type in the pad; the live connection is read-only otherwise. */
   canEdit: z.boolean(),
+  /** Suggestions waiting on the pad, oldest first, with their changes. */
+  suggestions: z.array(WaitingSuggestionView).optional(),
 });
 
 /** open_pad's view, by mode: the outline's sections, or what changed since a version. */
@@ -86,6 +89,7 @@ export const EditPadInput = z.object({
     .optional()
     .describe('Blocks to insert.'),
   decision: z.string().trim().min(1).max(DECISION_MAX).optional().describe('A decision to record with the edit.'),
+  propose: z.boolean().optional().describe('true: suggest, not edit.'),
 });
 
 export const UndoEditInput = z.object({ edit_id: given(z.string().trim().min(1).max(100)).describe('edit_id from edit_pad (edt_…).') });
@@ -179,6 +183,20 @@ export const OpenPadData = z.object({
   changes: z.array(z.object({ block_id: z.string(), change: z.enum(['added', 'changed', 'removed']) })).optional(),
   blocks: z.array(z.string()).optional(),
   clipped: z.boolean().optional(),
+  /** Suggestions waiting on the pad (their texts are in the answer's text, framed as participants'). */
+  suggestions: z
+    .array(
+      z.object({
+        id: z.string(),
+        author: z.string(),
+        base_version: z.number(),
+        sections: z.array(z.string()),
+        small: z.boolean(),
+        created_at: z.string(),
+        changes: z.array(z.object({ block_id: z.string(), change: z.enum(['added', 'changed', 'removed']) })),
+      }),
+    )
+    .optional(),
 });
 
 /** edit_pad: what the edit did, and the decision recorded with it. */

@@ -194,6 +194,6 @@ describe.each(stores())('SVC_HOST_APPROVALS=off on %s', (store) => {
     const pad = (await host.callTool({ name: 'create_pad', arguments: { hub: hub.slug, title: 'P', text: 'A.' } })).structuredContent as any;
     const edit = (await host.callTool({ name: 'edit_pad', arguments: { pad_id: pad.pad_id, base_version: pad.version, text: 'B.' } })) as Called;
     expect(edit.structuredContent.error).toBe('forbidden');
-    expect(edit.structuredContent.message).toMatch(/suggest the change with post_reply/);
+    expect(edit.structuredContent.message).toMatch(/suggest the change with edit_pad and "propose": true/);
   });
 });

@@ -5,8 +5,8 @@ import { agentDoors, type AgentDoor } from '../support/agentDoors.ts';
 import { appTool, registerAgent, request, rest, signIn, startTestServer, stores, type TestServer } from '../support/server.ts';
 
 /**
- * Arguments the spec names and this server cannot honour yet are refused, not ignored (SPEC part 4:
- * `propose`, `idempotency_key`; part 5: `as_agent`), and schema failures say what the tool takes
+ * Arguments the spec names and this server cannot honour are refused, not ignored (SPEC part 4:
+ * `idempotency_key`; part 5: `as_agent`; `propose` is taken and makes a suggestion), and schema failures say what the tool takes
  * (part 7): through REST and MCP alike, each refusal changing nothing.
  */
 const Count = z.object({ n: z.number() });
@@ -38,19 +38,15 @@ describe.each(stores())('refusals of arguments on %s', (store) => {
     await server?.close();
   });
 
-  it.each(DOORS)('refuses edit_pad with propose: true over %s, changing nothing, and says edit_pad without it edits live', async (door) => {
+  it.each(DOORS)('takes edit_pad with propose: true over %s as a suggestion, changing nothing in the pad; a propose that is no boolean is a schema failure', async (door) => {
     const versions = await count('pad_versions');
-    const refused = await doors.call(door, writer, 'edit_pad', { pad_id: padId, base_version: 1, text: 'Everything replaced.', propose: true });
-    expect(refused.ok).toBe(false);
-    expect(refused.body).toMatchObject({ error: 'invalid', issues: [{ path: 'propose' }] });
-    expect(refused.text).toContain('Proposals are not taken yet');
-    expect(refused.text).toContain('edit_pad without propose edits the pad live');
+    const proposed = await doors.call(door, writer, 'edit_pad', { pad_id: padId, base_version: 1, text: 'Everything replaced.', propose: true });
+    expect(proposed.ok).toBe(true);
+    expect(proposed.body).toMatchObject({ state: 'waiting', base_version: 1 });
+    expect(proposed.text).toContain('waiting for a check');
     expect(await count('pad_versions')).toBe(versions);
-    const read = await padText();
-    expect(read.data.version).toBe(1);
-    expect(read.text).toContain('Alpha stays.');
-    expect(read.text).not.toContain('Everything replaced.');
-    // Any value but false would be a proposal too.
+    expect((await server.core.sync.read(padId)).map((b) => b.text)).toEqual(['Alpha stays.', 'Beta stays.']);
+    expect((await padText()).data.version).toBe(1);
     const asText = await doors.call(door, writer, 'edit_pad', { pad_id: padId, base_version: 1, text: 'Everything replaced.', propose: 'yes' });
     expect(asText.body).toMatchObject({ error: 'invalid', issues: [{ path: 'propose' }] });
   });

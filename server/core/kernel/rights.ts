@@ -21,6 +21,8 @@ const rules = {
   setRoles: ['owner'],
   /** Publish the hub or make it private (`set_hub_visibility`). */
   audience: ['owner'],
+  /** Switch the hub between Open and Checked (`set_hub_mode`). */
+  mode: ['owner'],
 } as const satisfies Record<string, readonly Role[]>;
 
 export type Right = keyof typeof rules;

@@ -11,7 +11,7 @@ export function hashSecret(secret: string): string {
   return sha256Hex(secret);
 }
 
-export type IdPrefix = 'hub_' | 'thr_' | 'msg_' | 'pad_' | 'ppl_' | 'agt_' | 'hum_' | 'crd_' | 'edt_' | 'inv_' | 'lnk_' | 'tsk_' | 'dec_' | 'rep_' | 'client_' | 'oag_';
+export type IdPrefix = 'hub_' | 'thr_' | 'msg_' | 'pad_' | 'ppl_' | 'agt_' | 'hum_' | 'crd_' | 'edt_' | 'inv_' | 'lnk_' | 'tsk_' | 'dec_' | 'rep_' | 'client_' | 'oag_' | 'sug_' | 'chk_';
 
 /** Ids are a prefix and 10 random bytes in hex: unguessable, URL-safe and short enough to read. */
 export function newId(prefix: IdPrefix): string {

@@ -48,7 +48,7 @@ export type PadEdit = { pad_id: string; outcome: EditOutcome };
  * Possible secrets in the text an edit sends (SPEC part 4 `confirm_sensitive`): only new or changed
  * text counts, so a secret the pad already holds (sent back with the whole text, say) is not refused again.
  */
-async function refuseNewSecrets(core: Core, padId: string, input: EditPadInput) {
+export async function refuseNewSecrets(core: Core, padId: string, input: EditPadInput) {
   const fields: TextField[] =
     input.text !== undefined
       ? [{ path: 'text', text: input.text }]
@@ -59,12 +59,8 @@ async function refuseNewSecrets(core: Core, padId: string, input: EditPadInput) 
   await refusePossibleSecrets(fields, async () => wholeText(await core.sync.read(padId)));
 }
 
-/**
- * edit_pad, on a pad the policy found the caller may edit. `write` commits in the version's
- * transaction, never when nothing changed; its throw rolls the version back, takes the change back
- * out of the live document, and reaches the caller unchanged.
- */
-export async function editPad(core: Core, actor: Actor, { pad }: EditablePad, input: EditPadInput, write: PlannedWrite<PadEdit> | undefined): Promise<PadEdit> {
+/** An edit_pad call sends the whole text, or edits and inserts: exactly one kind. True for the whole text. */
+export function requireOneKind(input: Pick<EditPadInput, 'text' | 'edits' | 'inserts'>): boolean {
   const whole = input.text !== undefined;
   if (whole && (input.edits?.length || input.inserts?.length)) {
     throw invalid('Send either text (the whole new pad) or edits and inserts, not both.', { issues: [{ path: 'text', message: 'Not with edits or inserts.' }] });
@@ -72,6 +68,16 @@ export async function editPad(core: Core, actor: Actor, { pad }: EditablePad, in
   if (!whole && !input.edits?.length && !input.inserts?.length) {
     throw invalid('Send text (the whole new pad), or edits and inserts.', { issues: [{ path: 'edits', message: 'Nothing to change.' }] });
   }
+  return whole;
+}
+
+/**
+ * edit_pad, on a pad the policy found the caller may edit. `write` commits in the version's
+ * transaction, never when nothing changed; its throw rolls the version back, takes the change back
+ * out of the live document, and reaches the caller unchanged.
+ */
+export async function editPad(core: Core, actor: Actor, { pad }: EditablePad, input: EditPadInput, write: PlannedWrite<PadEdit> | undefined): Promise<PadEdit> {
+  const whole = requireOneKind(input);
   if (whole && input.text!.length > PAD_MAX_CHARS) throw new AppError('too_large', `A pad holds at most ${PAD_MAX_CHARS} characters.`);
   if (!input.confirm_sensitive) await refuseNewSecrets(core, pad.id, input);
   const request: EditRequest = whole

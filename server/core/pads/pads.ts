@@ -70,7 +70,7 @@ export function mayEditPad(seat: Seat, hub: Pick<HubRow, 'mode'>): boolean {
 export function requireEditor(seat: Seat, hub: HubRow) {
   requireWriter(seat, hub);
   if (!mayEditPad(seat, hub)) {
-    throw forbidden(`${hub.slug} is a Checked hub: members suggest edits there, and suggestions are not open yet.`, { yourCapabilities: ['read'] });
+    throw forbidden(`${hub.slug} is a Checked hub: members suggest edits there: edit_pad keeps their change as a suggestion for others to check.`, { yourCapabilities: ['read'] });
   }
 }
 

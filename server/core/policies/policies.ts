@@ -8,6 +8,7 @@ import { findEdit } from '../../../sync/versions.ts';
 import type { EditablePad } from '../kernel/editors.ts';
 import type { UndoTarget } from '../pads/padEdits.ts';
 import { editablePad, readablePad, type PadPlace } from '../pads/pads.ts';
+import { changeablePad, type PadChangeTarget } from '../checked/padChange.ts';
 import { readableThread } from '../threads/threadAccess.ts';
 import { grantsHubs } from '../kernel/grants.ts';
 import { mayPostAsGuest, refuseGuest } from '../identity/guests.ts';
@@ -176,6 +177,9 @@ export const placePad = (input: { hub?: string | undefined; thread_id?: string |
 
 /** Editing directly: owners and helpers anywhere, members in Open hubs; a grant is remembered briefly. */
 export const editPad = (id: string): Policy<EditablePad> => ({ core, conn, actor }) => editablePad(core, conn, id, actor);
+
+/** edit_pad: editing directly where the seat may, else (or with `propose`) suggesting; a seat that may write either way. */
+export const changePad = (id: string, propose: boolean): Policy<PadChangeTarget> => ({ core, conn, actor }) => changeablePad(core, conn, id, actor, propose);
 
 /** Undoing an edit: members their own, owners and helpers anyone's, where they may edit the pad. */
 export const undoPadEdit = (editId: string): Policy<UndoTarget> => async ({ core, conn, actor }) => {

@@ -193,7 +193,8 @@ export async function submitResult(core: Core, tx: CommonQueryMethods, actor: Ac
       }
     }
   }
-  const to: TaskState = task.reviewer ? 'in_review' : 'done';
+  // In a Checked hub a result waits for someone else's check (verify) even with no reviewer named.
+  const to: TaskState = task.reviewer || target.hub.mode === 'checked' ? 'in_review' : 'done';
   await tx.query(sql.unsafe`
     UPDATE tasks SET state = ${to}, assignee_id = ${actor.id}, result_pad = ${input.pad_id ?? null}, result_block = ${input.block_id ?? null},
       result_url = ${input.url ?? null}, result_note = ${input.note ?? null}, result_by = ${actor.id}, note = NULL,
@@ -262,6 +263,23 @@ export async function updateTask(tx: CommonQueryMethods, actor: Actor, target: T
       await noticeTask(tx, 'assigned', task.assignee?.id, actor.id, task);
       return changed(tx, task.id, 'sent_back');
   }
+}
+
+/**
+ * A check of a task's handed-in result in a Checked hub (`verify`): verified finishes a task in review
+ * as its reviewer's approval would; turned down sends it back to its holder. A result already done
+ * only takes the check's record.
+ */
+export async function checkResult(tx: CommonQueryMethods, actor: Actor, task: Task, verdict: 'verified' | 'turned_down', note: string): Promise<TaskChange> {
+  if (task.state !== 'in_review') return { task, did: 'unchanged' };
+  if (verdict === 'verified') {
+    await step(tx, task, 'done', { note, progress: false });
+    await noticeTask(tx, 'task_done', [task.created_by.id, task.assignee?.id], actor.id, task);
+    return changed(tx, task.id, 'approved');
+  }
+  await step(tx, task, 'in_progress', { note });
+  await noticeTask(tx, 'assigned', task.assignee?.id, actor.id, task);
+  return changed(tx, task.id, 'sent_back');
 }
 
 export type TaskFilter = {

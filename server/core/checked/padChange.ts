@@ -1,0 +1,65 @@
+import { sql, type CommonQueryMethods } from 'slonik';
+import { z } from 'zod';
+import type { PlannedWrite } from '../../db/plannedWrite.ts';
+import type { Actor } from '../kernel/actor.ts';
+import type { Core } from '../kernel/context.ts';
+import type { EditablePad } from '../kernel/editors.ts';
+import { grantsPad } from '../kernel/grants.ts';
+import { requireWriter } from '../kernel/rights.ts';
+import type { EditPadInput } from '../pads/padEdits.ts';
+import { mayEditPad, readablePad } from '../pads/pads.ts';
+import { editPadDeciding, type DecidedEdit } from '../threads/decisions.ts';
+import { changeOf, suggestEdit, type SuggestReason, type Suggested } from './suggestions.ts';
+
+/**
+ * edit_pad's target: the pad, and whether the call is kept as a suggestion before anything else is
+ * looked at: `proposal` (it asked, `propose: true`), `checked` (a member of a Checked hub). Null: an
+ * edit, unless a section it touches is under an edit war (decided when it runs).
+ */
+export type PadChangeTarget = EditablePad & { suggest: Exclude<SuggestReason, 'edit_war'> | null };
+
+/**
+ * A pad the caller may change: edit directly, or suggest to (anyone with a seat who may write). A
+ * direct editor's grant is remembered in the editor cache as editablePad does, so a warm edit reads nothing.
+ */
+export async function changeablePad(core: Core, conn: CommonQueryMethods, padId: string, actor: Actor, propose: boolean): Promise<PadChangeTarget> {
+  const granted = propose ? null : core.editors.get(actor.id, padId);
+  if (granted && grantsPad(actor, granted.pad)) return { ...granted, suggest: null };
+  const { pad, hub, seat } = await readablePad(core, conn, padId, actor);
+  requireWriter(seat, hub);
+  const { version: _version, ...rest } = pad;
+  const target = { pad: rest, hub, seat };
+  if (propose) return { ...target, suggest: 'proposal' };
+  if (!mayEditPad(seat, hub)) return { ...target, suggest: 'checked' };
+  core.editors.set(actor.id, target);
+  return { ...target, suggest: null };
+}
+
+const SectionRow = z.object({ section_id: z.string() });
+
+/** Sections of the pad that take suggestions only (SPEC part 3 "Edit war"). */
+async function sectionsAtWar(conn: CommonQueryMethods, padId: string): Promise<Set<string>> {
+  return new Set(await conn.anyFirst(sql.type(SectionRow)`SELECT section_id FROM section_marks WHERE pad_id = ${padId} AND kind = 'edit_war'`));
+}
+
+export type PadChange = DecidedEdit | Suggested;
+
+/**
+ * edit_pad: a suggestion where the target says so or the call touches a section under an edit war
+ * (every edit there is one, whoever makes it, until someone outside the war accepts a version);
+ * otherwise the edit, live at once, with its decision.
+ */
+export async function changePad(
+  core: Core,
+  actor: Actor,
+  target: PadChangeTarget,
+  input: EditPadInput & { decision?: string | undefined },
+  write: PlannedWrite<PadChange> | undefined,
+): Promise<PadChange> {
+  if (target.suggest) return suggestEdit(core, actor, target, input, target.suggest, write);
+  const war = await sectionsAtWar(core.db.pool, target.pad.id);
+  if (war.size && (await changeOf(core, target.pad.id, input)).sections.some((s) => war.has(s))) {
+    return suggestEdit(core, actor, target, input, 'edit_war', write);
+  }
+  return editPadDeciding(core, actor, target, input, write);
+}
