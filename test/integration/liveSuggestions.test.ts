@@ -25,10 +25,7 @@ describe.each(stores())('live typing in a Checked hub on %s', (store) => {
     pages.push(page);
     return page;
   };
-  const setMode = async (mode: 'open' | 'checked') => {
-    await poke(server, sql.unsafe`UPDATE hubs SET mode = ${mode} WHERE id = ${hub.id}`);
-    return { status: 200 };
-  };
+  const setMode = (mode: 'open' | 'checked') => appTool(server, owner.cookie, 'set_hub_mode', { hub: hub.slug, mode });
   const newPad = async (text: string) => {
     const created = await appTool(server, owner.cookie, 'create_pad', { hub: hub.slug, title: 'Rules', text });
     expect(created.status, created.text).toBe(200);
@@ -109,5 +106,32 @@ describe.each(stores())('live typing in a Checked hub on %s', (store) => {
     // Read-only, it stays open: the re-check closes only connections that write.
     await new Promise((resolve) => setTimeout(resolve, 4_500));
     expect(reasons.filter(Boolean)).toEqual([PAD_SUGGEST_REASON]);
+  });
+
+  it('shows a member what became of their suggestions: waiting, then accepted or turned down with the note', async () => {
+    expect((await setMode('checked')).status).toBe(200);
+    const { padId } = await newPad('# Menu\n\nSoup on Friday');
+    const mine = async () => (await appTool(server, member.cookie, 'ui_my_suggestions', { pad_id: padId })).body.view.suggestions;
+    expect(await mine()).toEqual([]);
+    const suggest = async (text: string) => {
+      const sent = await appTool(server, member.cookie, 'edit_pad', { pad_id: padId, base_version: 1, text });
+      expect(sent.status, sent.text).toBe(200);
+      return sent.body.data.suggestion_id as string;
+    };
+    const first = await suggest('# Menu\n\nSoup on Friday and Monday');
+    const second = await suggest('# Menu\n\nNo soup');
+    expect(await mine()).toEqual([
+      { id: second, state: 'waiting', base_version: 1, created_at: expect.any(String) },
+      { id: first, state: 'waiting', base_version: 1, created_at: expect.any(String) },
+    ]);
+    // Someone else's: not the member's to follow.
+    expect((await appTool(server, owner.cookie, 'ui_my_suggestions', { pad_id: padId })).body.view.suggestions).toEqual([]);
+
+    expect((await appTool(server, owner.cookie, 'verify', { id: first, verdict: 'verify', note: 'Mondays too.' })).status).toBe(200);
+    expect((await appTool(server, owner.cookie, 'verify', { id: second, verdict: 'turn_down', note: 'We like soup.' })).status).toBe(200);
+    const [no, yes] = await mine();
+    expect(yes).toMatchObject({ id: first, state: 'accepted', note: 'Mondays too.', accepted_version: 2 });
+    expect(no).toMatchObject({ id: second, state: 'turned_down', note: 'We like soup.' });
+    expect(await accepted(padId)).toEqual(['# Menu', 'Soup on Friday and Monday']);
   });
 });
