@@ -134,11 +134,13 @@ export async function keepAppShell(): Promise<boolean> {
   }
 }
 
-/** The kept document as Markdown, through the pad schema (converted from a copy: the conversion may drop what it does not know). */
+/** The kept document as Markdown as it is at the call, through the pad schema (converted from a copy: the conversion may drop what it does not know). */
 export async function documentMarkdown(doc: Y.Doc): Promise<string> {
+  // The document as it is at the call: whatever arrives while the converters load is not in it.
+  const state = Y.encodeStateAsUpdate(doc)
   const [{ yXmlFragmentToProseMirrorRootNode }, { serializeMarkdown }] = await Promise.all([import('@tiptap/y-tiptap'), import('../../schema/markdown.ts')])
   const copy = new Y.Doc()
-  Y.applyUpdate(copy, Y.encodeStateAsUpdate(doc))
+  Y.applyUpdate(copy, state)
   const text = serializeMarkdown(yXmlFragmentToProseMirrorRootNode(copy.getXmlFragment(PAD_FRAGMENT), padSchema))
   copy.destroy()
   return text
