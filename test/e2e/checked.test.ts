@@ -142,5 +142,20 @@ describe.skipIf(!haveChromium).each(stores())('a Checked hub in the browser on %
     expect(waiting).toHaveLength(1);
     expect(waiting[0]).toMatchObject({ pad_id: padId, author: { id: bob.id }, base_version: 1 });
     expect(waiting[0]!.changes.map((c) => c.text)).toContain('We read Dune in March');
+
+    // Ada finds it on the pad's page too, and turns it down with a note; Bob's page says so, with the note.
+    await openPad(ada, padId);
+    const card = ada.page.locator('.pad-suggestions .suggestion-review');
+    await expect.poll(() => card.count()).toBe(1);
+    expect(await card.locator('ins').allInnerTexts()).toEqual(['We read Dune in March']);
+    await card.getByRole('textbox', { name: /Your note/ }).fill('We settled on April.');
+    await shoot(ada.page, 'live-pad-suggestions');
+    await card.getByRole('button', { name: 'Turn down' }).click();
+    await expect.poll(() => card.getByRole('status').innerText()).toBe('Turned down.');
+    const outcome = bob.page.locator('[data-suggestion]');
+    await expect.poll(() => outcome.getAttribute('data-state'), { timeout: 20_000 }).toBe('turned_down');
+    expect(await outcome.innerText()).toContain('We settled on April.');
+    expect(await onServer(padId)).toEqual(['# Next two books', 'We read Dune']);
+    await shoot(bob.page, 'live-suggestion-turned-down');
   });
 });
