@@ -79,6 +79,10 @@ describe.skipIf(!haveChromium).each(stores())('a Checked hub in the browser on %
     expect(await onServer(padId)).toEqual(['# Rules', 'Water the plants on Monday', '# Tools', 'The shed key is under the pot']);
     expect(await paragraphs(ada.page)).toEqual(['Rules', 'Water the plants on Monday', 'Tools', 'The shed key is under the pot']);
 
+    // The draft is kept on the device, with the version it started from: a reload brings it back.
+    await bob.page.reload();
+    await expect.poll(() => bob.page.locator('.pad-body .suggested-block').allInnerTexts()).toEqual(['Water the plants on Monday and Thursday']);
+    await expect.poll(() => bar.innerText()).toContain('from version 1: 1 paragraph changed or added');
     await bob.page.getByRole('button', { name: 'Send suggestion' }).click();
     await expect.poll(() => bob.page.locator('[data-state="waiting"]').innerText()).toContain('waits for someone to check it');
     // Sent: the page shows the accepted text again, read-only, with the button to start another.
