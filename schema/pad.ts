@@ -21,6 +21,16 @@ export const PAD_MAX_CHARS = 60_000;
 export const PAD_FULL_REASON = `This pad is full (${PAD_MAX_CHARS.toLocaleString('en')} characters at most); the change was not saved.`;
 
 /**
+ * Why the server closed a live connection that could write: its person may no longer edit the pad
+ * directly (the hub became Checked, or they were made a member). The page connects again, read-only,
+ * and its typing becomes a suggestion.
+ */
+export const PAD_SUGGEST_REASON = 'You now suggest edits to this pad: someone else checks them before they go in.';
+
+/** Why the server closed a live connection that could write to a pad that was just locked: it opens again read-only. */
+export const PAD_LOCKED_REASON = 'This pad was locked: it takes no edits until it is unlocked.';
+
+/**
  * The stateless message a pad's live connections get when the pad reaches a new version (typing,
  * an agent's edit, an undo, a restore): the page reads who wrote what again, so author colours and
  * history follow at once, without a reload.

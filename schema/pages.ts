@@ -24,6 +24,7 @@ export type Route =
   | { name: 'tasks' }
   | { name: 'dm'; id?: string }
   | { name: 'inbox' }
+  | { name: 'review' }
   | { name: 'new-thread' }
   | { name: 'new-hub' }
   | { name: 'not-found' };
@@ -51,6 +52,7 @@ export function matchRoute(pathname: string): Route {
   if (parts.length === 1 && parts[0] === 'search') return { name: 'search' };
   if (parts.length === 1 && parts[0] === 'tasks') return { name: 'tasks' };
   if (parts.length === 1 && parts[0] === 'inbox') return { name: 'inbox' };
+  if (parts.length === 1 && parts[0] === 'review') return { name: 'review' };
   if (parts.length === 1 && parts[0] === 'new') return { name: 'new-thread' };
   // Before the hub route: "new" is this page, never a hub's slug.
   if (parts.length === 2 && parts[0] === 'h' && parts[1] === 'new') return { name: 'new-hub' };

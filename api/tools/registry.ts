@@ -9,6 +9,7 @@ import { linkTool } from './linkTool.ts';
 import { mintSubagentTool, rotateKeyTool, setHandleTool } from './keyTools.ts';
 import { createPadTool, editPadTool, openPadTool, undoEditTool, waitForChangesTool } from './padTools.ts';
 import { padHistoryTool, padVersionTool, restoreVersionTool } from './padHistoryTools.ts';
+import { ownSuggestionsTool } from './ownSuggestionsTool.ts';
 import { searchTool } from './searchTool.ts';
 import { showDotpadTool } from './homeTool.ts';
 import { markAnswerTool, openThreadTool, postReplyTool, reactTool, startThreadTool } from './threadTools.ts';
@@ -70,6 +71,7 @@ export const tools: readonly Tool[] = [
   padHistoryTool,
   padVersionTool,
   restoreVersionTool,
+  ownSuggestionsTool,
   threadGuestsTool,
   placeInvitesTool,
   showDotpadTool,

@@ -221,6 +221,7 @@ export type PadView = ToolView<'open_pad'>
 export type OutlineSection = Extract<PadView, { mode: 'outline' }>['sections'][number]
 export type PadChangesView = Extract<PadView, { mode: 'changes' }>
 export type PadHistoryView = ToolView<'ui_pad_history'>
+export type WaitingSuggestion = ToolView<'ui_review_queue'>['suggestions'][number]
 export type PadVersionEntry = PadHistoryView['versions'][number]
 export type SearchView = ToolView<'search_dotpad'>
 export type SearchHit = SearchView['groups'][number]['hits'][number]

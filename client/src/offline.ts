@@ -55,6 +55,14 @@ export const keepView = (userId: string, view: PadView) => writeJson(`${PREFIX}:
 export const keptView = (userId: string, padId: string) => readJson<PadView>(`${PREFIX}:view:${userId}:${padId}`)
 
 /**
+ * The pad version the copy on this device was last in step with (all its changes acknowledged). Changes
+ * made after it, offline, that come back to a pad the person may no longer edit directly are sent as a
+ * suggestion against this version, never merged into the accepted text.
+ */
+export const keepBaseVersion = (userId: string, padId: string, version: number) => writeJson(`${PREFIX}:base:${userId}:${padId}`, version)
+export const keptBaseVersion = (userId: string, padId: string) => readJson<number>(`${PREFIX}:base:${userId}:${padId}`)
+
+/**
  * Changes made on this device that the server has not acknowledged, counted across reloads: every
  * local change of the document adds one; the server's acknowledgement of everything sent clears them.
  */
@@ -126,11 +134,13 @@ export async function keepAppShell(): Promise<boolean> {
   }
 }
 
-/** The kept document as Markdown, through the pad schema (converted from a copy: the conversion may drop what it does not know). */
+/** The kept document as Markdown as it is at the call, through the pad schema (converted from a copy: the conversion may drop what it does not know). */
 export async function documentMarkdown(doc: Y.Doc): Promise<string> {
+  // The document as it is at the call: whatever arrives while the converters load is not in it.
+  const state = Y.encodeStateAsUpdate(doc)
   const [{ yXmlFragmentToProseMirrorRootNode }, { serializeMarkdown }] = await Promise.all([import('@tiptap/y-tiptap'), import('../../schema/markdown.ts')])
   const copy = new Y.Doc()
-  Y.applyUpdate(copy, Y.encodeStateAsUpdate(doc))
+  Y.applyUpdate(copy, state)
   const text = serializeMarkdown(yXmlFragmentToProseMirrorRootNode(copy.getXmlFragment(PAD_FRAGMENT), padSchema))
   copy.destroy()
   return text

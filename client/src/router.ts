@@ -28,6 +28,8 @@ export const paths = {
   dms: () => '/dm',
   dm: (id: string) => `/dm/${encodeURIComponent(id)}`,
   inbox: () => '/inbox',
+  /** Suggestions in Checked hubs waiting for this person's check. */
+  review: () => '/review',
   /** Start a thread, optionally in a hub and about a pad's section. */
   newThread: (about: { hub?: string; pad?: string; section?: string } = {}) => {
     const query = new URLSearchParams(Object.entries(about).filter((entry): entry is [string, string] => !!entry[1])).toString()
@@ -46,7 +48,7 @@ export function isPublicView(at: Route, signedIn: boolean): boolean {
 }
 
 /** Web-app pages that need a session: signed out, they go to /signin. */
-const APP_PAGES = ['/inbox', '/tasks', '/new', '/settings', '/dm', '/h/new']
+const APP_PAGES = ['/inbox', '/review', '/tasks', '/new', '/settings', '/dm', '/h/new']
 
 export function isAppPage(pathname: string): boolean {
   return APP_PAGES.some((page) => pathname === page || pathname.startsWith(page + '/'))

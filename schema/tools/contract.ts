@@ -26,6 +26,7 @@ import {
 } from './pads.ts';
 import { HubModeData, ReviewQueueInput, ReviewQueueView, SetHubModeInput, SuggestedData, VerifyData, VerifyInput } from './checked.ts';
 import { ViewSessionData, ViewSessionInput } from './viewSession.ts';
+import { OwnSuggestionsInput, OwnSuggestionsView } from './ownSuggestions.ts';
 import { SearchData, SearchInput, SearchView } from './search.ts';
 import { DeletedPostData, DeleteHubInput, DeletePadInput, DeletePostInput, DeletionData, DeletionView, EditedPostData, EditPostInput, MentionPeopleInput, MentionPeopleView, RenamedData, RenameInput } from './ownWork.ts';
 import { CreateTaskInput, ListTasksInput, SubmitResultInput, TakeTaskInput, TaskChangeData, TaskChangeView, TaskPageData, TaskPageView, UpdateTaskInput } from './tasks.ts';
@@ -108,6 +109,7 @@ export const toolContracts = {
   undo_edit: { input: UndoEditInput, data: UndoData },
   ui_pad_history: { input: PadHistoryInput, view: PadHistoryView },
   ui_pad_version: { input: PadVersionInput, view: PadAtVersionView },
+  ui_my_suggestions: { input: OwnSuggestionsInput, view: OwnSuggestionsView },
   ui_restore_pad_version: { input: RestoreVersionInput, data: RestoreData },
   search_dotpad: { input: SearchInput, data: SearchData, view: SearchView },
   show_dotpad: { input: ShowDotpadInput, data: HomeData, view: HomeView },

@@ -9,16 +9,16 @@ export const ACCESS_CHECK_MS = 4_000;
 export type OpenAccess = { padId: string; participantId: string | null; credentialId: string | null; readOnly: boolean };
 /**
  * Of these, the ones that no longer hold: the credential was revoked or ran out, or the pad became
- * unreadable to them (closed); or, with `readOnly: true`, a connection that may write lost that
- * right (the pad was locked): it turns read-only at once, and its socket is closed so that the
- * client reconnects and learns its new scope.
+ * unreadable to them (closed); or, with a `reason`, a connection that may write lost that right (the
+ * pad was locked, or its person must now suggest): it turns read-only at once, and is closed with the
+ * reason, which tells the page to connect again and learn its new scope.
  */
-export type AccessRecheck = (open: readonly OpenAccess[]) => Promise<(OpenAccess & { demote?: true })[]>;
+export type AccessRecheck = (open: readonly OpenAccess[]) => Promise<(OpenAccess & { reason?: string })[]>;
 
-/** The close code of a socket whose connection lost its right to write: the provider reconnects. */
-export const DEMOTED = { code: 4_401, reason: 'read-only now' };
+/** The close code of a live connection that lost its right to write. */
+export const READ_ONLY_NOW = 4_403;
 
-const keyOf = (access: OpenAccess) => `${access.padId} ${access.participantId ?? ''} ${access.credentialId ?? ''} ${access.readOnly ? 'r' : 'w'}`;
+const keyOf = (access: OpenAccess) => `${access.padId} ${access.participantId ?? ''} ${access.credentialId ?? ''} ${access.readOnly}`;
 
 /**
  * Credential re-checks of open live connections: every ACCESS_CHECK_MS, everything this instance
@@ -61,14 +61,18 @@ export class AccessChecks implements Extension<SyncContext> {
       return;
     }
     if (!ended.length) return;
-    const closing = new Set(ended.filter((e) => !e.demote).map(keyOf));
-    const demoting = new Set(ended.filter((e) => e.demote).map(keyOf));
+    const closing = new Map(ended.map((access) => [keyOf(access), access.reason]));
     for (const { connection, access } of this.connections()) {
-      if (closing.has(keyOf(access))) connection.close();
-      else if (demoting.has(keyOf(access))) {
-        connection.readOnly = true;
-        connection.webSocket.close(DEMOTED.code, DEMOTED.reason);
+      const key = keyOf(access);
+      if (!closing.has(key)) continue;
+      const reason = closing.get(key);
+      if (reason === undefined) {
+        connection.close();
+        continue;
       }
+      // Nothing more it sends is taken; the reason reaches the page (the provider's onClose), which connects again.
+      connection.readOnly = true;
+      connection.close({ code: READ_ONLY_NOW, reason });
     }
   }
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { sql, type CommonQueryMethods, type DatabaseTransactionConnection } from 'slonik';
 import { HubRow, PadRow, Role } from '../../../schema/rows.ts';
-import { PAD_MAX_CHARS } from '../../../schema/pad.ts';
+import { PAD_LOCKED_REASON, PAD_MAX_CHARS, PAD_SUGGEST_REASON } from '../../../schema/pad.ts';
 import type { Block } from '../../../sync/blocks.ts';
 import { blocksAt } from '../../../sync/versions.ts';
 import type { AccessRecheck, SyncAuthenticate } from '../../../sync/padSync.ts';
@@ -203,31 +203,46 @@ export function syncAuthenticator(core: Core): SyncAuthenticate {
   };
 }
 
-const AccessRow = z.object({ pad_id: z.string(), participant_id: z.string().nullable(), audience: z.string().nullable(), role: Role.nullable(), locked: z.boolean() });
+const AccessRow = z.object({
+  pad_id: z.string(),
+  participant_id: z.string().nullable(),
+  audience: z.string().nullable(),
+  mode: HubRow.shape.mode.nullable(),
+  role: Role.nullable(),
+  locked: z.boolean(),
+});
 
 /**
  * Of the open live connections, the ones whose access ended: the credential was revoked or ran out,
  * or the pad is no longer readable to its participant (removed from the hub, the hub made private,
- * the pad gone); and, marked `demote`, those that may write to a pad now locked (they turn read-only).
- * Two queries for everything an instance holds open.
+ * the pad gone). A connection that writes is closed with a reason, and opens again read-only, when
+ * the pad was locked (PAD_LOCKED_REASON) or its person may no longer edit it directly (the hub became
+ * Checked, they were made a member: PAD_SUGGEST_REASON), so their typing never reaches the accepted
+ * text. Two queries for everything an instance holds open.
  */
 export function padAccessRecheck(core: Core): AccessRecheck {
   return async (open) => {
     const credentials = [...new Set(open.flatMap((o) => (o.credentialId ? [o.credentialId] : [])))];
     const ended = new Set(await endedCredentials(core, credentials));
     const rows = await core.db.pool.any(sql.type(AccessRow)`
-      SELECT x.pad_id, x.participant_id, h.audience, p.locked_by IS NOT NULL AS locked,
+      SELECT x.pad_id, x.participant_id, h.audience, h.mode, p.locked_by IS NOT NULL AS locked,
              coalesce(m.role, (SELECT i.role FROM item_members i
                WHERE i.item_id IN (p.id, p.thread_id) AND i.participant_id = x.participant_id LIMIT 1)) AS role
       FROM unnest(${sql.array(open.map((o) => o.padId), 'text')}::text[], ${sql.array(open.map((o) => o.participantId), 'text')}::text[]) AS x(pad_id, participant_id)
       LEFT JOIN pads p ON p.id = x.pad_id AND p.deleted_at IS NULL
       LEFT JOIN hubs h ON h.id = p.hub_id AND h.deleted_at IS NULL
       LEFT JOIN hub_members m ON m.hub_id = p.hub_id AND m.participant_id = x.participant_id`);
-    const readable = new Set(rows.filter((r) => r.audience !== null && (r.role !== null || readsPublic(core, { audience: r.audience as HubRow['audience'] }))).map((r) => `${r.pad_id} ${r.participant_id ?? ''}`));
-    const locked = new Set(rows.filter((r) => r.locked).map((r) => r.pad_id));
+    const keyOf = (padId: string, participantId: string | null) => `${padId} ${participantId ?? ''}`;
+    const readable = new Map(
+      rows.filter((r) => r.audience !== null && (r.role !== null || readsPublic(core, { audience: r.audience as HubRow['audience'] }))).map((r) => [keyOf(r.pad_id, r.participant_id), r]),
+    );
     return open.flatMap((o) => {
-      if ((o.credentialId !== null && ended.has(o.credentialId)) || !readable.has(`${o.padId} ${o.participantId ?? ''}`)) return [o];
-      return !o.readOnly && locked.has(o.padId) ? [{ ...o, demote: true as const }] : [];
+      const row = readable.get(keyOf(o.padId, o.participantId));
+      if ((o.credentialId !== null && ended.has(o.credentialId)) || !row) return [o];
+      if (o.readOnly) return [];
+      if (row.locked) return [{ ...o, reason: PAD_LOCKED_REASON }];
+      if (!mayEditPad(row.role, { mode: row.mode! })) return [{ ...o, reason: PAD_SUGGEST_REASON }];
+      return [];
     });
   };
 }
