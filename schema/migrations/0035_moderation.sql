@@ -56,11 +56,12 @@ CREATE TRIGGER takeover_requests_read_change AFTER INSERT OR UPDATE OR DELETE ON
   FOR EACH STATEMENT EXECUTE FUNCTION notify_read_change();
 
 -- The owner hears of a takeover request (and its outcome), and a hub's helpers or askers of the
--- owner's silence: one inbox kind, its summary says which.
+-- owner's silence: one inbox kind, its summary says which. The kinds of 0033 and 0034 stay.
 ALTER TABLE inbox_items DROP CONSTRAINT inbox_items_kind_check;
 ALTER TABLE inbox_items ADD CONSTRAINT inbox_items_kind_check
   CHECK (kind IN ('mention', 'reply', 'assigned', 'review', 'added', 'report', 'dm', 'cooldown',
-                  'task_submitted', 'task_done', 'join_request', 'turned_away', 'dm_request', 'takeover'));
+                  'task_submitted', 'task_done', 'join_request', 'turned_away', 'dm_request', 'checked',
+                  'edit_war', 'takeover'));
 
 -- When the owner-silence rule found the owner quiet and told the helpers (once); cleared when the
 -- owner acts again, so a later silence is told again.
