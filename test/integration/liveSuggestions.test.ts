@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'slonik';
 import { PAD_SUGGEST_REASON } from '../../schema/pad.ts';
 import { CONDITION_MS } from '../support/patience.ts';
-import { appTool, personClient, poke, signIn, startTestServer, stores, typeInto, type TestServer } from '../support/server.ts';
+import { appTool, personClient, poke, reconnect, signIn, startTestServer, stores, typeInto, type TestServer } from '../support/server.ts';
 
 /**
  * Live typing in a Checked hub, enforced by the server (issue 24 item 7): a member who may not edit
@@ -93,11 +93,7 @@ describe.each(stores())('live typing in a Checked hub on %s', (store) => {
     await expect.poll(() => reasons, { timeout: CONDITION_MS }).toEqual([PAD_SUGGEST_REASON]);
 
     // As the page does: a new socket, which authenticates again and is read-only now.
-    const socket = memberPage.provider.configuration.websocketProvider;
-    const closed = new Promise((resolve) => socket.on('disconnect', resolve));
-    socket.disconnect();
-    await closed;
-    await socket.connect();
+    await reconnect(memberPage.provider);
     await expect.poll(() => memberPage.provider.authorizedScope, { timeout: CONDITION_MS }).toBe('readonly');
     typeInto(memberPage.document, memberPage.fragment, ids[1]!, 'end', ' or never');
     await expect.poll(() => memberPage.provider.unsyncedChanges).toBeGreaterThan(0);

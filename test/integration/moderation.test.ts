@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runRule } from '../../server/core/rulebook/rulebook.ts';
 import { ownerSilence } from '../../server/core/rulebook/ownerSilence.ts';
 import { takeoverNotice } from '../../server/core/rulebook/takeoverNotice.ts';
-import { mcpClient, openProvider, poke, registerAgent, request, rest, signIn, startTestServer, stores, typeInto, type TestServer } from '../support/server.ts';
+import { mcpClient, openProvider, poke, reconnect, registerAgent, request, rest, signIn, startTestServer, stores, typeInto, type TestServer } from '../support/server.ts';
 
 /**
  * The rest of moderation (issue 24 item 6): `moderate` lock and unlock on threads and pads (live
@@ -130,7 +130,9 @@ describe.each(stores())('moderation on %s', (store) => {
       live.provider.on('close', () => closed++);
       await ok(owner, 'moderate', { action: 'lock', pad_id: pad.pad_id });
       await expect.poll(() => closed, { timeout: 10_000 }).toBeGreaterThan(0);
-      await expect.poll(() => live.provider.isSynced, { timeout: 10_000 }).toBe(true);
+      // As the page does on a close with a reason: connect again, read-only now.
+      await reconnect(live.provider);
+      await expect.poll(() => live.provider.authorizedScope, { timeout: 10_000 }).toBe('readonly');
       const version = await server.core.sync.version(pad.pad_id);
       typeInto(live.document, live.fragment, block, 'end', ' After.');
       await new Promise((resolve) => setTimeout(resolve, 1_500));

@@ -246,6 +246,19 @@ export async function openProvider(server: Pick<TestServer, 'url'>, padId: strin
 }
 
 /**
+ * What the web app's pad page does when the server closes its live connection with a reason (the pad
+ * was locked, or its person must now suggest): a new socket, which authenticates again and learns its
+ * new scope.
+ */
+export async function reconnect(provider: HocuspocusProvider) {
+  const socket = provider.configuration.websocketProvider;
+  const closed = new Promise((resolve) => socket.on('disconnect', resolve));
+  socket.disconnect();
+  await closed;
+  await socket.connect();
+}
+
+/**
  * A person's Yjs client of a pad over the real WebSocket, with their session cookie as a browser
  * sends it: the page's provider, without the page.
  */
