@@ -10,6 +10,7 @@ import type { EditPadInput } from '../pads/padEdits.ts';
 import { mayEditPad, readablePad } from '../pads/pads.ts';
 import { editPadDeciding, type DecidedEdit } from '../threads/decisions.ts';
 import { changeOf, suggestEdit, type SuggestReason, type Suggested } from './suggestions.ts';
+import { requireUnlocked } from '../kernel/locks.ts';
 
 /**
  * edit_pad's target: the pad, and whether the call is kept as a suggestion before anything else is
@@ -27,6 +28,8 @@ export async function changeablePad(core: Core, conn: CommonQueryMethods, padId:
   if (granted && grantsPad(actor, granted.pad)) return { ...granted, suggest: null };
   const { pad, hub, seat } = await readablePad(core, conn, padId, actor);
   requireWriter(seat, hub);
+  // A locked pad takes neither edits nor suggestions (`moderate` lock).
+  requireUnlocked('pad', { ...pad, maker: pad.created_by }, hub);
   const { version: _version, ...rest } = pad;
   const target = { pad: rest, hub, seat };
   if (propose) return { ...target, suggest: 'proposal' };
