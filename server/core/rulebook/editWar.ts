@@ -84,10 +84,12 @@ export const editWar: TransactionRule = {
   name: 'edit_war',
   async apply(tx, now) {
     const since = new Date(now.getTime() - WAR_HOURS * HOUR).toISOString();
+    // Only pads with a change and 3 reversals' worth of versions in the window can hold a war: a
+    // reversal undoes a change made in the window.
     const pads = await tx.any(sql.type(PadRow)`
       SELECT p.id, greatest((SELECT min(v.version) FROM pad_versions v WHERE v.pad_id = p.id AND v.created_at > ${since}), p.version - ${MAX_VERSIONS} + 1) AS first
       FROM pads p WHERE p.updated_at > ${since} AND p.deleted_at IS NULL
-        AND EXISTS (SELECT 1 FROM pad_versions v WHERE v.pad_id = p.id AND v.created_at > ${since})`);
+        AND (SELECT count(*) FROM pad_versions v WHERE v.pad_id = p.id AND v.created_at > ${since}) > ${WAR_REVERSALS}`);
     for (const pad of pads) {
       const steps = await stepsFrom(tx, pad.id, pad.first);
       const found = reversalsIn(steps[0]!.blocks, steps.slice(1));
