@@ -63,7 +63,7 @@ export function presentVerify(out: Verified): Answer<'verify'> {
     ...(out.conflicts?.length ? { conflicts: out.conflicts } : {}),
   };
   if (out.subject === 'none') {
-    return { parts: [line(`${out.hub.slug} is an Open hub: work counts as done on its author's say-so, so there is nothing to verify. Your own "done" counts; nothing changed.`)], data };
+    return { parts: [line(`Nothing to verify: hub ${out.hub.slug} is Open, where work counts as done on its author's say-so. Your own "done" counts; nothing changed.`)], data };
   }
   const parts: TextPart[] = [];
   if (out.state === 'accepted') {
@@ -131,5 +131,19 @@ export function withSuggestions(answer: Answer<'open_pad'>, suggestions: readonl
       })),
     },
     ...(answer.view ? { view: () => ({ ...answer.view!(), suggestions: suggestions.map(suggestionView) }) } : {}),
+  };
+}
+
+/** show_dotpad with the suggestions waiting on the caller in Checked hubs. */
+export function withWaitingOnYou(answer: Answer<'show_dotpad'>, suggestions: readonly WaitingSuggestion[]): Answer<'show_dotpad'> {
+  if (!suggestions.length) return answer;
+  const parts: TextPart[] = [line(''), line(`## Suggestions waiting on you (${suggestions.length}, oldest first): verify {"id", "verdict", "note"} accepts or turns one down; open_pad shows its changes.`)];
+  for (const s of suggestions) {
+    parts.push(line(`- ${s.id} · pad ${inline(s.pad_title)} (${s.pad_id}) · hub ${s.hub.slug} · by ${inline(s.author.name)}${s.small ? ' · small' : ''} · ${iso(s.created_at)}: ${inline(s.summary)}`));
+  }
+  return {
+    ...answer,
+    parts: [...answer.parts, ...parts],
+    data: { ...answer.data, suggestions: suggestions.map((s) => ({ id: s.id, pad_id: s.pad_id, hub: s.hub.slug, small: s.small })) },
   };
 }

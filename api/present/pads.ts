@@ -192,7 +192,17 @@ export function presentPad(reading: PadReadingWithWriters): Answer<'open_pad'> {
     data.blocks = blocks.map((b) => b.id);
     if (text.length > PAD_TEXT_CLIP) data.clipped = true;
   }
-  parts.push(line(''), line(canEdit ? `Edit with edit_pad, pad_id "${pad.id}", base_version ${version}.` : 'You may read this pad; editing needs a seat in its hub.'));
+  const suggests = !canEdit && seat !== null && hub.mode === 'checked';
+  parts.push(
+    line(''),
+    line(
+      canEdit
+        ? `Edit with edit_pad, pad_id "${pad.id}", base_version ${version}.`
+        : suggests
+          ? `Suggest a change with edit_pad, pad_id "${pad.id}", base_version ${version}: in this Checked hub it waits for someone else's check.`
+          : 'You may read this pad; editing needs a seat in its hub.',
+    ),
+  );
   return {
     parts,
     data,

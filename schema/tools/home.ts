@@ -51,4 +51,6 @@ export const HomeData = z.object({
   tasks: z.object({ assigned: z.array(TaskData), held: z.array(TaskData), review: z.array(TaskData), open: z.array(TaskData) }),
   more_tasks: z.partialRecord(z.enum(TASK_LANES), z.literal(true)).optional(),
   hubs: z.array(z.object({ id: z.string(), slug: z.string(), role: z.string() })),
+  /** Suggestions waiting on the caller's check in Checked hubs, oldest first. */
+  suggestions: z.array(z.object({ id: z.string(), pad_id: z.string(), hub: z.string(), small: z.boolean() })).optional(),
 });

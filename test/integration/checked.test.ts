@@ -152,6 +152,20 @@ describe.each(stores())('Checked hubs on %s', (store) => {
     expect(again.body.error).toBe('conflict');
   });
 
+  it('settles a flag on a section when the owner accepts a fix to it', async () => {
+    const hub = await newHub('checked');
+    const pad = await newPad(hub);
+    const budget = (await server.core.sync.read(pad.pad_id)).filter((b) => b.type === 'heading')[1]!.id;
+    // Member 0's person confirmed an email: the agent counts as verified and may flag.
+    await server.core.db.pool.query(sql.unsafe`UPDATE participants SET email_verified_at = now() WHERE id = (SELECT linked_human FROM participants WHERE id = ${members[0]!.id})`);
+    const flagged = await ok(members[0]!, 'start_thread', { hub, title: 'Budget is wrong', body: 'It is twelve.', pad_id: pad.pad_id, anchor_block: budget, flag: true });
+    expect(flagged.body.flag).toBe('open');
+    const fix = await ok(members[1]!, 'edit_pad', { pad_id: pad.pad_id, base_version: pad.version, text: '# Plan\n\nAlpha stays.\n\nBeta stays.\n\n# Budget\n\nTwelve coins.' });
+    expect((await one(sql.unsafe`SELECT flag FROM threads WHERE id = ${flagged.body.thread_id}`)).flag).toBe('open');
+    await ok(owner, 'verify', { id: fix.body.suggestion_id, verdict: 'verify', note: 'Twelve it is.' });
+    expect((await one(sql.unsafe`SELECT flag FROM threads WHERE id = ${flagged.body.thread_id}`)).flag).toBe('settled');
+  });
+
   it('turns a suggestion down with a note, and its author withdraws their own', async () => {
     const hub = await newHub('checked');
     const pad = await newPad(hub);
@@ -287,6 +301,76 @@ describe.each(stores())('Checked hubs on %s', (store) => {
     const checked = await ok(helper, 'verify', { id: edit.body.edit_id, verdict: 'verify', note: 'Sums add up.' });
     expect(checked.body).toMatchObject({ subject: 'edit', state: 'verified', version: edit.body.version });
     expect(await rows(sql.unsafe`SELECT kind, by_id, note FROM section_marks WHERE pad_id = ${pad.pad_id}`)).toEqual([{ kind: 'checked', by_id: helper.id, note: 'Sums add up.' }]);
+  });
+
+  it('makes every edit of a section under an edit war a suggestion, until someone outside the war accepts one', async () => {
+    const hub = await newHub('open');
+    const pad = await newPad(hub);
+    const [plan] = (await server.core.sync.read(pad.pad_id)).filter((b) => b.type === 'heading').map((b) => b.id) as [string];
+    // The war's parties: the owner and member 0 (as humans stand for their agents, here each agent's own id).
+    const humans = await server.core.db.pool.anyFirst(sql.type(z.object({ h: z.string() }))`
+      SELECT coalesce(linked_human, id) AS h FROM participants WHERE id IN (${owner.id}, ${members[0]!.id})`);
+    await server.core.db.pool.query(sql.unsafe`
+      INSERT INTO section_marks (pad_id, section_id, kind, version, parties) VALUES (${pad.pad_id}, ${plan}, 'edit_war', ${pad.version}, ${sql.array([...humans], 'text')})`);
+    const inWar = await ok(owner, 'edit_pad', { pad_id: pad.pad_id, base_version: pad.version, text: '# Plan\n\nAlpha, says the owner.\n\nBeta stays.\n\n# Budget\n\nTen coins.' });
+    expect(inWar.body.state).toBe('waiting');
+    expect(inWar.text).toContain('edit war');
+    // The other section edits live as before.
+    const elsewhere = await ok(owner, 'edit_pad', { pad_id: pad.pad_id, base_version: pad.version, text: '# Plan\n\nAlpha stays.\n\nBeta stays.\n\n# Budget\n\nNine coins.' });
+    expect(elsewhere.body.edit_id).toMatch(/^edt_/);
+    // A party accepting keeps the war; someone outside it ends it.
+    const byParty = await ok(members[1]!, 'edit_pad', { pad_id: pad.pad_id, base_version: pad.version, inserts: [{ after: plan, text: 'A note.' }], edits: [] });
+    await ok(members[0]!, 'verify', { id: byParty.body.suggestion_id, verdict: 'verify', note: 'Fine by me.' });
+    expect(await rows(sql.unsafe`SELECT 1 FROM section_marks WHERE pad_id = ${pad.pad_id} AND kind = 'edit_war'`)).toHaveLength(1);
+    await ok(members[2]!, 'verify', { id: inWar.body.suggestion_id, verdict: 'verify', note: 'Settling it.' });
+    expect(await rows(sql.unsafe`SELECT 1 FROM section_marks WHERE pad_id = ${pad.pad_id} AND kind = 'edit_war'`)).toHaveLength(0);
+    expect(await padText(pad.pad_id)).toContain('Alpha, says the owner.');
+  });
+
+  it("shows the suggestions waiting on a checker in show_dotpad and the web app's review queue, never one's own", async () => {
+    const ownerPerson = await signIn(server, 'Queue owner', `qo-${randomUUID()}@example.com`);
+    const slug = (await appTool(server, ownerPerson.cookie, 'create_hub', { name: `Queue ${randomUUID().slice(0, 6)}` })).body.data.slug as string;
+    for (const agent of [members[0]!, members[1]!]) {
+      await ok(agent, 'join_hub', { hub: slug });
+      await appTool(server, ownerPerson.cookie, 'moderate', { hub: slug, action: 'let_in', who: agent.id });
+    }
+    await appTool(server, ownerPerson.cookie, 'set_hub_mode', { hub: slug, mode: 'checked' });
+    const pad = (await appTool(server, ownerPerson.cookie, 'create_pad', { hub: slug, title: 'Queue pad', text: 'One line here.' })).body.data;
+    const made = await ok(members[0]!, 'edit_pad', { pad_id: pad.pad_id, base_version: pad.version, text: 'One line there.' });
+    const queue = await appTool(server, ownerPerson.cookie, 'ui_review_queue', {});
+    expect(queue.status).toBe(200);
+    const [waiting] = queue.body.view.suggestions;
+    expect(waiting).toMatchObject({ id: made.body.suggestion_id, pad_title: 'Queue pad', hub: { slug }, author: { id: members[0]!.id } });
+    expect(waiting.changes).toEqual([{ block_id: expect.any(String), change: 'changed', text: 'One line there.', before: 'One line here.' }]);
+    const home = await appTool(server, ownerPerson.cookie, 'show_dotpad', {});
+    expect(home.body.data.suggestions).toEqual([{ id: made.body.suggestion_id, pad_id: pad.pad_id, hub: slug, small: expect.any(Boolean) }]);
+    expect(home.body.text).toContain('Suggestions waiting on you');
+    // Not to its author, nor to a member without a track record.
+    expect((await ok(members[0]!, 'show_dotpad', {})).body.suggestions).toBeUndefined();
+    expect((await ok(members[1]!, 'show_dotpad', {})).body.suggestions).toBeUndefined();
+    // ui_review_queue is the web app's: not a model tool.
+    expect((await rest(server, members[0]!.key, 'ui_review_queue', {})).status).toBe(404);
+  });
+
+  it('refuses an assistant verifying without a click in the view', async () => {
+    const human = await signIn(server, 'Checker person', `cp-${randomUUID()}@example.com`);
+    const slug = (await appTool(server, human.cookie, 'create_hub', { name: `Host check ${randomUUID().slice(0, 6)}` })).body.data.slug as string;
+    await ok(members[0]!, 'join_hub', { hub: slug });
+    await appTool(server, human.cookie, 'moderate', { hub: slug, action: 'let_in', who: members[0]!.id });
+    await appTool(server, human.cookie, 'set_hub_mode', { hub: slug, mode: 'checked' });
+    const pad = (await appTool(server, human.cookie, 'create_pad', { hub: slug, title: 'Host pad', text: 'Text.' })).body.data;
+    const made = await ok(members[0]!, 'edit_pad', { pad_id: pad.pad_id, base_version: pad.version, text: 'Better text.' });
+    const host = await mcpClient(server, await assistantToken(server, human.cookie));
+    try {
+      const refused = await host.callTool({ name: 'verify', arguments: { id: made.body.suggestion_id, verdict: 'verify', note: 'Looks fine.' } });
+      expect(refused.isError).toBe(true);
+      expect((refused.structuredContent as { error: string }).error).toBe('forbidden');
+      expect((await one(sql.unsafe`SELECT state FROM suggestions WHERE id = ${made.body.suggestion_id}`)).state).toBe('waiting');
+    } finally {
+      await host.close();
+    }
+    // The person, on the web, may.
+    expect((await appTool(server, human.cookie, 'verify', { id: made.body.suggestion_id, verdict: 'verify', note: 'Looks fine.' })).body.data.state).toBe('accepted');
   });
 
   it('lists verify on GET /api/v1/tools only to Checked-hub members, never in /openapi.json, always in tools/list', async () => {

@@ -10,6 +10,7 @@ import type { Core } from '../kernel/context.ts';
 import { newId } from '../kernel/secrets.ts';
 import { deliver } from '../inbox/inbox.ts';
 import { findSuggestion, type SuggestionRow } from './suggestions.ts';
+import { settleFixedFlags } from '../threads/flags.ts';
 
 /**
  * Accepting, merging and turning down suggestions: the functions the verify tool, the web app's
@@ -28,8 +29,11 @@ export type SuggestionDecision = {
   conflicts: { block_id: string; reason: string }[];
   decision_id: string | null;
   author_id: string;
+  /** Threads whose flag on a section it changed this acceptance settled, as an accepted fix. */
+  settled: string[];
 };
 
+const SeatRow = z.object({ role: z.enum(['owner', 'helper', 'member']) });
 const PadOfRow = z.object({ thread_id: z.string().nullable(), title: z.string(), kind: z.enum(['human', 'agent']) });
 
 /** The suggestion, still waiting, or a refusal saying what became of it. */
@@ -139,6 +143,7 @@ export async function applySuggestion(
     SELECT p.thread_id, p.title, a.kind FROM pads p, participants a WHERE p.id = ${s.pad_id} AND a.id = ${s.author_id}`);
   const author: Author = { id: s.author_id, kind: pad.kind, caller: s.caller ?? undefined };
   let decided: SuggestionDecision | null = null;
+  let settled: string[] = [];
   const record = async (tx: DatabaseTransactionConnection, outcome: EditOutcome) => {
     const version = outcome.version ?? outcome.current;
     const updated = await tx.query(sql.unsafe`
@@ -158,6 +163,11 @@ export async function applySuggestion(
         summary: `accepted your suggestion ${s.id} to ${pad.title} (version ${version})${how.note ? `: ${how.note}` : ''}`,
       });
       await endEditWars(tx, s.pad_id, s.sections, actor);
+      // An accepted fix settles the flags on the sections it changed, where the checker may settle them.
+      if (how.state === 'accepted' && outcome.version !== null) {
+        const seat = await tx.maybeOneFirst(sql.type(SeatRow)`SELECT role FROM hub_members WHERE hub_id = ${s.hub_id} AND participant_id = ${actor.id}`);
+        settled = await settleFixedFlags(tx, actor, { pad: { id: s.pad_id }, seat }, outcome);
+      }
     }
     await markSections(tx, s.pad_id, s.sections, { kind: how.state === 'accepted' ? 'checked' : 'unchecked', by: actor?.id ?? null, note: how.note, version });
     const decisionId = outcome.version === null ? null : await recordSuggestedDecision(tx, s, pad.thread_id, outcome, how.state === 'accepted' ? actor : null);
@@ -171,6 +181,7 @@ export async function applySuggestion(
       conflicts: outcome.conflicts.map((c) => ({ block_id: c.block_id, reason: c.reason })),
       decision_id: decisionId,
       author_id: s.author_id,
+      settled,
     };
     await write?.commit(tx, decided);
   };
@@ -216,7 +227,7 @@ export async function turnDownSuggestion(tx: CommonQueryMethods, actor: Actor, s
       summary: `turned down your suggestion ${s.id} to ${pad.title}: ${note}`,
     });
   }
-  return { suggestion_id: s.id, pad_id: s.pad_id, state, version: null, edit_id: null, sections: s.sections, conflicts: [], decision_id: null, author_id: s.author_id };
+  return { suggestion_id: s.id, pad_id: s.pad_id, state, version: null, edit_id: null, sections: s.sections, conflicts: [], decision_id: null, author_id: s.author_id, settled: [] };
 }
 
 /** The author's own withdrawal: turnDownSuggestion on one's own suggestion. */

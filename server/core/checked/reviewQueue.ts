@@ -13,19 +13,30 @@ const SeatRow = z.object({ hub_id: z.string(), slug: z.string(), role: z.enum(['
  * member with a track record; in an Open hub any member (proposals there wait on anyone). With
  * `hub` (a slug or id), that one only.
  */
-export async function hubsToCheck(core: Core, conn: CommonQueryMethods, actor: Actor, hub?: string): Promise<string[]> {
+export async function hubsToCheck(core: Core, conn: CommonQueryMethods, actor: Actor, hub?: string, checkedOnly = false): Promise<string[]> {
   const seats = await conn.any(sql.type(SeatRow)`
     SELECT h.id AS hub_id, h.slug, m.role, h.mode FROM hub_members m JOIN hubs h ON h.id = m.hub_id AND h.deleted_at IS NULL
     WHERE m.participant_id = ${actor.id} ${hub === undefined ? sql.fragment`` : sql.fragment`AND (h.slug = ${hub} OR h.id = ${hub})`}`);
   const ids: string[] = [];
   for (const seat of seats) {
-    if (seat.mode === 'open' || allows(seat.role, 'moderate') || (await trackRecord(core, conn, seat.hub_id, actor)).ok) ids.push(seat.hub_id);
+    if (seat.mode === 'open' ? !checkedOnly : allows(seat.role, 'moderate') || (await trackRecord(core, conn, seat.hub_id, actor)).ok) ids.push(seat.hub_id);
   }
   return ids;
 }
 
-/** Suggestions waiting on the actor (never their own), oldest first, each with its changes: the web app's review queue. */
-export async function reviewQueue(core: Core, conn: CommonQueryMethods, actor: Actor, input: { hub?: string | undefined }): Promise<WaitingSuggestion[]> {
-  const hubIds = await hubsToCheck(core, conn, actor, input.hub);
-  return hubIds.length ? waitingSuggestions(conn, { hubIds, except: actor.id }) : [];
+/**
+ * Suggestions waiting on the actor (never their own), oldest first, each with its changes: the web
+ * app's review queue; with `checkedOnly`, those of Checked hubs (show_dotpad's "waiting on you").
+ * A sub-agent key checks nothing beyond its grant, so none wait on it.
+ */
+export async function reviewQueue(
+  core: Core,
+  conn: CommonQueryMethods,
+  actor: Actor,
+  input: { hub?: string | undefined; checkedOnly?: boolean },
+  limit?: number,
+): Promise<WaitingSuggestion[]> {
+  if (actor.grant) return [];
+  const hubIds = await hubsToCheck(core, conn, actor, input.hub, input.checkedOnly);
+  return hubIds.length ? waitingSuggestions(conn, { hubIds, except: actor.id }, limit) : [];
 }
