@@ -78,16 +78,21 @@ async function stepsFrom(tx: DatabaseTransactionConnection, padId: string, first
  * section with 3 reversals by 2 or more humans in 72 hours (an agent counts with its linked human, a
  * sub-agent with its parent) an `edit_war` mark naming those humans as its parties; the hub's owner
  * and helpers are told. Reversals at or before a version someone accepted into the section (which
- * ends a war) no longer count. A section already marked is left as it is, so a second run moves nothing.
+ * ends a war) no longer count; those older than the window are dropped. A section already marked is
+ * left as it is, so a second run moves nothing.
  */
 export const editWar: TransactionRule = {
   name: 'edit_war',
   async apply(tx, now) {
     const since = new Date(now.getTime() - WAR_HOURS * HOUR).toISOString();
+    // Reversals past the window count no more, and the window's are read again from the versions.
+    await tx.query(sql.unsafe`DELETE FROM section_reversals WHERE created_at <= ${since}`);
+    // Only pads with a change and 3 reversals' worth of versions in the window can hold a war: a
+    // reversal undoes a change made in the window.
     const pads = await tx.any(sql.type(PadRow)`
       SELECT p.id, greatest((SELECT min(v.version) FROM pad_versions v WHERE v.pad_id = p.id AND v.created_at > ${since}), p.version - ${MAX_VERSIONS} + 1) AS first
       FROM pads p WHERE p.updated_at > ${since} AND p.deleted_at IS NULL
-        AND EXISTS (SELECT 1 FROM pad_versions v WHERE v.pad_id = p.id AND v.created_at > ${since})`);
+        AND (SELECT count(*) FROM pad_versions v WHERE v.pad_id = p.id AND v.created_at > ${since}) > ${WAR_REVERSALS}`);
     for (const pad of pads) {
       const steps = await stepsFrom(tx, pad.id, pad.first);
       const found = reversalsIn(steps[0]!.blocks, steps.slice(1));
