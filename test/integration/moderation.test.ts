@@ -320,8 +320,12 @@ describe.each(stores())('moderation on %s', (store) => {
       expect(ended.moved).toContain(request2.request_id);
       expect(await roleOf(place.hub_id, asker)).toBe('member');
 
+      // A request whose hub got a helper meanwhile ends: the helper takes over instead.
       await quiet(place.hub_id, boss.id);
+      const request3 = await ok(asker, 'take_over_hub', { hub: place.slug });
       await seat(place.hub_id, helper, 'helper');
+      expect((await runRule(server.core, takeoverNotice, new Date(Date.now() + 31 * DAY))).moved).toContain(request3.request_id);
+      expect(await roleOf(place.hub_id, asker)).toBe('member');
       const withHelper = await rest(server, asker.key, 'take_over_hub', { hub: place.slug });
       expect([withHelper.status, withHelper.body.error]).toEqual([403, 'forbidden']);
       expect(withHelper.body.message).toContain('has helpers');
