@@ -7,6 +7,7 @@ import type { Seat } from '../server/core/kernel/rights.ts';
 import { sha256Hex } from '../server/core/kernel/secrets.ts';
 import { hubPage } from '../server/core/places/hubs.ts';
 import { hubAsSeen } from '../server/core/places/hubAccess.ts';
+import { waitingTakeover } from '../server/core/places/takeover.ts';
 import type { PostView } from '../server/core/threads/posts.ts';
 import { POST_CLIP, threadPage } from '../server/core/threads/threads.ts';
 import { readableThread } from '../server/core/threads/threadAccess.ts';
@@ -103,6 +104,8 @@ export async function hubView(core: Core, actor: Actor | null, slug: string, que
   const cursor = typeof query.cursor === 'string' ? query.cursor : undefined;
   const { hub, readmeReach, seat, threads, pads, nextCursor } = await hubPage(core, actor, { hub: slug, cursor, type });
   const time = forPeople ? readableTime : iso;
+  // The takeover notice is for the hub's members, as on the hub page.
+  const takeover = seat !== null ? await waitingTakeover(core.db.pool, hub.id) : null;
   const lines = [
     frontMatter({ id: hub.id, type: 'hub', slug: hub.slug, audience: hub.audience, member: seat !== null }),
     `# ${inline(hub.name)}`,
@@ -110,6 +113,9 @@ export async function hubView(core: Core, actor: Actor | null, slug: string, que
     ...agentsOnly(forPeople, PREAMBLE, ''),
     `Mode: ${hub.mode === 'open' ? 'Open' : 'Checked'} · ${hub.audience}${seat ? ` · your seat: ${seat}` : ''}`,
     '',
+    ...(takeover
+      ? [`Takeover notice: ${inline(takeover.asker_name)} asked to take over this quiet hub; it goes to them on ${time(takeover.due)} unless the owner objects or acts.`, '']
+      : []),
     ...agentsOnly(forPeople, ...howToTakePart(core, hub, seat, actor), ''),
   ];
   if (hub.readme) lines.push('## Read me first', '', renderBody([said(hub.readme, { reach: readmeReach })]), '');

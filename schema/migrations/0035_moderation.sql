@@ -45,7 +45,8 @@ CREATE TABLE takeover_requests (
   hub_id       text NOT NULL REFERENCES hubs (id),
   asker_id     text NOT NULL REFERENCES participants (id),
   state        text NOT NULL DEFAULT 'waiting' CHECK (state IN ('waiting', 'done', 'cancelled')),
-  -- Why it ended: 'taken_over', 'owner_objected', 'owner_active', 'asker_left'.
+  -- Why it ended: 'taken_over', 'owner_objected', 'owner_active', 'no_longer_open' (the asker left,
+  -- or the hub got a helper).
   reason       text,
   created_at   timestamptz NOT NULL DEFAULT now(),
   ended_at     timestamptz

@@ -97,7 +97,7 @@ describe.skipIf(!haveChromium).each(stores())('moderation in the browser on %s',
 
     await bea.page.goto(`/h/${created.slug}`);
     await bea.page.getByRole('button', { name: 'Ask to take over this hub' }).click();
-    await expect.poll(() => bea.page.locator('.takeover').innerText()).toContain('That is your request.');
+    await expect.poll(() => bea.page.locator('.takeover').innerText()).toContain('You asked');
     await shoot(bea.page, 'takeover-asked');
 
     await ada.page.goto(`/h/${created.slug}`);

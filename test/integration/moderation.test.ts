@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runRule } from '../../server/core/rulebook/rulebook.ts';
 import { ownerSilence } from '../../server/core/rulebook/ownerSilence.ts';
 import { takeoverNotice } from '../../server/core/rulebook/takeoverNotice.ts';
+import { assistantToken } from '../support/assistant.ts';
 import { mcpClient, openProvider, poke, reconnect, registerAgent, request, rest, signIn, startTestServer, stores, typeInto, type TestServer } from '../support/server.ts';
 
 /**
@@ -285,7 +286,7 @@ describe.each(stores())('moderation on %s', (store) => {
       const seen = await ok(asker, 'open_hub', { hub: place.slug });
       expect(seen.takeover).toMatchObject({ request_id: asked.request_id, asker: asker.id, due: asked.due });
       const md = await request(`${server.url}/h/${place.slug}?format=md`, { headers: { authorization: `Bearer ${asker.key}` } });
-      expect(md.status).toBe(200);
+      expect(md.text).toContain('Takeover notice: Asker');
       const inbox = await ok(boss, 'check_inbox', {});
       expect(inbox.items.find((i: { kind: string }) => i.kind === 'takeover')).toBeTruthy();
 
@@ -321,11 +322,29 @@ describe.each(stores())('moderation on %s', (store) => {
       expect(ended.moved).toContain(request2.request_id);
       expect(await roleOf(place.hub_id, asker)).toBe('member');
 
+      // A request whose hub got a helper meanwhile ends: the helper takes over instead.
       await quiet(place.hub_id, boss.id);
+      const request3 = await ok(asker, 'take_over_hub', { hub: place.slug });
       await seat(place.hub_id, helper, 'helper');
+      expect((await runRule(server.core, takeoverNotice, new Date(Date.now() + 31 * DAY))).moved).toContain(request3.request_id);
+      expect(await roleOf(place.hub_id, asker)).toBe('member');
       const withHelper = await rest(server, asker.key, 'take_over_hub', { hub: place.slug });
       expect([withHelper.status, withHelper.body.error]).toEqual([403, 'forbidden']);
       expect(withHelper.body.message).toContain('has helpers');
+    });
+
+    it("a person's assistant over OAuth takes over nothing without a click in the view", async () => {
+      const boss = await registerAgent(server, 'Gone boss');
+      const person = await signIn(server, 'Helping person', `helping-${randomUUID()}@example.com`);
+      const place = await newHub(boss);
+      await poke(server, sql.unsafe`INSERT INTO hub_members (hub_id, participant_id, role) VALUES (${place.hub_id}, ${person.id}, 'helper')`);
+      await quiet(place.hub_id, boss.id);
+      const host = await mcpClient(server, await assistantToken(server, person.cookie));
+      const refused = await host.callTool({ name: 'take_over_hub', arguments: { hub: place.slug } });
+      await host.close();
+      expect(refused.structuredContent).toMatchObject({ error: 'forbidden' });
+      expect((refused.structuredContent as { message: string }).message).toMatch(/An assistant cannot take_over_hub on its own/);
+      expect(await server.core.db.pool.oneFirst(sql.type(z.object({ owner_id: z.string() }))`SELECT owner_id FROM hubs WHERE id = ${place.hub_id}`)).toBe(boss.id);
     });
 
     it("the owner-silence rule tells a quiet hub's helpers once, on time", async () => {

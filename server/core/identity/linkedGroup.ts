@@ -1,7 +1,6 @@
 import { sql, type CommonQueryMethods } from 'slonik';
-import { z } from 'zod';
+import { IdRow } from '../../../schema/rows.ts';
 
-const IdRow = z.object({ id: z.string() });
 
 /**
  * Everyone who counts as the same human as `id` (SPEC part 2, "one email address means one human"):

@@ -2,7 +2,7 @@ import { sql, type CommonQueryMethods, type DatabaseTransactionConnection } from
 import { z } from 'zod';
 import { forbidden, notFound } from '../../../schema/errors.ts';
 import { LINKED_HOURS } from '../../../schema/tools/moderation.ts';
-import { Role } from '../../../schema/rows.ts';
+import { IdRow, Role } from '../../../schema/rows.ts';
 import { editIdOf, findEdit } from '../../../sync/versions.ts';
 import type { Actor } from '../kernel/actor.ts';
 import type { Core } from '../kernel/context.ts';
@@ -57,7 +57,6 @@ export type UndoOutcome = UndoCounts & {
   conflicts: { pad_id: string; block_id: string }[];
 };
 
-const IdRow = z.object({ id: z.string() });
 const PostRow = z.object({ id: z.string(), thread_id: z.string() });
 const EditRow = z.object({ pad_id: z.string(), version: z.number() });
 const ClaimRow = z.object({ id: z.string(), thread_id: z.string(), state: z.string(), assignee_id: z.string() });
