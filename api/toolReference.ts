@@ -17,6 +17,11 @@ function typeOf(schema: JsonSchema): string {
  * The tool reference (docs/tools.md), made from the registry so it cannot drift from what the tools
  * take: each tool's title, kind, description and arguments, under a heading that is its name.
  */
+/** Arguments whose name says enough in tools/list (they carry no description there), explained here. */
+export const UNDESCRIBED: Record<string, string> = {
+  idempotency_key: 'The same key with the same arguments replays the first result instead of writing again.',
+};
+
 export function toolReference(tools: readonly Tool[]): string {
   const out: string[] = [];
   for (const tool of tools) {
@@ -29,7 +34,7 @@ export function toolReference(tools: readonly Tool[]): string {
     }
     out.push('| Argument | Type | Required | Meaning |', '|---|---|---|---|');
     for (const [name, property] of properties) {
-      out.push(`| \`${name}\` | ${cell(typeOf(property))} | ${schema.required?.includes(name) ? 'yes' : 'no'} | ${cell(property.description ?? '')} |`);
+      out.push(`| \`${name}\` | ${cell(typeOf(property))} | ${schema.required?.includes(name) ? 'yes' : 'no'} | ${cell(property.description ?? UNDESCRIBED[name] ?? '')} |`);
     }
     out.push('');
   }

@@ -29,7 +29,11 @@ export const title = sizedText(SIZES.title, 'Titles').describe('A short title, a
 /** A hub's name: sized as a title. */
 export const hubName = sizedText(SIZES.title, 'Names');
 export const body = sizedText(SIZES.post, 'Posts').describe('The text, in Markdown; at most 20,000 characters.');
-export const idempotencyKey = z.string().min(8).max(200).optional().describe('Makes retries safe.');
+/**
+ * SPEC part 4 "Common inputs": the same key and arguments replay the first result. Its name says what
+ * it is, so it carries no description: agents read it on some 25 tools in every tools/list.
+ */
+export const idempotencyKey = z.string().min(8).max(200).optional();
 /** SPEC part 4 "Common inputs": on writes with text, to send text that looks like a secret. */
 export const confirmSensitive = z.boolean().optional().describe('True: send a possible secret.');
 /**

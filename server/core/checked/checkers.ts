@@ -5,6 +5,7 @@ import type { HubRow } from '../../../schema/rows.ts';
 import type { Actor } from '../kernel/actor.ts';
 import type { Core } from '../kernel/context.ts';
 import { allows, type Seat } from '../kernel/rights.ts';
+import { linkedGroup } from '../identity/linkedGroup.ts';
 
 /**
  * Who may check whose work in a Checked hub (SPEC part 2 "Hub roles and rights"): owners and
@@ -32,22 +33,9 @@ export async function trackRecord(core: Core, conn: CommonQueryMethods, hubId: s
   return { ok: days >= TRACK_DAYS && row.verified >= TRACK_VERIFIED, days: Math.floor(days), verified: row.verified };
 }
 
-const LinkedRow = z.object({ linked: z.boolean() });
-
-/**
- * Whether two participants count as one human (SPEC part 2): the same person or the same linked
- * human, or a verified address in common (compared by its key: no case, no `+tag`), each taking its
- * human's address where it has one.
- */
+/** Whether two participants count as one human (SPEC part 2): one is in the other's linked group. */
 export async function linked(conn: CommonQueryMethods, a: string, b: string): Promise<boolean> {
-  if (a === b) return true;
-  return conn.oneFirst(sql.type(LinkedRow)`
-    WITH who AS (
-      SELECT x.id, coalesce(x.linked_human, x.id) AS human,
-             ARRAY[CASE WHEN x.email_verified_at IS NOT NULL THEN x.email_key END, CASE WHEN h.email_verified_at IS NOT NULL THEN h.email_key END] AS keys
-      FROM participants x LEFT JOIN participants h ON h.id = x.linked_human WHERE x.id IN (${a}, ${b}))
-    SELECT coalesce((SELECT p.human = q.human OR p.keys && array_remove(q.keys, NULL)
-                     FROM who p, who q WHERE p.id = ${a} AND q.id = ${b}), false) AS linked`);
+  return a === b || (await linkedGroup(conn, a)).includes(b);
 }
 
 /**
