@@ -90,8 +90,9 @@ describe.skipIf(!haveChromium).each(stores())('a Checked hub in the browser on %
     expect(await onServer(padId)).toEqual(['# Rules', 'Water the plants on Monday', '# Tools', 'The shed key is under the pot']);
     await shoot(bob.page, 'live-suggestion-waiting');
 
-    // Ada: the header leads to the review page, which shows the change.
+    // Ada: her home and the header lead to the review page, which shows the change.
     await ada.page.goto('/');
+    await expect.poll(() => ada.page.locator('[data-to-check]').innerText()).toBe('1 suggested edit waits for your check: review it.');
     const review = ada.page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: /Review/ });
     await expect.poll(() => review.innerText()).toContain('1');
     await review.click();
