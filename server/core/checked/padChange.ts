@@ -18,28 +18,31 @@ import { changeOf, suggestEdit, type SuggestReason, type Suggested } from './sug
  */
 export type PadChangeTarget = EditablePad & { suggest: Exclude<SuggestReason, 'edit_war'> | null };
 
+const SectionRow = z.object({ section_id: z.string() });
+
+/** Sections of the pad that take suggestions only (SPEC part 3 "Edit war"). */
+async function sectionsAtWar(conn: CommonQueryMethods, padId: string): Promise<string[]> {
+  return [...(await conn.anyFirst(sql.type(SectionRow)`SELECT section_id FROM section_marks WHERE pad_id = ${padId} AND kind = 'edit_war'`))];
+}
+
 /**
  * A pad the caller may change: edit directly, or suggest to (anyone with a seat who may write). A
  * direct editor's grant is remembered in the editor cache as editablePad does, so a warm edit reads nothing.
  */
 export async function changeablePad(core: Core, conn: CommonQueryMethods, padId: string, actor: Actor, propose: boolean): Promise<PadChangeTarget> {
   const granted = propose ? null : core.editors.get(actor.id, padId);
-  if (granted && grantsPad(actor, granted.pad)) return { ...granted, suggest: null };
+  // A grant kept by another path (editablePad) has not read the pad's wars: read again.
+  if (granted?.war && grantsPad(actor, granted.pad)) return { ...granted, suggest: null };
   const { pad, hub, seat } = await readablePad(core, conn, padId, actor);
   requireWriter(seat, hub);
   const { version: _version, ...rest } = pad;
   const target = { pad: rest, hub, seat };
   if (propose) return { ...target, suggest: 'proposal' };
   if (!mayEditPad(seat, hub)) return { ...target, suggest: 'checked' };
-  core.editors.set(actor.id, target);
-  return { ...target, suggest: null };
-}
-
-const SectionRow = z.object({ section_id: z.string() });
-
-/** Sections of the pad that take suggestions only (SPEC part 3 "Edit war"). */
-async function sectionsAtWar(conn: CommonQueryMethods, padId: string): Promise<Set<string>> {
-  return new Set(await conn.anyFirst(sql.type(SectionRow)`SELECT section_id FROM section_marks WHERE pad_id = ${padId} AND kind = 'edit_war'`));
+  // Remembered with the grant, so a warm edit reads nothing more (a new war counts within the grant's few seconds).
+  const editable = { ...target, war: await sectionsAtWar(conn, padId) };
+  core.editors.set(actor.id, editable);
+  return { ...editable, suggest: null };
 }
 
 export type PadChange = DecidedEdit | Suggested;
@@ -57,8 +60,8 @@ export async function changePad(
   write: PlannedWrite<PadChange> | undefined,
 ): Promise<PadChange> {
   if (target.suggest) return suggestEdit(core, actor, target, input, target.suggest, write);
-  const war = await sectionsAtWar(core.db.pool, target.pad.id);
-  if (war.size && (await changeOf(core, target.pad.id, input)).sections.some((s) => war.has(s))) {
+  const war = target.war ?? [];
+  if (war.length && (await changeOf(core, target.pad.id, input)).sections.some((s) => war.includes(s))) {
     return suggestEdit(core, actor, target, input, 'edit_war', write);
   }
   return editPadDeciding(core, actor, target, input, write);

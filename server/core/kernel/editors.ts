@@ -6,7 +6,13 @@ export const EDITOR_TTL_MS = 4_000;
 const MAX_ENTRIES = 10_000;
 
 /** A pad as the edit path needs it: who may edit, not the version (that comes from the live layer). */
-export type EditablePad = { pad: Omit<PadRow, 'version'>; hub: HubRow; seat: Seat };
+export type EditablePad = {
+  pad: Omit<PadRow, 'version'>;
+  hub: HubRow;
+  seat: Seat;
+  /** Sections of the pad under an edit war (they take suggestions only), read with the grant and trusted as long. */
+  war?: readonly string[] | undefined;
+};
 
 export type EditorCache = ReturnType<typeof createEditorCache>;
 
