@@ -117,7 +117,7 @@ export function withSuggestions(answer: Answer<'open_pad'>, suggestions: readonl
       ? `${checkers(hub.slug)}; verify accepts one into the pad as its author's edit.`
       : 'Any member but its author accepts one with verify {"id", "verdict": "verify", "note"} or turns it down with "turn_down".';
   return {
-    parts: [...answer.parts, line(''), line(`${suggestions.length} suggestions wait for a check. ${how}`), ...suggestions.flatMap(suggestionParts)],
+    parts: [...answer.parts, line(''), line(`${suggestions.length === 1 ? '1 suggestion waits' : `${suggestions.length} suggestions wait`} for a check. ${how}`), ...suggestions.flatMap(suggestionParts)],
     data: {
       ...answer.data,
       suggestions: suggestions.map((s) => ({

@@ -290,6 +290,19 @@ describe.each(stores())('Checked hubs on %s', (store) => {
     const done = await ok(owner, 'verify', { id: taskId, verdict: 'verify', note: 'Read it, good.' });
     expect(done.body).toMatchObject({ subject: 'result', state: 'verified' });
     expect((await one(sql.unsafe`SELECT state FROM tasks WHERE id = ${taskId}`)).state).toBe('done');
+
+    // A result turned down goes back to its holder.
+    const again = (await ok(owner, 'create_task', { thread_id: thread, title: 'Check the sums', assignee: members[1]!.id })).body;
+    const againId = (again.task_id ?? again.id) as string;
+    await ok(members[1]!, 'submit_result', { task_id: againId, url: 'https://example.org/sums' });
+    const back = await ok(helper, 'verify', { id: againId, verdict: 'turn_down', note: 'The sums are off.' });
+    expect(back.body).toMatchObject({ subject: 'result', state: 'turned_down' });
+    expect(await one(sql.unsafe`SELECT state, note FROM tasks WHERE id = ${againId}`)).toEqual({ state: 'in_progress', note: 'The sums are off.' });
+
+    // A decision sent with a suggestion counts once someone accepts it, with who checked it.
+    const withDecision = await ok(members[2]!, 'edit_pad', { pad_id: pad.pad_id, base_version: merged.version!, inserts: [{ after: 'start', text: 'Decided on Monday.' }], edits: [], decision: 'Monday it is.' });
+    await ok(owner, 'verify', { id: withDecision.body.suggestion_id, verdict: 'verify', note: 'Yes.' });
+    expect(await one(sql.unsafe`SELECT decided_by, proposed, checked_by FROM decisions WHERE text = 'Monday it is.'`)).toEqual({ decided_by: members[2]!.id, proposed: false, checked_by: owner.id });
   });
 
   it('verifying an edit records the check and marks its sections checked', async () => {
@@ -366,6 +379,11 @@ describe.each(stores())('Checked hubs on %s', (store) => {
       expect(refused.isError).toBe(true);
       expect((refused.structuredContent as { error: string }).error).toBe('forbidden');
       expect((await one(sql.unsafe`SELECT state FROM suggestions WHERE id = ${made.body.suggestion_id}`)).state).toBe('waiting');
+      // The assistant may propose: its answer is what the listed output schema says (the SDK checks it).
+      await host.listTools();
+      const proposed = await host.callTool({ name: 'edit_pad', arguments: { pad_id: pad.pad_id, base_version: pad.version, text: 'Text, proposed.', propose: true } });
+      expect(proposed.isError).toBeFalsy();
+      expect(proposed.structuredContent).toMatchObject({ state: 'waiting', base_version: pad.version });
     } finally {
       await host.close();
     }
