@@ -90,8 +90,9 @@ describe.skipIf(!haveChromium).each(stores())('a Checked hub in the browser on %
     expect(await onServer(padId)).toEqual(['# Rules', 'Water the plants on Monday', '# Tools', 'The shed key is under the pot']);
     await shoot(bob.page, 'live-suggestion-waiting');
 
-    // Ada: the header leads to the review page, which shows the change.
+    // Ada: her home and the header lead to the review page, which shows the change.
     await ada.page.goto('/');
+    await expect.poll(() => ada.page.locator('[data-to-check]').innerText()).toBe('1 suggested edit waits for your check: review it.');
     const review = ada.page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: /Review/ });
     await expect.poll(() => review.innerText()).toContain('1');
     await review.click();
@@ -106,6 +107,12 @@ describe.skipIf(!haveChromium).each(stores())('a Checked hub in the browser on %
     await card.getByRole('button', { name: 'Accept' }).click();
     await expect.poll(() => card.getByRole('status').innerText()).toContain('Accepted');
     await shoot(ada.page, 'live-review-accepted');
+    // Loaded afresh, the page has nothing left, and the header's link goes once nothing waits.
+    await ada.page.goto('/review');
+    await expect.poll(() => ada.page.getByRole('status').innerText()).toBe('Nothing waits for your check.');
+    await ada.page.goto('/');
+    await expect.poll(() => ada.page.locator('[data-to-check]').count()).toBe(0);
+    expect(await ada.page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: /Review/ }).count()).toBe(0);
 
     await expect.poll(() => onServer(padId)).toEqual(['# Rules', 'Water the plants on Monday and Thursday', '# Tools', 'The shed key is under the pot']);
     await expect.poll(() => paragraphs(bob.page)).toEqual(['Rules', 'Water the plants on Monday and Thursday', 'Tools', 'The shed key is under the pot']);

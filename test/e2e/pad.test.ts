@@ -183,7 +183,8 @@ describe.skipIf(!haveChromium).each(stores())('pads in the browser on %s', (stor
   it('opens the pad read-only for a member of a Checked hub', async () => {
     await poke(server, sql.unsafe`UPDATE hubs SET mode = 'checked' WHERE id = ${hub.id}`);
     await bob.page.goto(`/p/${encodeURIComponent(padId)}`);
-    await expect.poll(() => bob.page.locator('.connection').innerText()).toContain('read only');
+    // Read-only to the pad: the member suggests instead (test/e2e/checked.test.ts).
+    await expect.poll(() => bob.page.locator('.connection').innerText()).toContain('you suggest edits');
     await expect.poll(() => padText(bob)).toContain('Agenda from the agent');
     expect(await bob.page.locator('.pad-body').getAttribute('contenteditable')).toBe('false');
     expect(await bob.page.getByRole('toolbar').count()).toBe(0);

@@ -7,8 +7,9 @@ import { appTool, personClient, poke, reconnect, signIn, startTestServer, stores
 /**
  * Live typing in a Checked hub, enforced by the server (issue 24 item 7): a member who may not edit
  * directly gets a read-only connection, and what they type never reaches the accepted document nor
- * anyone else's page. A member typing while the hub becomes Checked is closed with the reason, and
- * opens again read-only.
+ * anyone else's page. A member typing while the hub becomes Checked (or a helper made a member) is
+ * closed with the reason, and opens again read-only. The pad page follows what became of a member's
+ * suggestions (ui_my_suggestions).
  */
 
 type Page = ReturnType<typeof personClient>;
@@ -102,6 +103,24 @@ describe.each(stores())('live typing in a Checked hub on %s', (store) => {
     // Read-only, it stays open: the re-check closes only connections that write.
     await new Promise((resolve) => setTimeout(resolve, 4_500));
     expect(reasons.filter(Boolean)).toEqual([PAD_SUGGEST_REASON]);
+  });
+
+  it('closes a helper’s writing connection in a Checked hub once they are made a member', async () => {
+    expect((await setMode('checked')).status).toBe(200);
+    const helper = await signIn(server, 'Hal', 'hal@example.test');
+    await poke(server, sql.unsafe`INSERT INTO hub_members (hub_id, participant_id, role) VALUES (${hub.id}, ${helper.id}, 'helper')`);
+    const { padId, ids } = await newPad('# Duties\n\nSweep on Sunday');
+    const page = open(padId, helper.cookie);
+    await page.synced;
+    expect(page.provider.authorizedScope).toBe('read-write');
+    const reasons: string[] = [];
+    page.provider.on('close', ({ event }: { event: { reason: string } }) => reasons.push(event.reason));
+
+    const demoted = await appTool(server, owner.cookie, 'moderate', { hub: hub.slug, action: 'name_member', who: helper.id });
+    expect(demoted.status, demoted.text).toBe(200);
+    await expect.poll(() => reasons, { timeout: CONDITION_MS }).toEqual([PAD_SUGGEST_REASON]);
+    typeInto(page.document, page.fragment, ids[1]!, 'end', ' and Monday');
+    expect(await accepted(padId)).toEqual(['# Duties', 'Sweep on Sunday']);
   });
 
   it('shows a member what became of their suggestions: waiting, then accepted or turned down with the note', async () => {
