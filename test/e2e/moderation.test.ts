@@ -71,10 +71,10 @@ describe.skipIf(!haveChromium).each(stores())('moderation in the browser on %s',
     const member = page.locator(`li.member[data-participant="${agent.id}"]`);
     await member.getByRole('button', { name: 'Undo everything by this person…' }).click();
     const panel = member.getByRole('group', { name: 'Undo everything by Vandal' });
-    await expect.poll(() => panel.innerText()).toContain('hide 2 posts, undo 1 pad edit');
+    await expect.poll(() => panel.innerText()).toContain('hide 2 posts and undo 1 pad edit?');
     await shoot(page, 'undo-count');
     await panel.getByRole('button', { name: 'Undo everything' }).click();
-    await expect.poll(() => panel.innerText()).toContain('Undid 2 posts, 1 pad edit');
+    await expect.poll(() => panel.innerText()).toContain('Undid 2 posts and 1 pad edit by');
     expect((await server.core.sync.read(pad.pad_id)).map((b) => b.text)).toEqual(['Our plan.']);
     const hidden = () => server.core.db.pool.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*) AS n FROM posts WHERE author_id = ${agent.id} AND hidden_at IS NOT NULL`);
     expect(await hidden()).toBe(2);

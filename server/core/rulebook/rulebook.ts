@@ -45,7 +45,7 @@ export async function runRule(core: Core, rule: Rule, now: Date = new Date()): P
     await core.db.write((tx) => recordRun(tx, rule, now, rows));
     return { rule: rule.name, status: 'ran', moved: ids, rows };
   }
-  return core.db.write(async (tx) => {
+  const run = await core.db.write(async (tx): Promise<RuleRun> => {
     const locked = await tx.oneFirst(sql.type(z.object({ locked: z.boolean() }))`
       SELECT pg_try_advisory_xact_lock(${LOCK_SPACE}, hashtext(${rule.name})) AS locked`);
     if (!locked) return { rule: rule.name, status: 'busy', moved: [], rows: 0 };
@@ -53,6 +53,10 @@ export async function runRule(core: Core, rule: Rule, now: Date = new Date()): P
     await recordRun(tx, rule, now, rows);
     return { rule: rule.name, status: 'ran', moved: ids, rows };
   });
+  // What a rule moved may change who edits what directly (an edit war's mark, a hub handed over):
+  // this instance's editor grants are read again; other instances' lapse within their few seconds.
+  if (run.rows) core.editors.forget();
+  return run;
 }
 
 /** A run in `rule_runs`; runs older than a week go. */
