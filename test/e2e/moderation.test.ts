@@ -81,7 +81,7 @@ describe.skipIf(!haveChromium).each(stores())('moderation in the browser on %s',
     await shoot(page, 'undo-done');
 
     await panel.getByRole('button', { name: 'Take back the last undo' }).click();
-    await expect.poll(() => panel.innerText()).toContain('Took back the undo: 2 posts, 1 pad edit');
+    await expect.poll(() => panel.innerText()).toContain('Took back the undo: 2 posts and 1 pad edit restored');
     expect((await server.core.sync.read(pad.pad_id)).map((b) => b.text)).toEqual(['Pills plan.']);
     expect(await hidden()).toBe(0);
   });
