@@ -130,6 +130,13 @@ describe.skipIf(!haveChromium).each(stores())('a Checked hub in the browser on %
     await bob.context.setOffline(true);
     await expect.poll(() => connection(bob.page)).toMatch(/^Offline/);
     await typeAtEndOf(bob.page, 'We read Dune', ' in March');
+    const pad = bob.page.locator('section.pad');
+    await expect.poll(async () => [await pad.getAttribute('data-kept-changes'), await pad.getAttribute('data-changes')]).toSatisfy(([kept, all]) => Number(kept) > 0 && kept === all);
+    // The copy is the one in IndexedDB: reopened with no network, it still has the change.
+    const warned = new Promise((resolve) => bob.page.once('dialog', (dialog) => void dialog.accept().then(resolve)));
+    await bob.page.reload();
+    await warned;
+    await expect.poll(() => paragraphs(bob.page)).toEqual(['Next book', 'We read Dune in March']);
     await expect.poll(() => connection(bob.page)).toMatch(/^Offline: \d+ changes? kept on this device/);
 
     // Meanwhile Ada makes the hub Checked and edits the pad herself.
