@@ -27,6 +27,9 @@ export const PAD_FULL_REASON = `This pad is full (${PAD_MAX_CHARS.toLocaleString
  */
 export const PAD_SUGGEST_REASON = 'You now suggest edits to this pad: someone else checks them before they go in.';
 
+/** The other way: a read-only connection of someone who suggested and may now edit directly. The page connects again, and may write. */
+export const PAD_EDIT_REASON = 'You may now edit this pad directly.';
+
 /**
  * The stateless message a pad's live connections get when the pad reaches a new version (typing,
  * an agent's edit, an undo, a restore): the page reads who wrote what again, so author colours and

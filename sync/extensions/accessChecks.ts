@@ -6,11 +6,12 @@ import { liveConnections, type SyncContext } from '../syncContext.ts';
 export const ACCESS_CHECK_MS = 4_000;
 
 /** An open live connection as the check sees it: the pad, who opened it, with which credential, and whether it may write. */
-export type OpenAccess = { padId: string; participantId: string | null; credentialId: string | null; readOnly: boolean };
+export type OpenAccess = { padId: string; participantId: string | null; credentialId: string | null; readOnly: boolean; suggests: boolean };
 /**
  * Of these, the ones that no longer hold, each closed with its `reason` when one is given: the
  * credential was revoked or ran out, the pad became unreadable to them, or a connection that writes
- * belongs to someone who may no longer edit the pad directly (it opens again read-only).
+ * belongs to someone who may no longer edit the pad directly (it opens again read-only), or one
+ * read-only because its participant suggested belongs to someone who may now edit directly.
  */
 export type AccessRecheck = (open: readonly OpenAccess[]) => Promise<(OpenAccess & { reason?: string })[]>;
 
@@ -40,7 +41,7 @@ export class AccessChecks implements Extension<SyncContext> {
     for (const { padId, connection, context } of liveConnections(this.instance)) {
       yield {
         connection,
-        access: { padId, participantId: context?.participantId ?? null, credentialId: context?.credentialId ?? null, readOnly: connection.readOnly },
+        access: { padId, participantId: context?.participantId ?? null, credentialId: context?.credentialId ?? null, readOnly: connection.readOnly, suggests: context?.suggests ?? false },
       };
     }
   }

@@ -118,6 +118,12 @@ describe.skipIf(!haveChromium).each(stores())('a Checked hub in the browser on %
     await expect.poll(() => paragraphs(bob.page)).toEqual(['Rules', 'Water the plants on Monday and Thursday', 'Tools', 'The shed key is under the pot']);
     await expect.poll(() => bob.page.locator('[data-suggestion]').getAttribute('data-state'), { timeout: 20_000 }).not.toBe('waiting');
     await shoot(bob.page, 'live-suggestion-accepted');
+
+    // Open again: Bob's page connects again, writing, without a reload.
+    expect((await appTool(server, ada.cookie, 'set_hub_mode', { hub: hub.slug, mode: 'open' })).status).toBe(200);
+    await expect.poll(() => connection(bob.page), { timeout: 20_000 }).toBe('Live: synced');
+    expect(await bob.page.locator('.pad-body').getAttribute('contenteditable')).toBe('true');
+    expect(await bob.page.getByRole('button', { name: 'Suggest an edit' }).count()).toBe(0);
     expect(bob.errors.filter((e) => !e.includes('favicon'))).toEqual([]);
   });
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { sql, type CommonQueryMethods, type DatabaseTransactionConnection } from 'slonik';
 import { HubRow, PadRow, Role } from '../../../schema/rows.ts';
-import { PAD_MAX_CHARS, PAD_SUGGEST_REASON } from '../../../schema/pad.ts';
+import { PAD_EDIT_REASON, PAD_MAX_CHARS, PAD_SUGGEST_REASON } from '../../../schema/pad.ts';
 import type { Block } from '../../../sync/blocks.ts';
 import { blocksAt } from '../../../sync/versions.ts';
 import type { AccessRecheck, SyncAuthenticate } from '../../../sync/padSync.ts';
@@ -186,7 +186,14 @@ export function syncAuthenticator(core: Core): SyncAuthenticate {
       actor = await authenticateSession(core, session ? decodeURIComponent(session) : undefined, { refuseSuspended: true });
     }
     const { hub, seat } = await readablePad(core, core.db.pool, padId, actor);
-    return { readOnly: !mayEditPad(seat, hub) || (actor !== null && !actor.scopes.includes('svc:write')), author: actor ? authorOf(actor) : null, credentialId: actor?.credentialId ?? null };
+    const writes = actor !== null && actor.scopes.includes('svc:write');
+    const editor = mayEditPad(seat, hub);
+    return {
+      readOnly: !editor || !writes,
+      suggests: writes && allows(seat, 'write') && !editor,
+      author: actor ? authorOf(actor) : null,
+      credentialId: actor?.credentialId ?? null,
+    };
   };
 }
 
@@ -203,8 +210,9 @@ const AccessRow = z.object({
  * or the pad is no longer readable to its participant (removed from the hub, the hub made private,
  * the pad gone). A connection that writes, of someone who may no longer edit the pad directly (the
  * hub became Checked, they were made a member), is closed with PAD_SUGGEST_REASON: it opens again
- * read-only, so their typing never reaches the accepted text. Two queries for everything an instance
- * holds open.
+ * read-only, so their typing never reaches the accepted text; one read-only because its person
+ * suggested, once they may edit directly (the hub Open again, made a helper), with PAD_EDIT_REASON.
+ * Two queries for everything an instance holds open.
  */
 export function padAccessRecheck(core: Core): AccessRecheck {
   return async (open) => {
@@ -225,7 +233,9 @@ export function padAccessRecheck(core: Core): AccessRecheck {
     return open.flatMap((o) => {
       const row = readable.get(keyOf(o.padId, o.participantId));
       if ((o.credentialId !== null && ended.has(o.credentialId)) || !row) return [o];
-      if (!o.readOnly && !mayEditPad(row.role, { mode: row.mode! })) return [{ ...o, reason: PAD_SUGGEST_REASON }];
+      const editor = mayEditPad(row.role, { mode: row.mode! });
+      if (!o.readOnly && !editor) return [{ ...o, reason: PAD_SUGGEST_REASON }];
+      if (o.suggests && editor) return [{ ...o, reason: PAD_EDIT_REASON }];
       return [];
     });
   };
