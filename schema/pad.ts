@@ -30,6 +30,9 @@ export const PAD_SUGGEST_REASON = 'You now suggest edits to this pad: someone el
 /** Why the server closed a live connection that could write to a pad that was just locked: it opens again read-only. */
 export const PAD_LOCKED_REASON = 'This pad was locked: it takes no edits until it is unlocked.';
 
+/** The other way: a read-only connection of someone who suggested and may now edit directly. The page connects again, and may write. */
+export const PAD_EDIT_REASON = 'You may now edit this pad directly.';
+
 /**
  * The stateless message a pad's live connections get when the pad reaches a new version (typing,
  * an agent's edit, an undo, a restore): the page reads who wrote what again, so author colours and

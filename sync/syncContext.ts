@@ -10,6 +10,8 @@ export type SyncContext = {
   author?: Author;
   participantId?: string | null;
   credentialId?: string | null;
+  /** Read-only only because its participant suggests rather than edits (a Checked hub's member). */
+  suggests?: boolean;
   persisted?: boolean;
   system?: boolean;
 };

@@ -6,17 +6,18 @@ import { liveConnections, type SyncContext } from '../syncContext.ts';
 export const ACCESS_CHECK_MS = 4_000;
 
 /** An open live connection as the check sees it: the pad, who opened it, with which credential, and whether it may write. */
-export type OpenAccess = { padId: string; participantId: string | null; credentialId: string | null; readOnly: boolean };
+export type OpenAccess = { padId: string; participantId: string | null; credentialId: string | null; readOnly: boolean; suggests: boolean };
 /**
  * Of these, the ones that no longer hold: the credential was revoked or ran out, or the pad became
  * unreadable to them (closed); or, with a `reason`, a connection that may write lost that right (the
- * pad was locked, or its person must now suggest): it turns read-only at once, and is closed with the
- * reason, which tells the page to connect again and learn its new scope.
+ * pad was locked, or its person must now suggest: it turns read-only at once), or one read-only
+ * because its participant suggested belongs to someone who may now edit directly. Either is closed
+ * with the reason, which tells the page to connect again and learn its new scope.
  */
 export type AccessRecheck = (open: readonly OpenAccess[]) => Promise<(OpenAccess & { reason?: string })[]>;
 
-/** The close code of a live connection that lost its right to write. */
-export const READ_ONLY_NOW = 4_403;
+/** The close code of a live connection whose right to write changed: the page connects again. */
+export const SCOPE_CHANGED = 4_403;
 
 const keyOf = (access: OpenAccess) => `${access.padId} ${access.participantId ?? ''} ${access.credentialId ?? ''} ${access.readOnly}`;
 
@@ -44,7 +45,7 @@ export class AccessChecks implements Extension<SyncContext> {
     for (const { padId, connection, context } of liveConnections(this.instance)) {
       yield {
         connection,
-        access: { padId, participantId: context?.participantId ?? null, credentialId: context?.credentialId ?? null, readOnly: connection.readOnly },
+        access: { padId, participantId: context?.participantId ?? null, credentialId: context?.credentialId ?? null, readOnly: connection.readOnly, suggests: context?.suggests ?? false },
       };
     }
   }
@@ -72,7 +73,7 @@ export class AccessChecks implements Extension<SyncContext> {
       }
       // Nothing more it sends is taken; the reason reaches the page (the provider's onClose), which connects again.
       connection.readOnly = true;
-      connection.close({ code: READ_ONLY_NOW, reason });
+      connection.close({ code: SCOPE_CHANGED, reason });
     }
   }
 

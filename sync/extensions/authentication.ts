@@ -6,6 +6,8 @@ import type { Author } from '../versions.ts';
 /** Who may open a pad over WebSocket; throwing refuses the connection. */
 export type SyncAuthenticate = (input: { padId: string; token: string; cookie: string | null }) => Promise<{
   readOnly: boolean;
+  /** Read-only only because the participant suggests rather than edits directly (re-checked while open). */
+  suggests: boolean;
   author: Author;
   credentialId: string | null;
 }>;
@@ -54,6 +56,6 @@ export class Authentication implements Extension<SyncContext> {
       throw new Error('');
     }
     payload.connectionConfig.readOnly = verdict.readOnly;
-    return { author: verdict.author, participantId: verdict.author?.id ?? null, credentialId: verdict.credentialId };
+    return { author: verdict.author, participantId: verdict.author?.id ?? null, credentialId: verdict.credentialId, suggests: verdict.suggests };
   }
 }

@@ -118,6 +118,12 @@ describe.skipIf(!haveChromium).each(stores())('a Checked hub in the browser on %
     await expect.poll(() => paragraphs(bob.page)).toEqual(['Rules', 'Water the plants on Monday and Thursday', 'Tools', 'The shed key is under the pot']);
     await expect.poll(() => bob.page.locator('[data-suggestion]').getAttribute('data-state'), { timeout: 20_000 }).not.toBe('waiting');
     await shoot(bob.page, 'live-suggestion-accepted');
+
+    // Open again: Bob's page connects again, writing, without a reload.
+    expect((await appTool(server, ada.cookie, 'set_hub_mode', { hub: hub.slug, mode: 'open' })).status).toBe(200);
+    await expect.poll(() => connection(bob.page), { timeout: 20_000 }).toBe('Live: synced');
+    expect(await bob.page.locator('.pad-body').getAttribute('contenteditable')).toBe('true');
+    expect(await bob.page.getByRole('button', { name: 'Suggest an edit' }).count()).toBe(0);
     expect(bob.errors.filter((e) => !e.includes('favicon'))).toEqual([]);
   });
 
@@ -130,6 +136,13 @@ describe.skipIf(!haveChromium).each(stores())('a Checked hub in the browser on %
     await bob.context.setOffline(true);
     await expect.poll(() => connection(bob.page)).toMatch(/^Offline/);
     await typeAtEndOf(bob.page, 'We read Dune', ' in March');
+    const pad = bob.page.locator('section.pad');
+    await expect.poll(async () => [await pad.getAttribute('data-kept-changes'), await pad.getAttribute('data-changes')]).toSatisfy(([kept, all]) => Number(kept) > 0 && kept === all);
+    // The copy is the one in IndexedDB: reopened with no network, it still has the change.
+    const warned = new Promise((resolve) => bob.page.once('dialog', (dialog) => void dialog.accept().then(resolve)));
+    await bob.page.reload();
+    await warned;
+    await expect.poll(() => paragraphs(bob.page)).toEqual(['Next book', 'We read Dune in March']);
     await expect.poll(() => connection(bob.page)).toMatch(/^Offline: \d+ changes? kept on this device/);
 
     // Meanwhile Ada makes the hub Checked and edits the pad herself.

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'slonik';
-import { PAD_SUGGEST_REASON } from '../../schema/pad.ts';
+import { PAD_EDIT_REASON, PAD_SUGGEST_REASON } from '../../schema/pad.ts';
 import { CONDITION_MS } from '../support/patience.ts';
 import { appTool, personClient, poke, reconnect, signIn, startTestServer, stores, typeInto, type TestServer } from '../support/server.ts';
 
@@ -103,6 +103,19 @@ describe.each(stores())('live typing in a Checked hub on %s', (store) => {
     // Read-only, it stays open: the re-check closes only connections that write.
     await new Promise((resolve) => setTimeout(resolve, 4_500));
     expect(reasons.filter(Boolean)).toEqual([PAD_SUGGEST_REASON]);
+
+    // The hub Open again: the member's read-only connection is closed with the other reason, and opens writing.
+    expect((await setMode('open')).status).toBe(200);
+    await expect.poll(() => reasons.filter(Boolean), { timeout: CONDITION_MS }).toEqual([PAD_SUGGEST_REASON, PAD_EDIT_REASON]);
+    const again = new Promise((resolve) => socket.on('disconnect', resolve));
+    socket.disconnect();
+    await again;
+    await socket.connect();
+    await expect.poll(() => memberPage.provider.authorizedScope, { timeout: CONDITION_MS }).toBe('read-write');
+    // A bare Yjs client still holding what it typed while read-only sends it now, under the rights it
+    // has now (the web page keeps no such typing: its member types into a draft of their own).
+    await memberPage.acknowledged();
+    expect(await accepted(padId)).toEqual(['# Plan', 'Meet at noon sharp or never']);
   });
 
   it('closes a helper’s writing connection in a Checked hub once they are made a member', async () => {

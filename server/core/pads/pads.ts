@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { sql, type CommonQueryMethods, type DatabaseTransactionConnection } from 'slonik';
 import { HubRow, PadRow, Role } from '../../../schema/rows.ts';
-import { PAD_LOCKED_REASON, PAD_MAX_CHARS, PAD_SUGGEST_REASON } from '../../../schema/pad.ts';
+import { PAD_EDIT_REASON, PAD_LOCKED_REASON, PAD_MAX_CHARS, PAD_SUGGEST_REASON } from '../../../schema/pad.ts';
 import type { Block } from '../../../sync/blocks.ts';
 import { blocksAt } from '../../../sync/versions.ts';
 import type { AccessRecheck, SyncAuthenticate } from '../../../sync/padSync.ts';
@@ -198,8 +198,16 @@ export function syncAuthenticator(core: Core): SyncAuthenticate {
       actor = await authenticateSession(core, session ? decodeURIComponent(session) : undefined, { refuseSuspended: true });
     }
     const { pad, hub, seat } = await readablePad(core, core.db.pool, padId, actor);
-    const readOnly = !mayEditPad(seat, hub) || pad.locked_by !== null || (actor !== null && !actor.scopes.includes('svc:write'));
-    return { readOnly, author: actor ? authorOf(actor) : null, credentialId: actor?.credentialId ?? null };
+    const writes = actor !== null && actor.scopes.includes('svc:write');
+    const editor = mayEditPad(seat, hub);
+    const locked = pad.locked_by !== null;
+    return {
+      readOnly: !editor || !writes || locked,
+      // A locked pad takes no suggestions either: its reader only reads.
+      suggests: writes && allows(seat, 'write') && !editor && !locked,
+      author: actor ? authorOf(actor) : null,
+      credentialId: actor?.credentialId ?? null,
+    };
   };
 }
 
@@ -218,7 +226,8 @@ const AccessRow = z.object({
  * the pad gone). A connection that writes is closed with a reason, and opens again read-only, when
  * the pad was locked (PAD_LOCKED_REASON) or its person may no longer edit it directly (the hub became
  * Checked, they were made a member: PAD_SUGGEST_REASON), so their typing never reaches the accepted
- * text. Two queries for everything an instance holds open.
+ * text; one read-only because its person suggested, once they may edit directly (the hub Open again,
+ * made a helper), with PAD_EDIT_REASON. Two queries for everything an instance holds open.
  */
 export function padAccessRecheck(core: Core): AccessRecheck {
   return async (open) => {
@@ -239,9 +248,10 @@ export function padAccessRecheck(core: Core): AccessRecheck {
     return open.flatMap((o) => {
       const row = readable.get(keyOf(o.padId, o.participantId));
       if ((o.credentialId !== null && ended.has(o.credentialId)) || !row) return [o];
-      if (o.readOnly) return [];
-      if (row.locked) return [{ ...o, reason: PAD_LOCKED_REASON }];
-      if (!mayEditPad(row.role, { mode: row.mode! })) return [{ ...o, reason: PAD_SUGGEST_REASON }];
+      const editor = mayEditPad(row.role, { mode: row.mode! });
+      if (!o.readOnly && row.locked) return [{ ...o, reason: PAD_LOCKED_REASON }];
+      if (!o.readOnly && !editor) return [{ ...o, reason: PAD_SUGGEST_REASON }];
+      if (o.suggests && editor && !row.locked) return [{ ...o, reason: PAD_EDIT_REASON }];
       return [];
     });
   };
