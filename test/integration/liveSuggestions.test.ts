@@ -107,10 +107,7 @@ describe.each(stores())('live typing in a Checked hub on %s', (store) => {
     // The hub Open again: the member's read-only connection is closed with the other reason, and opens writing.
     expect((await setMode('open')).status).toBe(200);
     await expect.poll(() => reasons.filter(Boolean), { timeout: CONDITION_MS }).toEqual([PAD_SUGGEST_REASON, PAD_EDIT_REASON]);
-    const again = new Promise((resolve) => socket.on('disconnect', resolve));
-    socket.disconnect();
-    await again;
-    await socket.connect();
+    await reconnect(memberPage.provider);
     await expect.poll(() => memberPage.provider.authorizedScope, { timeout: CONDITION_MS }).toBe('read-write');
     // A bare Yjs client still holding what it typed while read-only sends it now, under the rights it
     // has now (the web page keeps no such typing: its member types into a draft of their own).

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { padTextStopReason, padTextStopUntil } from '../../schema/pad.ts';
-import { openProvider, poke, registerAgent, rest, startTestServer, stores, typeInto, type TestServer } from '../support/server.ts';
+import { openProvider, poke, reconnect, registerAgent, rest, startTestServer, stores, typeInto, type TestServer } from '../support/server.ts';
 
 const DAY = 24 * 3_600_000;
 const Sum = z.object({ n: z.number().nullable() });
@@ -39,15 +39,6 @@ describe.each(stores())('pad text typed live on %s', (store) => {
     client.provider.on('close', ({ event }: { event: { reason: string } }) => reasons.push(event.reason));
     return reasons;
   };
-  /** A new socket for a provider whose pad connection the server closed: its first sync sends what it kept. */
-  const reconnect = async (client: Awaited<ReturnType<typeof connect>>) => {
-    const socket = client.provider.configuration.websocketProvider;
-    const closed = new Promise((resolve) => socket.on('disconnect', resolve));
-    socket.disconnect();
-    await closed;
-    await socket.connect();
-  };
-
   beforeAll(async () => {
     server = await startTestServer(store);
     server.core.pace.now = () => now;
@@ -114,7 +105,7 @@ describe.each(stores())('pad text typed live on %s', (store) => {
 
     // A day later the window is empty: Ada connects again, and what her page kept is saved and counted.
     now += DAY;
-    await reconnect(again);
+    await reconnect(again.provider);
     await expect.poll(serverText).toContain('refused words');
     await expect.poll(() => watcher.text()).toContain('refused words');
     typeInto(again.document, again.fragment, adaBlock!.id, 'end', ' And more.');

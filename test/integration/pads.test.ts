@@ -9,7 +9,7 @@ import { appendUpdate, compact, loadInto, tailSize } from '../../sync/store.ts';
 import pg from 'pg';
 import { changedByOthersSince } from '../../sync/versions.ts';
 import { HocuspocusProvider } from '@hocuspocus/provider';
-import { appTool, mcpClient, openProvider, signIn, registerAgent, request, rest, startTestServer, stores, typeInto, type TestServer, poke } from '../support/server.ts';
+import { appTool, mcpClient, openProvider, reconnect, signIn, registerAgent, request, rest, startTestServer, stores, typeInto, type TestServer, poke } from '../support/server.ts';
 
 /** Pads as live documents: tools, live clients over /sync, conflicts, versions and the Markdown view. */
 describe.each(stores())('pads on %s', (store) => {
@@ -167,11 +167,7 @@ describe.each(stores())('pads on %s', (store) => {
     await expect.poll(async () => (await server.core.sync.read(padId))[0]!.text.length).toBe(11_700);
     // The refused editor kept its text; once it makes room, connecting again saves all of it.
     over.document.transact(() => textOf(over, 1).delete(700, 1_000));
-    const socket = over.provider.configuration.websocketProvider;
-    const closed = new Promise((resolve) => socket.on('disconnect', resolve));
-    socket.disconnect();
-    await closed;
-    await socket.connect();
+    await reconnect(over.provider);
     await expect.poll(async () => (await server.core.sync.read(padId))[1]!.text).toBe('x'.repeat(600) + 'a'.repeat(10_900));
   });
 
