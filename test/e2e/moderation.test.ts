@@ -40,6 +40,10 @@ describe.skipIf(!haveChromium).each(stores())('moderation in the browser on %s',
     await expect.poll(() => page.locator('.badge.locked').count()).toBe(1);
     expect(await page.getByText('This thread is locked').count()).toBe(1);
     expect(await page.getByRole('button', { name: 'Post reply' }).count()).toBe(0);
+    // Its posts offer nothing the lock refuses: no reply, answer mark, edit or delete; the reactions are off.
+    const first = page.locator('article.post', { hasText: 'Let us pause.' });
+    for (const name of ['Reply', 'Mark as answer', 'Edit', 'Delete']) expect(await first.getByRole('button', { name, exact: true }).count(), name).toBe(0);
+    expect(await first.getByRole('button', { name: 'Hide' }).count()).toBe(1);
     await expect(call('post_reply', { thread_id: thread.thread_id, body: 'Me too.' })).rejects.toThrow(/locked/);
     await shoot(page, 'thread-locked');
     await page.getByRole('button', { name: 'Unlock thread' }).click();
