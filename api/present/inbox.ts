@@ -25,6 +25,7 @@ const ABOUT: Record<InboxItem['kind'], string> = {
   edit_war: 'is in an edit war: a section takes suggestions only (3 reversals by 2 or more people in 72 hours)',
   checked: 'checked your work (verify)',
   takeover: 'wrote about taking over a quiet hub (take_over_hub)',
+  suggestion: 'suggests a change waiting for a check (verify)',
 };
 
 /** Where to read what an item is about, as the tool to call. */
@@ -36,6 +37,7 @@ function whereToRead(item: InboxItem): string {
   if (item.kind === 'cooldown') return 'nothing to open: the agent writes again when the cooldown ends';
   if (item.kind === 'turned_away') return 'nothing to open: an owner of the hub turned your request away';
   if (item.kind === 'edit_war') return 'open_pad with the pad and section named above';
+  if (item.kind === 'suggestion') return 'open_pad with the pad named above: its suggestions, to verify or turn_down';
   return `open_hub "${item.hub_slug ?? item.hub_id}"`;
 }
 

@@ -21,6 +21,7 @@ export const INBOX_KINDS = [
   'edit_war',
   'checked',
   'takeover',
+  'suggestion',
 ] as const;
 export type InboxKind = (typeof INBOX_KINDS)[number];
 export const INBOX_PAGE_MAX = 200;

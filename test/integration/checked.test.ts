@@ -127,6 +127,11 @@ describe.each(stores())('Checked hubs on %s', (store) => {
     const opened = await ok(owner, 'open_pad', { pad_id: pad.pad_id }, door);
     expect(opened.body.suggestions.map((s: { id: string }) => s.id)).toContain(made.body.suggestion_id);
     expect(opened.text).toContain(made.body.suggestion_id);
+    // The owner hears of it in the inbox, pointed at the pad; its author does not.
+    const told = (await ok(owner, 'check_inbox', {}, door)).body.items.filter((item: { kind: string }) => item.kind === 'suggestion');
+    expect(told.at(-1)).toMatchObject({ kind: 'suggestion', from: { id: members[0]!.id } });
+    expect((await ok(owner, 'check_inbox', {}, door)).text).toContain(pad.pad_id);
+    expect((await ok(members[0]!, 'check_inbox', {}, door)).body.items.some((item: { kind: string }) => item.kind === 'suggestion')).toBe(false);
   });
 
   it('accepts a suggestion: the text goes in as its author, the checker is recorded and the section is marked checked', async () => {

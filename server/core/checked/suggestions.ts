@@ -11,6 +11,8 @@ import type { EditablePad } from '../kernel/editors.ts';
 import { newId } from '../kernel/secrets.ts';
 import { refuseNewSecrets, requireOneKind, type EditPadInput } from '../pads/padEdits.ts';
 import { suggestedChange, type BlockChange, type SuggestedEdit } from './suggestedChange.ts';
+import { deliver } from '../inbox/inbox.ts';
+import { ownersAndHelpers } from '../places/deciders.ts';
 
 /**
  * Suggestions (SPEC part 1, Checked hubs): an edit kept beside the pad, never in its accepted text
@@ -125,6 +127,10 @@ export async function suggestEdit(
       INSERT INTO suggestions (id, pad_id, hub_id, author_id, caller, source, base_version, text, changed, sections, small, summary, decision)
       VALUES (${id}, ${pad.id}, ${hub.id}, ${actor.id}, ${callerOf(actor)}, ${source}, ${input.base_version}, ${change.text},
               ${sql.array(change.changed, 'text')}, ${sql.array(change.sections, 'text')}, ${change.small}, ${change.summary}, ${input.decision ?? null})`);
+    // The hub's owner and helpers hear of it; members with a track record find it on their home.
+    const checkers = await ownersAndHelpers(tx, hub.id);
+    const summary = `${pad.title} (pad ${pad.id}): ${change.summary}`;
+    await deliver(tx, checkers.map((to) => ({ to, kind: 'suggestion' as const, from: actor.id, hub_id: hub.id, summary })));
     await write?.commit(tx, out);
     return out;
   });

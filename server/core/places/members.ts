@@ -10,6 +10,7 @@ import { deliver } from '../inbox/inbox.ts';
 import { seatInHub } from './seats.ts';
 import type { MemberCan } from '../../../schema/tools/hubs.ts';
 import type { ModerateAction } from '../../../schema/tools/members.ts';
+import { ownersAndHelpers } from './deciders.ts';
 
 /** Members and waiting requests shown at once by open_hub and the hub page; the rest are counted. */
 export const PEOPLE_SHOWN = 100;
@@ -64,8 +65,7 @@ export async function hubPeople(conn: CommonQueryMethods, hubId: string, seat: S
  * the item or the hub's members), carrying the asker's note.
  */
 export async function noticeJoinRequest(tx: CommonQueryMethods, hub: HubRow, askerId: string, note: string | undefined): Promise<void> {
-  const deciders = await tx.anyFirst(sql.type(z.object({ id: z.string() }))`
-    SELECT participant_id AS id FROM hub_members WHERE hub_id = ${hub.id} AND role IN ('owner', 'helper') ORDER BY participant_id`);
+  const deciders = await ownersAndHelpers(tx, hub.id);
   await deliver(tx, deciders.map((to) => ({ to, kind: 'join_request' as const, from: askerId, hub_id: hub.id, summary: note?.trim() ?? '' })));
 }
 

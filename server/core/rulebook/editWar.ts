@@ -5,6 +5,7 @@ import { sectionRows } from '../../../sync/padSections.ts';
 import { blocksAt } from '../../../sync/versions.ts';
 import { deliver } from '../inbox/inbox.ts';
 import { HOUR, movedObjects, type TransactionRule } from './rule.ts';
+import { ownersAndHelpers } from '../places/deciders.ts';
 
 /** SPEC part 8 "Rulebook timers": 3 reversals of one section by 2 or more humans within 72 hours. */
 export const WAR_HOURS = 72;
@@ -124,9 +125,7 @@ export const editWar: TransactionRule = {
       FROM marked m JOIN counted c USING (pad_id, section_id) JOIN pads p ON p.id = m.pad_id
       JOIN pad_sections ps ON ps.pad_id = m.pad_id AND ps.section_id = m.section_id`);
     for (const war of wars) {
-      const deciders = await tx.anyFirst(sql.type(z.object({ id: z.string() }))`
-        SELECT owner_id AS id FROM hubs WHERE id = ${war.hub_id}
-        UNION SELECT participant_id FROM hub_members WHERE hub_id = ${war.hub_id} AND role IN ('owner', 'helper')`);
+      const deciders = await ownersAndHelpers(tx, war.hub_id);
       const summary = `${war.pad_title} · ${war.section_title} (pad ${war.pad_id}, section ${war.section_id})`;
       await deliver(tx, deciders.map((to) => ({ to, kind: 'edit_war' as const, from: war.last, hub_id: war.hub_id, summary })));
     }

@@ -5,13 +5,13 @@ import { AppError } from '../../../schema/errors.ts';
 import { deliver } from '../inbox/inbox.ts';
 import type { PostTarget } from '../kernel/policy.ts';
 import { newId } from '../kernel/secrets.ts';
+import { ownersAndHelpers } from '../places/deciders.ts';
 
 /** SPEC part 8 "Write pace": reports, 10 an hour per thread. */
 export const REPORTS_PER_HOUR = 10;
 
 const ReportRow = z.object({ id: z.string(), reason: z.string(), created_at: z.number() });
 const WindowRow = z.object({ n: z.number(), oldest: z.number().nullable() });
-const IdOnly = z.object({ id: z.string() });
 
 export type Reported = {
   report_id: string;
@@ -55,12 +55,11 @@ export async function reportPost(tx: CommonQueryMethods, actor: Actor, { post, t
     ON CONFLICT (post_id, reporter_id) DO NOTHING
     RETURNING id, reason, created_at`);
   if (!made) return reportPost(tx, actor, { post, thread, hub, seat: null }, input);
-  const moderators = await tx.any(sql.type(IdOnly)`
-    SELECT participant_id AS id FROM hub_members WHERE hub_id = ${hub.id} AND role IN ('owner', 'helper') ORDER BY participant_id`);
+  const moderators = await ownersAndHelpers(tx, hub.id);
   const summary = `Reported ${post.id} in ${thread.title}${reason ? `: ${reason}` : ''}`;
   await deliver(
     tx,
-    moderators.map((m) => ({ to: m.id, kind: 'report' as const, from: actor.id, thread_id: thread.id, post_id: post.id, hub_id: hub.id, summary })),
+    moderators.map((to) => ({ to, kind: 'report' as const, from: actor.id, thread_id: thread.id, post_id: post.id, hub_id: hub.id, summary })),
   );
-  return { ...base, report_id: made.id, reason: made.reason, created_at: made.created_at, first: true, told: moderators.filter((m) => m.id !== actor.id).length };
+  return { ...base, report_id: made.id, reason: made.reason, created_at: made.created_at, first: true, told: moderators.filter((id) => id !== actor.id).length };
 }
