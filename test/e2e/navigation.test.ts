@@ -137,6 +137,8 @@ describe.skipIf(!haveChromium).each(stores())('navigation in the browser on %s',
       headers: { 'content-type': 'application/json', cookie: ada.cookie, 'x-svc': '1', origin: server.url },
       body: JSON.stringify({ name: 'Courier with a rather long name' }),
     });
+    // Something unread, so the header carries the inbox badge, whose hidden words sit in its scrolling row.
+    await call('create_task', { thread_id: threadId, title: 'Count the ladders', assignee: ada.id });
     /** Each page, and what shows once it has loaded. */
     const pages: Record<string, [string, string]> = {
       hub: [`/h/${agent.hub.slug}`, '.list .thread'],
@@ -154,6 +156,7 @@ describe.skipIf(!haveChromium).each(stores())('navigation in the browser on %s',
       for (const [name, [path, loaded]] of Object.entries(pages)) {
         await ada.page.goto(path);
         await expect.poll(() => ada.page.locator(loaded).count(), { message: name }).toBeGreaterThan(0);
+        if (name === 'hub') await expect.poll(() => ada.page.getByTestId('inbox-badge').count()).toBe(1);
         if (size === PHONE) expect(await ada.page.evaluate(() => document.documentElement.scrollWidth), name).toBeLessThanOrEqual(390);
         if (SHOTS) await ada.page.screenshot({ path: `${SHOTS}/${name}-${size.width}.png` });
       }
