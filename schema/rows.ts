@@ -91,3 +91,6 @@ export const IdempotencyRow = z.object({
 export const VersionRow = z.object({ version: z.number() });
 export const IdRow = z.object({ id: z.string() });
 export const CountRow = z.object({ n: z.number() });
+
+/** A suggestion's state (migration 0032): waiting for a check, or what became of it. */
+export const SuggestionState = z.enum(['waiting', 'accepted', 'turned_down', 'merged_unchecked', 'withdrawn']);

@@ -6,6 +6,7 @@ import * as Y from 'yjs'
 import { IndexeddbPersistence } from 'y-indexeddb'
 import type { PadView } from './api'
 import { PAD_FRAGMENT, padSchema } from '../../schema/pad.ts'
+import { readJson, writeJson } from './localJson'
 
 const PREFIX = 'dotpad'
 
@@ -31,23 +32,6 @@ export function writtenToDevice(copy: IndexeddbPersistence): Promise<void> {
       read.objectStore('updates').count()
     }, 0)
   })
-}
-
-function readJson<T>(key: string): T | null {
-  try {
-    const raw = localStorage.getItem(key)
-    return raw ? (JSON.parse(raw) as T) : null
-  } catch {
-    return null
-  }
-}
-
-function writeJson(key: string, value: unknown) {
-  try {
-    localStorage.setItem(key, JSON.stringify(value))
-  } catch {
-    // Storage full or refused: the page still works online.
-  }
 }
 
 /** The pad page's view as last read from the server, for opening the pad offline. */

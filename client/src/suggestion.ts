@@ -10,6 +10,7 @@ import { Plugin, PluginKey } from '@tiptap/pm/state'
 import { Decoration, DecorationSet } from '@tiptap/pm/view'
 import type { Node as PMNode } from '@tiptap/pm/model'
 import { PAD_FRAGMENT, padSchema } from '../../schema/pad.ts'
+import { readJson, writeJson } from './localJson'
 
 const PREFIX = 'dotpad'
 
@@ -27,24 +28,6 @@ export async function blocksOf(doc: Y.Doc): Promise<BaseBlocks> {
     if (typeof node.attrs.id === 'string') blocks[node.attrs.id] = blockJson(node)
   })
   return blocks
-}
-
-function readJson<T>(key: string): T | null {
-  try {
-    const raw = localStorage.getItem(key)
-    return raw ? (JSON.parse(raw) as T) : null
-  } catch {
-    return null
-  }
-}
-
-function writeJson(key: string, value: unknown) {
-  try {
-    if (value === null) localStorage.removeItem(key)
-    else localStorage.setItem(key, JSON.stringify(value))
-  } catch {
-    // Storage full or refused: the draft still works on this page.
-  }
 }
 
 /**

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { padId } from './fields.ts';
+import { SuggestionState } from '../rows.ts';
 
 // ui_my_suggestions: what became of the suggestions the caller made to a pad.
 
@@ -11,7 +12,7 @@ export const OwnSuggestionsView = z.object({
   suggestions: z.array(
     z.object({
       id: z.string(),
-      state: z.enum(['waiting', 'accepted', 'turned_down', 'merged_unchecked', 'withdrawn']),
+      state: SuggestionState,
       base_version: z.number(),
       created_at: z.string(),
       /** The checker's note, once checked. */

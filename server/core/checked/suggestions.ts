@@ -13,6 +13,7 @@ import { refuseNewSecrets, requireOneKind, type EditPadInput } from '../pads/pad
 import { suggestedChange, type BlockChange, type SuggestedEdit } from './suggestedChange.ts';
 import { deliver } from '../inbox/inbox.ts';
 import { ownersAndHelpers } from '../places/deciders.ts';
+import { SuggestionState } from '../../../schema/rows.ts';
 
 /**
  * Suggestions (SPEC part 1, Checked hubs): an edit kept beside the pad, never in its accepted text
@@ -150,7 +151,7 @@ export const SuggestionRow = z.object({
   small: z.boolean(),
   summary: z.string(),
   decision: z.string().nullable(),
-  state: z.enum(['waiting', 'accepted', 'turned_down', 'merged_unchecked', 'withdrawn']),
+  state: SuggestionState,
   note: z.string().nullable(),
   decided_by: z.string().nullable(),
   accepted_version: z.number().nullable(),

@@ -1,13 +1,14 @@
 import { z } from 'zod';
 import { sql, type CommonQueryMethods } from 'slonik';
 import type { Actor } from '../kernel/actor.ts';
+import { SuggestionState } from '../../../schema/rows.ts';
 
 /** How many of a person's suggestions to one pad the pad page follows. */
 const SHOWN = 20;
 
 const OwnSuggestionRow = z.object({
   id: z.string(),
-  state: z.enum(['waiting', 'accepted', 'turned_down', 'merged_unchecked', 'withdrawn']),
+  state: SuggestionState,
   base_version: z.number(),
   created_at: z.number(),
   note: z.string().nullable(),
