@@ -1,4 +1,5 @@
 import { lintSource } from '@secretlint/core';
+import { secretLintProfiler } from '@secretlint/profiler';
 import { creator as patternRule } from '@secretlint/secretlint-rule-pattern';
 import { creator as recommended } from '@secretlint/secretlint-rule-preset-recommend';
 import { invalid } from '../../../schema/errors.ts';
@@ -24,6 +25,11 @@ const config: Parameters<typeof lintSource>[0]['options']['config'] = {
     },
   ],
 };
+
+// secretlint profiles every rule of every call with performance.mark() and keeps each entry in its own
+// list and in Node's performance timeline, neither of which is ever emptied: in a server that scans
+// every write, that is time on each call and memory without end. Nobody here reads the profile.
+secretLintProfiler.setEnabled(false);
 
 /** A field's text to look at: `path` names it in the refusal (`body`, `edits.2.text`). */
 export type TextField = { path: string; text: string };
