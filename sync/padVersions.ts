@@ -8,8 +8,11 @@ import { blocksAt, lockedLatest, recordVersion, StaleVersion, type Author, type 
 export type VersionNote = { version: number; actorId: string | null; changed: readonly string[] };
 /** The current version of a pad as this instance knows it. */
 export type PadState = ListAt;
-/** A version written but not yet known to have committed: `advance` makes it the current one. */
-export type Written = { padId: string; state: PadState; note: VersionNote };
+/**
+ * A version written but not yet known to have committed: `advance` makes it the current one.
+ * `threaded`: its pad belongs to a thread, whose kept readings show the version.
+ */
+export type Written = { padId: string; state: PadState; note: VersionNote; threaded: boolean };
 
 /** How many of a pad's latest versions are kept in memory, to answer "changed by others since". */
 const HISTORY_MAX = 200;
@@ -113,7 +116,7 @@ export function createPadVersions(db: Db) {
       // blocks: its cost is spread over as many entries, and a read folds no more than that.
       const checkpoint = state.version === 0 || state.sinceCheckpoint + delta.length > Math.max(256, 2 * blocks.length);
       try {
-        const version = await recordVersion(conn, {
+        const { version, threaded } = await recordVersion(conn, {
           padId,
           kind: change.kind,
           author: change.author,
@@ -129,6 +132,7 @@ export function createPadVersions(db: Db) {
           padId,
           state: { version, blocks, sinceCheckpoint: checkpoint ? 0 : state.sinceCheckpoint + delta.length },
           note: { version, actorId: change.author?.id ?? null, changed },
+          threaded,
         };
       } catch (error) {
         if (error instanceof StaleVersion) {
@@ -139,11 +143,16 @@ export function createPadVersions(db: Db) {
       }
     },
 
-    /** A written version committed: it is the pad's current one, and those waiting are told. */
+    /**
+     * A written version committed: it is the pad's current one, and those waiting are told, here and
+     * (after the commit, never inside it) on every other instance.
+     */
     advance(written: Written) {
       states.set(written.padId, written.state);
       noteHistory(written.padId, written.note);
       for (const listener of listeners) listener(written.padId, written.note.version);
+      db.announce({ wake: `pad:${written.padId}` });
+      if (written.threaded) db.announce({ reads: 'pads' });
     },
 
     forget,

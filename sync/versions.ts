@@ -44,12 +44,16 @@ export type VersionWrite = {
   sections?: SectionChange | undefined;
 };
 
+const RecordedRow = z.object({ version: z.number(), threaded: z.boolean() });
+/** A version recorded: its number, and whether its pad belongs to a thread (whose reading shows the version). */
+export type Recorded = z.infer<typeof RecordedRow>;
+
 /**
  * Records a version: the pad's number rises by one, the version row, the last writers and the
  * change's update in the log are written by one statement, so it commits whole or not at all. Each
  * part selects from the bumped pad row: when the pad is past `previous`, nothing is written.
  */
-export async function recordVersion(conn: CommonQueryMethods, input: VersionWrite): Promise<number> {
+export async function recordVersion(conn: CommonQueryMethods, input: VersionWrite): Promise<Recorded> {
   const author = { id: input.author?.id ?? null, kind: input.author?.kind ?? null, caller: input.author?.caller ?? null };
   const ids = [...new Set(input.changed)];
   // Most versions change blocks in place and nothing else: their delta already names them, and
@@ -76,20 +80,20 @@ export async function recordVersion(conn: CommonQueryMethods, input: VersionWrit
   const delta = 'delta' in input.body ? JSON.stringify(input.body.delta) : null;
   // Prepared once per connection (one name per shape of the text): the hot path of every edit skips
   // parsing and planning its writes.
-  const statement = sql.prepared(`record_version_${isDelta ? 'delta' : 'checkpoint'}${input.update ? '_logged' : ''}${input.sections ? '_sectioned' : ''}`, VersionRow);
-  const version = await conn.maybeOneFirst(statement`
+  const statement = sql.prepared(`record_version_${isDelta ? 'delta' : 'checkpoint'}${input.update ? '_logged' : ''}${input.sections ? '_sectioned' : ''}`, RecordedRow);
+  const recorded = await conn.maybeOne(statement`
     WITH bumped AS (
       UPDATE pads SET version = version + 1, updated_at = now()
       WHERE id = ${input.padId} AND version = ${input.previous}
-      RETURNING version)
+      RETURNING version, thread_id)
     ${logged}${texts}${sectioned},
     versioned AS (
       INSERT INTO pad_versions (pad_id, version, kind, actor_id, actor_kind, caller, changed, blocks, delta, restored)
       SELECT ${input.padId}, version, ${input.kind}, ${author.id}, ${author.kind}, ${author.caller}, ${changed}, ${blocks}::jsonb, ${delta}::jsonb, ${input.restored ?? null}::int4
       FROM bumped)
-    SELECT version FROM bumped`);
-  if (version === null) throw new StaleVersion(input.padId, input.previous);
-  return version;
+    SELECT version, thread_id IS NOT NULL AS threaded FROM bumped`);
+  if (recorded === null) throw new StaleVersion(input.padId, input.previous);
+  return recorded;
 }
 
 /**

@@ -23,23 +23,72 @@ export type ChangeListener = {
   woke?(key: string): void;
 };
 
+/** The change feed of one instance: what it hears, and what it tells the others. */
+export type ChangeFeed = {
+  /**
+   * Tells every instance (this one included) on `channel`, after the change has committed and
+   * outside any write's transaction: a NOTIFY takes a lock over the whole database at commit, which
+   * would let one committing write through at a time. Sent in batches, one statement each.
+   */
+  announce(channel: string, payload: string): void;
+  close(): Promise<void>;
+};
+
 /**
  * Changes committed by other instances, heard over LISTEN on a connection of its own (the pool's
  * connections come and go). The listener hears `hearing(true)` once LISTEN is in place, and
  * `hearing(false)` as soon as the connection is lost, until a new one listens again; a notification
  * that came while nobody listened is lost, so whatever was kept before must go (which
- * `hearing(false)` tells).
+ * `hearing(false)` tells). The same connection sends this instance's announcements: what waits for
+ * it to come back is sent then.
  */
-export function listenForChanges(url: string, log: Logger, listener: ChangeListener): { close(): Promise<void> } {
+export function listenForChanges(url: string, log: Logger, listener: ChangeListener): ChangeFeed {
   let client: pg.Client | null = null;
+  let listening = false;
   let closed = false;
   let retryMs = RETRY_MIN_MS;
   let timer: NodeJS.Timeout | undefined;
+  // Announcements waiting to be sent, deduplicated (Postgres folds equal ones of a transaction anyway).
+  let waiting = new Set<string>();
+  let sending: Promise<void> | null = null;
+  let scheduled = false;
+
+  function schedule() {
+    if (scheduled || sending || !waiting.size) return;
+    scheduled = true;
+    setImmediate(() => {
+      scheduled = false;
+      send();
+    });
+  }
+
+  function send() {
+    const to = client;
+    if (!to || !listening || sending || !waiting.size) return;
+    const batch = waiting;
+    waiting = new Set();
+    const pairs = [...batch].map((entry) => JSON.parse(entry) as [string, string]);
+    sending = to
+      .query('SELECT count(pg_notify(c, p)) FROM unnest($1::text[], $2::text[]) AS n(c, p)', [pairs.map(([c]) => c), pairs.map(([, p]) => p)])
+      .then(
+        () => {},
+        (error: Error) => {
+          // The connection is lost (lost() reconnects) or the statement failed: the batch goes again.
+          for (const entry of batch) waiting.add(entry);
+          log.warn('could not announce changes to other instances; they go again once the feed is back', { message: error.message });
+        },
+      )
+      .finally(() => {
+        sending = null;
+        if (client === to) schedule();
+      });
+  }
 
   const lost = (reason: string) => {
     if (!client) return;
     const gone = client;
     client = null;
+    listening = false;
     listener.hearing(false);
     gone.removeAllListeners();
     gone.on('error', () => {});
@@ -70,13 +119,24 @@ export function listenForChanges(url: string, log: Logger, listener: ChangeListe
     }
     if (client !== next || closed) return;
     retryMs = RETRY_MIN_MS;
+    listening = true;
     listener.hearing(true);
+    schedule();
   }
 
   void connect();
   return {
+    announce(channel, payload) {
+      if (closed) return;
+      waiting.add(JSON.stringify([channel, payload]));
+      schedule();
+    },
     async close() {
       closed = true;
+      // What was announced before closing goes out first (a clean stop loses no wake-up).
+      await sending;
+      send();
+      await sending;
       clearTimeout(timer);
       const open = client;
       client = null;

@@ -16,7 +16,7 @@ import {
 } from 'slonik';
 import type { Logger } from './logger.ts';
 import { AppError } from '../../schema/errors.ts';
-import { listenForChanges, type ChangeListener } from './changeFeed.ts';
+import { listenForChanges, READ_CHANGES_CHANNEL, WAITS_CHANNEL, type ChangeFeed, type ChangeListener } from './changeFeed.ts';
 
 export type Db = {
   pool: DatabasePool;
@@ -56,8 +56,17 @@ export type Db = {
    * wait on, this instance's own included; the embedded store tells neither.
    */
   watchChanges(listener: ChangeListener): void;
+  /**
+   * Tells every instance, once the caller's change has committed, that `key` moved (`pad:<id>` wakes
+   * the waits on it; `reads` with a table name drops kept reads): on Postgres over the change feed,
+   * outside any write's transaction (`changeFeed.ts`); the embedded store has no other instance.
+   */
+  announce(what: Announcement): void;
   close(): Promise<void>;
 };
+
+/** What an instance tells the others after a commit: a key waiters wait on, or a table reads keep. */
+export type Announcement = { wake: string } | { reads: string };
 
 /**
  * slonik's `sql.type(schema)` only declares a row type; this interceptor makes every typed query
@@ -231,7 +240,7 @@ function wrap(
   kind: Db['kind'],
   bound: { writeWaitMs: number; size: number },
   end: () => Promise<void>,
-  hearOthers?: (listener: ChangeListener) => { close(): Promise<void> },
+  hearOthers?: (listener: ChangeListener) => ChangeFeed,
 ): Db {
   const started = new Map<symbol, number>();
   let closed = false;
@@ -333,6 +342,10 @@ function wrap(
     watchChanges(listener) {
       listeners.push(listener);
       listener.hearing(hearing);
+    },
+    announce(what) {
+      if ('wake' in what) feed?.announce(WAITS_CHANNEL, what.wake);
+      else feed?.announce(READ_CHANGES_CHANNEL, what.reads);
     },
     async close() {
       if (closed) return;
