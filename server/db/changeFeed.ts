@@ -9,6 +9,12 @@ export const CREDENTIALS_CHANNEL = 'dotpad_credentials';
 export const WAITS_CHANNEL = 'dotpad_waits';
 
 const RETRY_MIN_MS = 200;
+/**
+ * Announcements of one instance go out at most this often, each batch one statement: however many
+ * edits commit, the others hear of them within this much more, and the instance sends a hundred
+ * small statements a second at most rather than one per edit.
+ */
+const ANNOUNCE_EVERY_MS = 10;
 const RETRY_MAX_MS = 5_000;
 
 /** Told of changes made anywhere, and of whether changes made elsewhere can be heard at all. */
@@ -56,10 +62,10 @@ export function listenForChanges(url: string, log: Logger, listener: ChangeListe
   function schedule() {
     if (scheduled || sending || !waiting.size) return;
     scheduled = true;
-    setImmediate(() => {
+    setTimeout(() => {
       scheduled = false;
       send();
-    });
+    }, ANNOUNCE_EVERY_MS);
   }
 
   function send() {
