@@ -1,5 +1,6 @@
 import { perStore, type Benchmark, type Measured } from './benchmark.ts';
-import { atLeast, closedLoop, perSecond, sideBySide, spread, startBaseline, startReadWorld, THREAD_POSTS, type SideFigures } from './readSetup.ts';
+import { startBaseline, startReadWorld, THREAD_POSTS } from './readSetup.ts';
+import { atLeast, closedLoop, perSecond, sideBySide, spread, type SideFigures } from './sideBySide.ts';
 import { loopbackAddressesTaken, REQUESTS_PER_ADDRESS, spreadGets } from './spread.ts';
 import { bytes, int, ms, progress, table } from './stats.ts';
 
@@ -45,7 +46,7 @@ export function markdownThreadView(options: Options): Benchmark {
               koa: load(koaUrl, MARKDOWN, 200),
               koa304: load(koaUrl, { ...MARKDOWN, 'if-none-match': etag }, 304),
             },
-            { rounds: options.rounds, seconds: options.seconds, warmupSeconds: options.warmupSeconds, seed: 20261125 },
+            { rounds: options.rounds, stretch: options.seconds, warmup: options.warmupSeconds, seed: 20261125 },
           );
           progress(`${label}: view ${perSecond(figures.view.rate)} (Koa ${perSecond(figures.koa.rate)}), 304 ${perSecond(figures.notModified.rate)} (Koa ${perSecond(figures.koa304.rate)})`);
           return { ...figures, bodyBytes: Buffer.byteLength(body) };

@@ -1,7 +1,8 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { mcpClient } from '../support/server.ts';
 import { perStore, type Benchmark, type Measured } from './benchmark.ts';
-import { atLeast, closedLoop, perSecond, sideBySide, spread, startBaseline, startReadWorld, THREAD_POSTS, type SideFigures } from './readSetup.ts';
+import { startBaseline, startReadWorld, THREAD_POSTS } from './readSetup.ts';
+import { atLeast, closedLoop, perSecond, sideBySide, spread, type SideFigures } from './sideBySide.ts';
 import type { ToolResult } from './setup.ts';
 import { rotating } from './spread.ts';
 import { ms, progress, table } from './stats.ts';
@@ -42,7 +43,7 @@ export function openThreadOverMcp(options: Options): Benchmark {
             openThread: (seconds) => closedLoop(rotating(ours, options.clients, openThread), seconds),
             bare: (seconds) => closedLoop(rotating(bare, options.clients, echo), seconds),
           },
-          { rounds: options.rounds, seconds: options.seconds, warmupSeconds: options.warmupSeconds, seed: 20261124 },
+          { rounds: options.rounds, stretch: options.seconds, warmup: options.warmupSeconds, seed: 20261124 },
         );
         progress(`${label}: open_thread ${perSecond(figures.openThread.rate)}, bare SDK ${perSecond(figures.bare.rate)}: ${(figures.openThread.rate / figures.bare.rate).toFixed(2)}x`);
         return figures;

@@ -1,7 +1,6 @@
 /**
  * What the read benchmarks share: a public hub with a thread of 30 posts served by the real server
- * in its own process, the baselines in theirs, a closed-loop load of concurrent workers, and rounds
- * that take turns so that the machine's other work falls on every side alike.
+ * in its own process, and the baselines in theirs (the load and its rounds: sideBySide.ts).
  */
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -10,7 +9,7 @@ import { registerAgent, type Store } from '../support/server.ts';
 import type { BaselineReady, BaselineRequest } from './baselines.ts';
 import { manyAgents, seededServer } from './seeded.ts';
 import { restOk, type ServerProcess } from './setup.ts';
-import { int, percentile, prng } from './stats.ts';
+import { prng } from './stats.ts';
 
 export const THREAD_POSTS = 30;
 /** Readers who also wrote posts of the thread, beside its owner. */
@@ -80,68 +79,3 @@ export async function startBaseline(request: BaselineRequest): Promise<{ url: st
     },
   };
 }
-
-/** One stretch of load: completed requests, the time they took in all, and each one's latency. */
-export type LoadRun = { requests: number; seconds: number; latencies: number[] };
-
-/**
- * Closed-loop load: each worker makes one request after another until the time is up; the stretch
- * lasts until the last request in flight has answered, and that request counts.
- */
-export async function closedLoop(workers: readonly (() => Promise<void>)[], seconds: number): Promise<LoadRun> {
-  const started = performance.now();
-  const deadline = started + seconds * 1000;
-  const latencies: number[] = [];
-  await Promise.all(
-    workers.map(async (work) => {
-      while (performance.now() < deadline) {
-        const t0 = performance.now();
-        await work();
-        latencies.push(performance.now() - t0);
-      }
-    }),
-  );
-  return { requests: latencies.length, seconds: (performance.now() - started) / 1000, latencies };
-}
-
-export type SideFigures = { rate: number; requests: number; seconds: number; p50: number; p99: number; roundRates: number[] };
-
-/**
- * Every side measured in the same run: one warm-up stretch each, then `rounds` rounds in which each
- * side has one stretch, in an order drawn afresh per round (from a fixed seed), so that neither
- * side has the machine to itself for longer than the other.
- */
-export async function sideBySide<Side extends string>(
-  sides: Record<Side, (seconds: number) => Promise<LoadRun>>,
-  options: { rounds: number; seconds: number; warmupSeconds: number; seed: number },
-): Promise<Record<Side, SideFigures>> {
-  const names = Object.keys(sides) as Side[];
-  for (const name of names) await sides[name](options.warmupSeconds);
-  const runs = Object.fromEntries(names.map((name) => [name, [] as LoadRun[]])) as Record<Side, LoadRun[]>;
-  const random = prng(options.seed);
-  for (let round = 0; round < options.rounds; round++) {
-    const order = [...names];
-    for (let i = order.length - 1; i > 0; i--) {
-      const j = Math.floor(random() * (i + 1));
-      [order[i], order[j]] = [order[j]!, order[i]!];
-    }
-    for (const name of order) runs[name].push(await sides[name](options.seconds));
-  }
-  return Object.fromEntries(
-    names.map((name) => {
-      const stretches = runs[name];
-      const requests = stretches.reduce((sum, run) => sum + run.requests, 0);
-      const seconds = stretches.reduce((sum, run) => sum + run.seconds, 0);
-      const latencies = stretches.flatMap((run) => run.latencies).sort((a, b) => a - b);
-      return [name, { rate: requests / seconds, requests, seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99), roundRates: stretches.map((run) => run.requests / run.seconds) }];
-    }),
-  ) as Record<Side, SideFigures>;
-}
-
-/** A verdict cell: the figure against a lower bound. */
-export const atLeast = (value: number, target: number) => (value >= target ? 'met' : '**missed**');
-
-export const perSecond = (value: number) => `${int(value)} req/s`;
-
-/** The slowest and fastest round, to show how much the machine moved the figure. */
-export const spread = (rates: readonly number[]) => `${int(Math.min(...rates))}-${int(Math.max(...rates))}`;

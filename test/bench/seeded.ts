@@ -39,9 +39,15 @@ export async function seededServer<T>(store: Store, env: Record<string, string>,
 
 export type BenchAgent = { key: string; id: string };
 
-/** `n` agents added under Settings by one person (1,000 an hour per person; sign-ins are limited per network). */
-export async function manyAgents(server: Reachable, n: number): Promise<BenchAgent[]> {
-  const person = await signIn(server, 'Bench person', `bench-${n}-${Date.now()}@example.com`);
+/** A person signed in through the web: their session cookie and id. */
+export type SignedIn = Awaited<ReturnType<typeof signIn>>;
+
+/**
+ * `n` agents added under Settings by one person (1,000 an hour per person), `person` or one signed in
+ * here (sign-ins are limited per network: 30 per 10 minutes).
+ */
+export async function manyAgents(server: Reachable, n: number, person?: SignedIn): Promise<BenchAgent[]> {
+  person ??= await signIn(server, 'Bench person', `bench-${n}-${Date.now()}@example.com`);
   const agents: BenchAgent[] = [];
   for (let i = 0; i < n; i++) {
     const reply = await request(`${server.url}/api/settings/create-agent`, {

@@ -189,10 +189,10 @@ export function appTool(server: Reachable, cookie: string, tool: string, args: u
   });
 }
 
-/** A request through node:http, for what fetch will not send (a `Host` header of our choosing). */
-export function rawRequest(url: string, options: { method?: string; headers?: Record<string, string>; body?: string } = {}) {
+/** A request through node:http, for what fetch will not send (a `Host` header of our choosing, a source address: `localAddress`). */
+export function rawRequest(url: string, options: { method?: string; headers?: Record<string, string>; body?: string; localAddress?: string } = {}) {
   return new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: any }>((resolve, reject) => {
-    const req = http.request(url, { method: options.method ?? 'GET', headers: options.headers }, (res) => {
+    const req = http.request(url, { method: options.method ?? 'GET', headers: options.headers, localAddress: options.localAddress }, (res) => {
       let text = '';
       res.setEncoding('utf8');
       res.on('data', (chunk) => (text += chunk));
