@@ -14,6 +14,7 @@ import { SizeLimit } from './extensions/sizeLimit.ts';
 import { createLiveDocs } from './liveDocs.ts';
 import { LiveVersions } from './liveVersions.ts';
 import { createPadVersions } from './padVersions.ts';
+import { startSectionTextSweep } from './sectionText.ts';
 import type { SyncContext } from './syncContext.ts';
 import { handleUpgrades } from './upgrade.ts';
 import { storedVersion } from './versions.ts';
@@ -69,6 +70,7 @@ export function createPadSync(options: { db: Db; log: Logger; redisUrl?: string 
   addExtensions(hocuspocus, [typing]);
   // Each new version is announced to the pad's live connections (through Redis, to other instances' too).
   versions.onVersion((padId, version) => hocuspocus.documents.get(padId)?.broadcastStateless(padVersionMessage(version)));
+  const sectionText = startSectionTextSweep(db, log);
   const engine = createEditEngine({ db, versions, live, typing, readForm: options.readForm ?? ((text) => text) });
   let access: AccessChecks | null = null;
   let padText: PadTextPace | null = null;
@@ -117,6 +119,7 @@ export function createPadSync(options: { db: Db; log: Logger; redisUrl?: string 
       wss?.close();
       await live.close();
       await persistence.close();
+      await sectionText.stop();
       // Extensions stop their timers and let go of what they hold (the Redis extension, its connections).
       await hocuspocus.hooks('onDestroy', { instance: hocuspocus });
     },
