@@ -18,7 +18,7 @@ import { blocksAt } from './versions.ts';
 const SWEEP_MS = 2_000;
 const QUIET_MS = 5_000;
 const OVERDUE_MS = 60_000;
-/** Pads brought up to date by one look: the rest wait for the next. */
+/** Pads the sweep brings up to date in one look: the rest wait for the next. A search takes every one. */
 const BATCH = 100;
 
 const PadIdRow = z.object({ pad_id: z.string() });
@@ -33,7 +33,7 @@ export async function catchUpSectionText(db: Db, due: Due): Promise<number> {
     : sql.fragment`p.updated_at < now() - ${due.quietMs} * interval '1 ms' OR q.queued_at < now() - ${due.overdueMs} * interval '1 ms'`;
   const pads = await db.pool.anyFirst(sql.type(PadIdRow)`
     SELECT q.pad_id FROM pad_sections_stale q LEFT JOIN pads p ON p.id = q.pad_id
-    WHERE p.id IS NULL OR ${when} ORDER BY q.queued_at LIMIT ${BATCH}`);
+    WHERE p.id IS NULL OR ${when} ORDER BY q.queued_at LIMIT ${due === 'all' ? null : BATCH}`);
   let done = 0;
   for (const padId of pads) if (await catchUpPad(db, padId)) done++;
   return done;

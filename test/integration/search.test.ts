@@ -146,7 +146,10 @@ describe.each(stores())('search on %s', (store) => {
     await editText(handbook, HANDBOOK.replace('Bilbies dig very deep.', 'Bandicoots dig shallow.'));
     expect((await find(owner.key, 'bilbies')).data.results).toEqual([]);
     expect(ids((await find(owner.key, 'bandicoot')).data.results)).toEqual([burrow]);
+    // The version wrote the section's number; its text followed before the search read it, and the pad is no longer named stale.
     const after = await sectionRows(handbook);
+    expect(after.find((row) => row.section_id === burrow)!.body).toBe('Bandicoots dig shallow.');
+    expect(await server.core.db.pool.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*) AS n FROM pad_sections_stale WHERE pad_id = ${handbook}`)).toBe(0);
     const version = (rows: typeof after, id: string) => rows.find((row) => row.section_id === id)!.version;
     expect(version(after, burrow)).toBeGreaterThan(version(before, burrow));
     expect([version(after, dingo), version(after, feeding)]).toEqual([version(before, dingo), version(before, feeding)]);
