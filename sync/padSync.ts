@@ -68,9 +68,11 @@ export function createPadSync(options: { db: Db; log: Logger; redisUrl?: string 
   const live = createLiveDocs(hocuspocus, persistence, (padId) => versions.forget(padId));
   const typing = new LiveVersions(hocuspocus, db, log, versions, persistence, () => live);
   addExtensions(hocuspocus, [typing]);
-  // Each new version is announced to the pad's live connections (through Redis, to other instances' too).
-  versions.onVersion((padId, version) => hocuspocus.documents.get(padId)?.broadcastStateless(padVersionMessage(version)));
+  // Each new version is announced to the pad's live connections (through Redis, to other instances' too),
+  // and its sections' text brought up to date once the pad is quiet.
   const sectionText = startSectionTextSweep(db, log);
+  versions.onVersion((padId) => sectionText.written(padId));
+  versions.onVersion((padId, version) => hocuspocus.documents.get(padId)?.broadcastStateless(padVersionMessage(version)));
   const engine = createEditEngine({ db, versions, live, typing, readForm: options.readForm ?? ((text) => text) });
   let access: AccessChecks | null = null;
   let padText: PadTextPace | null = null;

@@ -14,26 +14,20 @@ import { blocksAt } from './versions.ts';
  * while, so a search seldom has any to do. Many edits of a busy pad cost one rewrite of its sections.
  */
 
-/** The sweep looks every 2 s for pads quiet 5 s, or named for a minute however busy. */
+/** The sweep looks every 2 s for pads quiet 5 s, or written for a minute however busy. */
 const SWEEP_MS = 2_000;
 const QUIET_MS = 5_000;
 const OVERDUE_MS = 60_000;
-/** Pads the sweep brings up to date in one look: the rest wait for the next. A search takes every one. */
-const BATCH = 100;
 
 const PadIdRow = z.object({ pad_id: z.string() });
 
-/** Which named pads to bring up to date: all of them, or those quiet `quietMs` or named `overdueMs` ago. */
-export type Due = 'all' | { quietMs: number; overdueMs: number };
-
-/** Brings the sections of the pads named stale up to date, each in a transaction of its own; answers how many. */
-export async function catchUpSectionText(db: Db, due: Due): Promise<number> {
-  const when = due === 'all'
-    ? sql.fragment`true`
-    : sql.fragment`p.updated_at < now() - ${due.quietMs} * interval '1 ms' OR q.queued_at < now() - ${due.overdueMs} * interval '1 ms'`;
-  const pads = await db.pool.anyFirst(sql.type(PadIdRow)`
-    SELECT q.pad_id FROM pad_sections_stale q LEFT JOIN pads p ON p.id = q.pad_id
-    WHERE p.id IS NULL OR ${when} ORDER BY q.queued_at LIMIT ${due === 'all' ? null : BATCH}`);
+/**
+ * Brings the sections of the pads named stale up to date, each in a transaction of its own: every
+ * named pad, or those of `padIds` still named. Answers how many.
+ */
+export async function catchUpSectionText(db: Db, padIds: 'all' | readonly string[]): Promise<number> {
+  const which = padIds === 'all' ? sql.fragment`true` : sql.fragment`pad_id = ANY(${sql.array([...padIds], 'text')})`;
+  const pads = await db.pool.anyFirst(sql.type(PadIdRow)`SELECT pad_id FROM pad_sections_stale WHERE ${which} ORDER BY queued_at`);
   let done = 0;
   for (const padId of pads) if (await catchUpPad(db, padId)) done++;
   return done;
@@ -61,17 +55,40 @@ async function catchUpPad(db: Db, padId: string): Promise<boolean> {
   });
 }
 
-/** Every 2 s, the pads quiet 5 s (or named a minute ago) brought up to date; `stop` waits for a look under way. */
-export function startSectionTextSweep(db: Db, log: Logger): { stop(): Promise<void> } {
+/**
+ * The sweep of this instance: every 2 s, the pads it wrote versions of that have been quiet here 5 s
+ * (or were first written a minute ago) are brought up to date, if still named. An instance that wrote
+ * nothing sends nothing; a pad whose instance stopped before its sweep is brought up to date by the
+ * next search. `stop` waits for a look under way.
+ */
+export function startSectionTextSweep(db: Db, log: Logger): { written(padId: string): void; stop(): Promise<void> } {
+  /** Pads this instance wrote since its last look: when first, and when last. */
+  const written = new Map<string, { first: number; last: number }>();
   let running: Promise<void> | null = null;
   const timer = setInterval(() => {
     // A look that takes longer than the period is not stacked on.
-    running ??= catchUpSectionText(db, { quietMs: QUIET_MS, overdueMs: OVERDUE_MS })
-      .then(() => {}, (error: unknown) => log.warn('pad section text not brought up to date yet; the next sweep tries again', { message: (error as Error).message }))
+    if (running) return;
+    const now = Date.now();
+    const due: string[] = [];
+    for (const [padId, pad] of written) {
+      if (now - pad.last < QUIET_MS && now - pad.first < OVERDUE_MS) continue;
+      written.delete(padId);
+      due.push(padId);
+    }
+    if (!due.length) return;
+    running = catchUpSectionText(db, due)
+      .then(
+        () => {},
+        (error: unknown) => log.warn('pad section text not brought up to date yet; the next search or version brings it', { message: (error as Error).message }),
+      )
       .finally(() => (running = null));
   }, SWEEP_MS);
   timer.unref();
   return {
+    written(padId) {
+      const now = Date.now();
+      written.set(padId, { first: written.get(padId)?.first ?? now, last: now });
+    },
     async stop() {
       clearInterval(timer);
       await running;

@@ -181,6 +181,15 @@ describe.each(stores())('search on %s', (store) => {
     }
   });
 
+  it('brings a quiet pad\'s section text up to date with no search asking', async () => {
+    const notes = (await rest(server, owner.key, 'create_pad', { hub: hub.slug, title: 'Field notes', text: '# Diggers\n\nBilbies dig deep.' })).body.data.pad_id as string;
+    await editText(notes, '# Diggers\n\nWombats dig wide.');
+    const named = () => server.core.db.pool.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*) AS n FROM pad_sections_stale WHERE pad_id = ${notes}`);
+    // The instance's sweep takes the pad once it has been quiet 5 s.
+    await expect.poll(named, { timeout: 20_000, interval: 500 }).toBe(0);
+    expect((await sectionRows(notes)).map((row) => row.body)).toEqual(['Wombats dig wide.']);
+  });
+
   it('finds tasks by title, details and state, with is: where it applies', async () => {
     const found = await find(owner.key, 'numbat');
     expect(found.data.results).toEqual([expect.objectContaining({ type: 'task', id: numbatTask, thread_id: quokkaThread, state: 'open' })]);
