@@ -10,8 +10,11 @@
 -- whose text is behind; a version adds its pad once (a pad already named costs nothing).
 ALTER TABLE pad_sections DROP COLUMN search_tsv;
 ALTER TABLE pad_sections ADD COLUMN search_tsv tsvector;
--- Room on each page for the new row of a heap-only update.
-ALTER TABLE pad_sections SET (fillfactor = 70);
+-- Room on each page for the new rows of heap-only updates (a section's row is wide, its text and
+-- words inline): an update finding no room moves the row and writes every index entry again, the
+-- whole GIN entry of its words among them. The pad's row is updated by every version too.
+ALTER TABLE pad_sections SET (fillfactor = 50);
+ALTER TABLE pads SET (fillfactor = 80);
 
 -- A section's search words, from its title and text; rows put in whole (a new section, a checkpoint,
 -- the rebuild of migration 0017) get theirs as they go in.
