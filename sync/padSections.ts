@@ -9,11 +9,13 @@ import type { VersionBlock } from './blockLists.ts';
 export type SectionRow = { id: string; after: string | null; title: string; level: number; body: string };
 
 /**
- * What a version changes of the rows: the sections to write (new, or different in title, level,
- * body or place) and the ones gone. `whole` (a checkpoint) writes every section and drops every other
- * row of the pad, so a pad whose rows fell behind is whole again at its next checkpoint.
+ * What a version changes of the rows. `rows` go in whole: new sections, or at a checkpoint (`whole`)
+ * every section, with every other row of the pad dropped, so a pad whose rows fell behind is whole
+ * again at its next checkpoint. `changed` are sections already there whose title, level, text or
+ * place differ: the version writes their title, level and place; their text and search words follow
+ * later (sync/sectionText.ts), and `textBehind` says the pad has some to follow. `removed` are gone.
  */
-export type SectionChange = { rows: SectionRow[]; removed: string[]; whole: boolean };
+export type SectionChange = { rows: SectionRow[]; changed: SectionRow[]; removed: string[]; whole: boolean; textBehind: boolean };
 
 /** A heading block's Markdown: one to six `#` and a space (a paragraph that starts with `#` is escaped). */
 const HEADING = /^(#{1,6})(?:[ \t]+|$)/;
@@ -47,14 +49,21 @@ const same = (a: SectionRow, b: SectionRow) => a.after === b.after && a.title ==
 /** The rows a version from `before` to `after` writes and removes. */
 export function sectionChange(before: readonly VersionBlock[], after: readonly VersionBlock[], whole: boolean): SectionChange {
   const next = sectionRows(after);
-  if (whole) return { rows: next, removed: [], whole };
+  if (whole) return { rows: next, changed: [], removed: [], whole, textBehind: false };
   const previous = new Map(sectionRows(before).map((row) => [row.id, row]));
-  const rows = next.filter((row) => {
+  const rows: SectionRow[] = [];
+  const changed: SectionRow[] = [];
+  let textBehind = false;
+  for (const row of next) {
     const was = previous.get(row.id);
     previous.delete(row.id);
-    return !was || !same(was, row);
-  });
-  return { rows, removed: [...previous.keys()], whole };
+    if (!was) rows.push(row);
+    else if (!same(was, row)) {
+      changed.push(row);
+      textBehind ||= was.body !== row.body || was.title !== row.title;
+    }
+  }
+  return { rows, changed, removed: [...previous.keys()], whole, textBehind };
 }
 
 /** Orders a pad's rows by the section each names before it. */

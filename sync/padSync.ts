@@ -14,6 +14,7 @@ import { SizeLimit } from './extensions/sizeLimit.ts';
 import { createLiveDocs } from './liveDocs.ts';
 import { LiveVersions } from './liveVersions.ts';
 import { createPadVersions } from './padVersions.ts';
+import { startSectionTextSweep } from './sectionText.ts';
 import type { SyncContext } from './syncContext.ts';
 import { handleUpgrades } from './upgrade.ts';
 import { storedVersion } from './versions.ts';
@@ -67,7 +68,10 @@ export function createPadSync(options: { db: Db; log: Logger; redisUrl?: string 
   const live = createLiveDocs(hocuspocus, persistence, (padId) => versions.forget(padId));
   const typing = new LiveVersions(hocuspocus, db, log, versions, persistence, () => live);
   addExtensions(hocuspocus, [typing]);
-  // Each new version is announced to the pad's live connections (through Redis, to other instances' too).
+  // Each new version is announced to the pad's live connections (through Redis, to other instances' too),
+  // and its sections' text brought up to date once the pad is quiet.
+  const sectionText = startSectionTextSweep(db, log);
+  versions.onVersion((padId) => sectionText.written(padId));
   versions.onVersion((padId, version) => hocuspocus.documents.get(padId)?.broadcastStateless(padVersionMessage(version)));
   const engine = createEditEngine({ db, versions, live, typing, readForm: options.readForm ?? ((text) => text) });
   let access: AccessChecks | null = null;
@@ -117,6 +121,7 @@ export function createPadSync(options: { db: Db; log: Logger; redisUrl?: string 
       wss?.close();
       await live.close();
       await persistence.close();
+      await sectionText.stop();
       // Extensions stop their timers and let go of what they hold (the Redis extension, its connections).
       await hocuspocus.hooks('onDestroy', { instance: hocuspocus });
     },

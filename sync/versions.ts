@@ -40,7 +40,7 @@ export type VersionWrite = {
   body: { delta: Delta } | { checkpoint: readonly VersionBlock[] };
   /** The Yjs update of the change, appended to the pad's log by the same statement. */
   update?: Uint8Array | null | undefined;
-  /** The sections search keeps (`pad_sections`) that the change rewrote or removed, written by the same statement. */
+  /** The sections search keeps (`pad_sections`) that the change rewrote or removed, written by the same statement (their text later). */
   sections?: SectionChange | undefined;
 };
 
@@ -97,11 +97,14 @@ export async function recordVersion(conn: CommonQueryMethods, input: VersionWrit
 }
 
 /**
- * The section rows a version writes: each changed one upserted (a row left as it was is not written
- * again), the removed ones deleted, and on a checkpoint every row the list no longer has.
+ * The section rows a version writes: new ones (every one at a checkpoint) upserted whole, a row left
+ * as it was not written again; the changed ones given their title, level, place and the version, a
+ * heap-only update of a few bytes, with their pad named in `pad_sections_stale` for their text to
+ * follow (migration 0037); the removed ones deleted, and on a checkpoint every row the list no longer has.
  */
 function sectionWrites(padId: string, change: SectionChange) {
   const rows = change.rows.map((row) => [row.id, row.after, row.title, row.level, row.body]);
+  const changed = change.changed.map((row) => [row.id, row.after, row.title, row.level]);
   const gone = change.whole
     ? sql.fragment`section_id <> ALL(${sql.array(change.rows.map((row) => row.id), 'text')})`
     : sql.fragment`section_id = ANY(${sql.array(change.removed, 'text')})`;
@@ -110,9 +113,16 @@ function sectionWrites(padId: string, change: SectionChange) {
       SELECT ${padId}, s.id, s.after, s.title, s.level, s.body, bumped.version
       FROM bumped, ${sql.unnest(rows, ['text', 'text', 'text', 'int4', 'text'])} AS s(id, after, title, level, body)
       ON CONFLICT (pad_id, section_id) DO UPDATE SET after_id = EXCLUDED.after_id, title = EXCLUDED.title, level = EXCLUDED.level,
-        body = EXCLUDED.body, version = EXCLUDED.version, updated_at = now()
-      WHERE (pad_sections.after_id, pad_sections.title, pad_sections.level, pad_sections.body)
-        IS DISTINCT FROM (EXCLUDED.after_id, EXCLUDED.title, EXCLUDED.level, EXCLUDED.body)),
+        body = EXCLUDED.body, version = EXCLUDED.version, updated_at = now(), search_tsv = EXCLUDED.search_tsv
+      WHERE (pad_sections.after_id, pad_sections.title, pad_sections.level, pad_sections.body, pad_sections.search_tsv)
+        IS DISTINCT FROM (EXCLUDED.after_id, EXCLUDED.title, EXCLUDED.level, EXCLUDED.body, EXCLUDED.search_tsv)),
+    resectioned AS (
+      UPDATE pad_sections p SET after_id = s.after, title = s.title, level = s.level, version = bumped.version, updated_at = now()
+      FROM bumped, ${sql.unnest(changed, ['text', 'text', 'text', 'int4'])} AS s(id, after, title, level)
+      WHERE p.pad_id = ${padId} AND p.section_id = s.id),
+    text_behind AS (
+      INSERT INTO pad_sections_stale (pad_id) SELECT ${padId} FROM bumped WHERE ${change.textBehind}
+      ON CONFLICT DO NOTHING),
     unsectioned AS (
       DELETE FROM pad_sections WHERE pad_id = ${padId} AND EXISTS (SELECT 1 FROM bumped) AND ${gone})`;
 }

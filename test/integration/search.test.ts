@@ -146,7 +146,10 @@ describe.each(stores())('search on %s', (store) => {
     await editText(handbook, HANDBOOK.replace('Bilbies dig very deep.', 'Bandicoots dig shallow.'));
     expect((await find(owner.key, 'bilbies')).data.results).toEqual([]);
     expect(ids((await find(owner.key, 'bandicoot')).data.results)).toEqual([burrow]);
+    // The version wrote the section's number; its text followed before the search read it, and the pad is no longer named stale.
     const after = await sectionRows(handbook);
+    expect(after.find((row) => row.section_id === burrow)!.body).toBe('Bandicoots dig shallow.');
+    expect(await server.core.db.pool.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*) AS n FROM pad_sections_stale WHERE pad_id = ${handbook}`)).toBe(0);
     const version = (rows: typeof after, id: string) => rows.find((row) => row.section_id === id)!.version;
     expect(version(after, burrow)).toBeGreaterThan(version(before, burrow));
     expect([version(after, dingo), version(after, feeding)]).toEqual([version(before, dingo), version(before, feeding)]);
@@ -176,6 +179,15 @@ describe.each(stores())('search on %s', (store) => {
     } finally {
       live.close();
     }
+  });
+
+  it('brings a quiet pad\'s section text up to date with no search asking', async () => {
+    const notes = (await rest(server, owner.key, 'create_pad', { hub: hub.slug, title: 'Field notes', text: '# Diggers\n\nBilbies dig deep.' })).body.data.pad_id as string;
+    await editText(notes, '# Diggers\n\nWombats dig wide.');
+    const named = () => server.core.db.pool.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*) AS n FROM pad_sections_stale WHERE pad_id = ${notes}`);
+    // The instance's sweep takes the pad once it has been quiet 5 s.
+    await expect.poll(named, { timeout: 20_000, interval: 500 }).toBe(0);
+    expect((await sectionRows(notes)).map((row) => row.body)).toEqual(['Wombats dig wide.']);
   });
 
   it('finds tasks by title, details and state, with is: where it applies', async () => {

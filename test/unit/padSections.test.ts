@@ -19,17 +19,26 @@ describe('pad sections', () => {
 
   it('a version writes only the sections it changed, and names the ones gone', () => {
     const edited = pad.map((block) => (block.id === 'f' ? { ...block, text: 'Some.' } : block));
-    expect(sectionChange(pad, edited, false)).toEqual({ rows: [{ id: 'e', after: 'b', title: 'Risks', level: 2, body: 'Some.' }], removed: [], whole: false });
+    expect(sectionChange(pad, edited, false)).toEqual({ rows: [], changed: [{ id: 'e', after: 'b', title: 'Risks', level: 2, body: 'Some.' }], removed: [], whole: false, textBehind: true });
     // A heading taken out: its blocks join the section before; a section put in first moves one neighbour.
     const merged = pad.filter((block) => block.id !== 'e');
-    expect(sectionChange(pad, merged, false)).toEqual({ rows: [{ id: 'b', after: 'a', title: 'Goals', level: 1, body: 'Ship it.\n\n\\# not a heading\n\nNone.' }], removed: ['e'], whole: false });
+    expect(sectionChange(pad, merged, false)).toEqual({
+      rows: [],
+      changed: [{ id: 'b', after: 'a', title: 'Goals', level: 1, body: 'Ship it.\n\n\\# not a heading\n\nNone.' }],
+      removed: ['e'],
+      whole: false,
+      textBehind: true,
+    });
+    // A new section goes in whole; one that only moved has no text to follow.
     const first = [{ id: 'z', text: '# Before all' }, ...pad.slice(1)];
     const change = sectionChange(pad, first, false);
-    expect(change.rows.map((row) => row.id)).toEqual(['z', 'b']);
+    expect(change.rows.map((row) => row.id)).toEqual(['z']);
+    expect(change.changed.map((row) => row.id)).toEqual(['b']);
+    expect(change.textBehind).toBe(false);
     expect(change.removed).toEqual(['a']);
     // A checkpoint writes every section.
     expect(sectionChange(pad, pad, true).rows).toHaveLength(3);
-    expect(sectionChange(pad, pad, false).rows).toEqual([]);
+    expect(sectionChange(pad, pad, false)).toMatchObject({ rows: [], changed: [] });
   });
 
   it('name each block’s section: its heading, or the first block before any heading', () => {

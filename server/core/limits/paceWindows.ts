@@ -5,11 +5,12 @@ import { secondsUntil } from '../kernel/pace.ts';
 import type { Rule } from './paceRules.ts';
 
 /**
- * Rolling windows kept in Postgres (table `pace_marks`): one row per admitted write in each window it
- * counts in (or per minute, for a window of amounts). A write takes the lock of each of its windows, in
- * one order everywhere, then looks and records in its own transaction, all in one call of
- * `pace_windows` (migration 0022): of 2N writes racing for N places, on any number of instances,
- * exactly N get in, and a write that rolls back takes its rows with it.
+ * Rolling windows kept in Postgres: a window of at most 128 writes keeps its key's newest marks in one
+ * row (`pace_rings`, a slot overwritten per write); others a row per admitted write (`pace_marks`), or
+ * per minute for a window of amounts. A write takes the lock of each of its windows, in one order
+ * everywhere, then looks and records in its own transaction, all in one call of `pace_windows`
+ * (migrations 0022 and 0038): of 2N writes racing for N places, on any number of instances, exactly N
+ * get in, and a write that rolls back takes its marks with it.
  */
 
 /** `429 rate_limited`: which limit ran out and when it frees one place. */
@@ -32,7 +33,7 @@ export class PaceRefused extends AppError {
 const FullRow = z.object({ i: z.number(), free_at: z.number() });
 
 /**
- * Looks at every window of this write in one call (`pace_windows`, migration 0022) and, with
+ * Looks at every window of this write in one call (`pace_windows`, migration 0038) and, with
  * `counting`, takes the locks of `locks` and of every window first, then records the write in each when
  * none is full. Refuses when any window is full, naming the one that frees last (when the write would
  * pass them all).
@@ -64,7 +65,7 @@ export const refuseIfFull = (conn: CommonQueryMethods, rules: readonly Rule[], n
 
 /**
  * Takes the locks of `locks` and of every window until the transaction ends, refuses when any window
- * is full, and otherwise counts this write in every window, dropping the rows that have left them.
+ * is full, and otherwise counts this write in every window, dropping the marks that have left them.
  */
 export const countIn = (tx: DatabaseTransactionConnection, rules: readonly Rule[], now: number, locks: readonly string[]) => windows(tx, rules, now, { locks });
 

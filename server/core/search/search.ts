@@ -5,6 +5,7 @@ import type { Core } from '../kernel/context.ts';
 import { decodeCursor, encodeCursor } from '../kernel/cursor.ts';
 import { invalid } from '../../../schema/errors.ts';
 import { readableScope } from './readableScope.ts';
+import { catchUpSectionText } from '../../../sync/sectionText.ts';
 import { sha256Hex } from '../kernel/secrets.ts';
 import { SEARCH_MAX, SEARCH_TYPES, SearchHitView } from '../../../schema/tools/search.ts';
 import { TASK_STATES } from '../../../schema/tools/tasks.ts';
@@ -115,6 +116,8 @@ export async function search(core: Core, conn: CommonQueryMethods, reader: Actor
   const text = query.words.join(' ');
   if (!query.types.length) return { query, hits: [], nextCursor: undefined, personal: reader !== null };
 
+  // Sections whose text a version changed are brought up to date first (sync/sectionText.ts).
+  if (query.types.includes('section')) await catchUpSectionText(core.db, 'all');
   const scope = readableScope(core, reader);
   const inHub = query.hub === null ? sql.fragment`true` : sql.fragment`h.slug = ${query.hub}`;
   // Each word matches as a prefix; the words are split by the same parser that made the columns. The
