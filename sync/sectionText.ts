@@ -8,7 +8,7 @@ import { blocksAt } from './versions.ts';
 
 /**
  * The text and search words of pad sections, derived after the versions that changed them
- * (migration 0037): a version writes a changed section's number and time and names its pad in
+ * (migration 0038): a version writes a changed section's number and time and names its pad in
  * `pad_sections_stale`; the text follows here, read from the stored versions. Search brings every
  * named pad up to date before it reads, so it never finds old text; the sweep does it for pads quiet a
  * while, so a search seldom has any to do. Many edits of a busy pad cost one rewrite of its sections.

@@ -100,7 +100,7 @@ export async function recordVersion(conn: CommonQueryMethods, input: VersionWrit
  * The section rows a version writes: new ones (every one at a checkpoint) upserted whole, a row left
  * as it was not written again; the changed ones given their title, level, place and the version, a
  * heap-only update of a few bytes, with their pad named in `pad_sections_stale` for their text to
- * follow (migration 0037); the removed ones deleted, and on a checkpoint every row the list no longer has.
+ * follow (migration 0038); the removed ones deleted, and on a checkpoint every row the list no longer has.
  */
 function sectionWrites(padId: string, change: SectionChange) {
   const rows = change.rows.map((row) => [row.id, row.after, row.title, row.level, row.body]);

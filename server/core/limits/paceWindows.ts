@@ -9,7 +9,7 @@ import type { Rule } from './paceRules.ts';
  * row (`pace_rings`, a slot overwritten per write); others a row per admitted write (`pace_marks`), or
  * per minute for a window of amounts. A write takes the lock of each of its windows, in one order
  * everywhere, then looks and records in its own transaction, all in one call of `pace_windows`
- * (migrations 0022 and 0038): of 2N writes racing for N places, on any number of instances, exactly N
+ * (migrations 0022 and 0039): of 2N writes racing for N places, on any number of instances, exactly N
  * get in, and a write that rolls back takes its marks with it.
  */
 
@@ -33,7 +33,7 @@ export class PaceRefused extends AppError {
 const FullRow = z.object({ i: z.number(), free_at: z.number() });
 
 /**
- * Looks at every window of this write in one call (`pace_windows`, migration 0038) and, with
+ * Looks at every window of this write in one call (`pace_windows`, migration 0039) and, with
  * `counting`, takes the locks of `locks` and of every window first, then records the write in each when
  * none is full. Refuses when any window is full, naming the one that frees last (when the write would
  * pass them all).
