@@ -36,6 +36,22 @@ export const hubAsSeen = <H extends Pick<HubRow, 'audience'>>(core: Core, hub: H
 
 const HubSeatOfRow = HubRow.extend({ role: Role.nullable() });
 
+const SeatedHubRow = HubRow.pick({ id: true, slug: true, name: true, mode: true }).extend({ role: Role });
+export type SeatedHub = z.infer<typeof SeatedHubRow>;
+
+/**
+ * Every hub the participant has a seat in, with their role, the most recently changed first. Outside
+ * a transaction the list may be one kept since the last change to hubs or seats (`core.reads`), so
+ * show_dotpad's hub list and review queue read nothing while nobody joins, leaves or edits a hub.
+ */
+export async function seatedHubs(core: Core, conn: CommonQueryMethods, participantId: string): Promise<readonly SeatedHub[]> {
+  const load = () =>
+    conn.any(sql.prepared('seated_hubs', SeatedHubRow)`
+    SELECT h.id, h.slug, h.name, h.mode, m.role FROM hub_members m JOIN hubs h ON h.id = m.hub_id
+    WHERE m.participant_id = ${participantId} AND h.deleted_at IS NULL ORDER BY h.updated_at DESC, h.id`);
+  return conn === core.db.pool ? core.reads.read(`seated_hubs ${participantId}`, load) : load();
+}
+
 /**
  * The hub and the reader's seat, in one round trip, or `not_found` when the reader may not see it: a
  * private hub and a missing one answer the same, so nobody learns which private hubs exist. Outside a

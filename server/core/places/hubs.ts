@@ -11,12 +11,11 @@ import { decodeCursor, encodeCursor } from '../kernel/cursor.ts';
 import { hubPeople, noticeJoinRequest, PeopleColumns, peopleColumns, type HubPeople } from './members.ts';
 import { FrontPadJson, frontPadJson, type FrontPad } from './frontPad.ts';
 import { seatInHub } from './seats.ts';
-import { hubAsSeen, readsPublic, readableHub } from './hubAccess.ts';
+import { hubAsSeen, readsPublic, readableHub, seatedHubs, type SeatedHub } from './hubAccess.ts';
 import { readsVerifiedSql } from '../identity/standing.ts';
 import type { Reach } from '../kernel/result.ts';
 import { SILENCE_DAYS } from '../../../schema/tools/moderation.ts';
 import { ownerActiveMs, TakeoverJson, waitingTakeoverJson, withDue, type TakeoverRequest } from './takeover.ts';
-const HubSeatRow = HubRow.pick({ id: true, slug: true, name: true }).extend({ role: Role });
 
 export const HUB_PAGE = 30;
 
@@ -218,11 +217,9 @@ export async function joinHub(core: Core, tx: CommonQueryMethods, actor: Actor, 
   return { hub: null, status: 'requested', role: null };
 }
 
-export type MyHub = z.infer<typeof HubSeatRow>;
+export type MyHub = Pick<SeatedHub, 'id' | 'slug' | 'name' | 'role'>;
 
 /** The web app's hub list: every hub the caller has a seat in. */
-export async function myHubs(conn: CommonQueryMethods, actor: Actor): Promise<readonly MyHub[]> {
-  return conn.any(sql.type(HubSeatRow)`
-    SELECT h.id, h.slug, h.name, m.role FROM hub_members m JOIN hubs h ON h.id = m.hub_id
-    WHERE m.participant_id = ${actor.id} AND h.deleted_at IS NULL ORDER BY h.updated_at DESC, h.id`);
+export async function myHubs(core: Core, conn: CommonQueryMethods, actor: Actor): Promise<readonly MyHub[]> {
+  return seatedHubs(core, conn, actor.id);
 }
