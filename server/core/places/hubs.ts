@@ -120,6 +120,9 @@ function mayTakeOver(seat: Seat, ownerActive: number, people: HubPeople, takeove
   return quiet && (seat === 'helper' || (seat === 'member' && !helpers && !takeover));
 }
 
+/** How long a kept page of a hub may be shown at most when the change feed said nothing of it. */
+const KEPT_PAGE_MS = 1_000;
+
 /** A page of the hub as its one statement reads it; the first page's columns are there when asked for. */
 const HubPageRow = z.object({
   items: z.array(ItemRow),
@@ -134,9 +137,10 @@ const HubPageRow = z.object({
  * A page of a hub's threads and pads, newest first, for a reader the policy let in; with `people`
  * (open_hub, on its first page), its front pad and, for a reader with a seat, who is in the hub, who
  * waits for its owner and helpers, and a waiting takeover. One statement, one round trip, whatever
- * the page asks for.
+ * the page asks for, or none while a kept one stands.
  */
 export async function hubReading(
+  core: Core,
   conn: CommonQueryMethods,
   { hub, seat }: { hub: HubRow; seat: Seat },
   input: { cursor?: string | undefined; type?: 'thread' | 'pad' | undefined },
@@ -163,7 +167,15 @@ export async function hubReading(
     ${seated ? sql.fragment`, ${peopleColumns(hub.id, seat)}, ${ownerActiveMs(hub.id)} AS owner_active, ${waitingTakeoverJson(hub.id)} AS takeover` : sql.fragment``}`;
   // Prepared once per shape of the statement: the filters and columns a page asks for.
   const shape = `${input.type ?? 'all'}_${after ? 'after' : 'newest'}_${seated ? (allows(seat, 'moderate') ? 'moderator' : 'seated') : first ? 'first' : 'page'}`;
-  const row = await conn.one(sql.prepared(`open_hub_${shape}`, HubPageRow)`SELECT ${columns}`);
+  const load = () => conn.one(sql.prepared(`open_hub_${shape}`, HubPageRow)`SELECT ${columns}`);
+  // The same for every reader of this shape, so kept once for all of them. Outside a transaction it
+  // may be a read kept since the last change the feed carries (threads, seats, people, takeovers),
+  // and for no longer than KEPT_PAGE_MS: the feed does not carry the edits of pads beside no thread,
+  // join requests, the front pad's choice or the owner's pad edits and sign-ins.
+  const row =
+    conn === core.db.pool
+      ? await core.reads.read(`open_hub ${hub.id} ${shape} ${input.cursor ?? ''}`, load, { maxAgeMs: KEPT_PAGE_MS })
+      : await load();
   const people = row.members ? hubPeople(seat, row.members, row.requests ?? null) : null;
   const takeover = withDue(row.takeover ?? null);
   const items = row.items;
@@ -185,8 +197,8 @@ export async function hubReading(
 }
 
 /** open_hub, and the Markdown hub page: the hub as the reader sees it (hubAsSeen), a page of it. */
-export function openHub(core: Core, conn: CommonQueryMethods, { hub, seat }: { hub: HubRow; seat: Seat }, input: Parameters<typeof hubReading>[2], withPeople = true) {
-  return hubReading(conn, { hub: hubAsSeen(core, hub), seat }, input, withPeople);
+export function openHub(core: Core, conn: CommonQueryMethods, { hub, seat }: { hub: HubRow; seat: Seat }, input: Parameters<typeof hubReading>[3], withPeople = true) {
+  return hubReading(core, conn, { hub: hubAsSeen(core, hub), seat }, input, withPeople);
 }
 
 /** The hub page of the Markdown views, readable as the hub is. */
