@@ -59,7 +59,7 @@ export const myHubsTool = readTool({
   description: 'The hubs you have a seat in, with your role.',
   input: MyHubsInput,
   policy: () => anyone,
-  run: ({ actor, conn }) => myHubs(conn, actor),
+  run: ({ core, actor, conn }) => myHubs(core, conn, actor),
   present: presentMyHubs,
 });
 

@@ -16,7 +16,7 @@ export const THREAD_POSTS = 30;
 const POST_AUTHORS = 8;
 
 /** The server with a public thread, and the keys of agents seated in its hub. */
-export type ReadWorld = { server: ServerProcess; threadId: string; readerKeys: string[]; close(): Promise<void> };
+export type ReadWorld = { server: ServerProcess; hubSlug: string; threadId: string; readerKeys: string[]; close(): Promise<void> };
 
 const WORDS = 'we could keep the plan as it is but the second part needs a test first and someone should read the numbers again before Friday because they moved since last week'.split(' ');
 
@@ -55,7 +55,7 @@ export async function startReadWorld(store: Store, readers: number): Promise<Rea
     }
     for (let i = 0; i < 6; i++) await restOk(seed, authors[i % authors.length]!, 'react', { post_id: postIds[i * 4]!, reaction: 'thumbs_up' });
     await restOk(seed, owner.key, 'mark_answer', { post_id: postIds[THREAD_POSTS - 3]! });
-    return { threadId, readerKeys };
+    return { hubSlug: hub.slug as string, threadId, readerKeys };
   });
   return { server: world.server, ...world.seeded, close: world.close };
 }

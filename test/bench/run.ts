@@ -13,7 +13,7 @@ import type { Benchmark, StoreTarget } from './benchmark.ts';
 import { coldLoad } from './coldLoad.ts';
 import { liveEdit } from './liveEdit.ts';
 import { markdownThreadView } from './markdownReads.ts';
-import { openThreadOverMcp } from './mcpReads.ts';
+import { readsOverMcp } from './mcpReads.ts';
 import { selected } from './selection.ts';
 import { progress } from './stats.ts';
 import { walPerEdit } from './walPerEdit.ts';
@@ -50,10 +50,10 @@ const BENCHMARKS: Benchmark[] = selected([
   liveEdit({ edits: EDITS, warmup: WARMUP, targetP99: 10, editors: 400 }),
   coldLoad({ transactions: TRANSACTIONS, runs: LOAD_RUNS, targetP50: 30 }),
   // The read benchmarks, each beside its baseline in the same run (BENCH_ONLY=reads runs only these):
-  // open_thread over MCP at 8 clients >= 0.6x a bare stateless SDK server; the Markdown thread view
+  // open_thread and open_hub over MCP at 8 clients >= 0.8x a bare stateless SDK server; the Markdown thread view
   // >= 3,000 req/s and its 304 >= 5,000 req/s on Postgres, beside a plain Koa route; WAL per
   // paragraph edit <= 1.2 KiB, beside a bare append.
-  openThreadOverMcp({ clients: 8, agents: 400, seconds: Number(process.env.BENCH_READ_SECONDS ?? 3), rounds: Number(process.env.BENCH_READ_ROUNDS ?? 5), warmupSeconds: 5, targetRatio: 0.6 }),
+  readsOverMcp({ clients: 8, agents: 400, seconds: Number(process.env.BENCH_READ_SECONDS ?? 3), rounds: Number(process.env.BENCH_READ_ROUNDS ?? 5), warmupSeconds: 5, targetRatio: 0.8 }),
   markdownThreadView({ concurrency: 16, seconds: Number(process.env.BENCH_READ_SECONDS ?? 3), rounds: Number(process.env.BENCH_READ_ROUNDS ?? 5), warmupSeconds: 3, target200: 3_000, target304: 5_000 }),
   walPerEdit({ edits: Number(process.env.BENCH_WAL_EDITS ?? 1_000), warmup: 50, targetBytes: 1.2 * 1024, editors: 40 }),
   // Conversation at scale (BENCH_ONLY=search, inbox or waits): search_dotpad over 100,000 posts and

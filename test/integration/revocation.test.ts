@@ -105,4 +105,25 @@ describe.skipIf(!redisUrl || !databaseUrl)('revocation across instances', () => 
     await expect.poll(async () => (await rest(b, fresh, 'open_pad', { pad_id: padId })).status).toBe(401);
     await expect.poll(() => onB.closed()).toBeGreaterThan(0);
   });
+
+  it('a member removed, or a key revoked, through A reads nothing more of a hub B kept in memory, within 5 s', async () => {
+    const [a, b] = await pair();
+    const owner = await registerAgent(a, 'Owner');
+    const hub = (await rest(a, owner.key, 'create_hub', { name: 'Kept reads' })).body.data;
+    const [leaving, revoked] = [await registerAgent(a, 'Leaving'), await registerAgent(a, 'Revoked')];
+    for (const member of [leaving, revoked]) await poke(a, sql.unsafe`INSERT INTO hub_members (hub_id, participant_id, role) VALUES (${hub.hub_id}, ${member.id}, 'member')`);
+    const openHub = (key: string) => rest(b, key, 'open_hub', { hub: hub.slug });
+    // B hears A's changes, so it keeps what it reads; both members read the hub there twice.
+    await expect.poll(() => b.core.reads.keeping).toBe(true);
+    for (const member of [leaving, revoked, leaving, revoked]) expect((await openHub(member.key)).status).toBe(200);
+
+    const removed = await rest(a, owner.key, 'moderate', { hub: hub.slug, action: 'remove', who: leaving.id });
+    expect(removed.body.data.changed).toBe(true);
+    await revokeCredentials(a.core, [(await authenticateBearer(a.core, revoked.key)).credentialId]);
+    // Heard on the change feed within milliseconds; the 5 s of SPEC part 5 are the bound.
+    await expect.poll(async () => [(await openHub(leaving.key)).body.error, (await openHub(revoked.key)).status], { timeout: 5_000 }).toEqual(['not_found', 401]);
+    // Nor does the hub's page elsewhere name the removed member among those seated.
+    const seen = await rest(b, owner.key, 'open_hub', { hub: hub.slug });
+    expect(seen.body.data.members.map((m: { id: string }) => m.id)).not.toContain(leaving.id);
+  });
 });

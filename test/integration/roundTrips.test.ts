@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { registerAgent, rest, startTestServer, stores, type TestServer } from '../support/server.ts';
+import { registerAgent, rest, startTestServer, stores, type Store, type TestServer } from '../support/server.ts';
 
 /**
  * The fast path of a durable edit: an agent's `edit_pad` sends the store a fixed number of statements,
@@ -9,25 +9,28 @@ import { registerAgent, rest, startTestServer, stores, type TestServer } from '.
  * instance tells other instances after the commit goes over the change feed's connection, batched
  * with other writes' (server/db/changeFeed.ts), and is not on the edit's path.
  */
-describe.each(stores())('round trips of an agent edit on %s', (store) => {
-  let server: TestServer;
-  const sent: string[] = [];
-  let counting = false;
+/** Every statement the server's pg clients send while `counting` is on, for the suite's server. */
+function countedServer(store: Store) {
+  const counted = { server: undefined as unknown as TestServer, sent: [] as string[], counting: false };
   const query = pg.Client.prototype.query;
-
   beforeAll(async () => {
     (pg.Client.prototype as { query: unknown }).query = function (this: pg.Client, config: unknown, ...rest: unknown[]) {
       // The change feed's own connection tells other instances after the commit, off the write's path.
       const feed = (this as unknown as { connectionParameters?: { application_name?: string } }).connectionParameters?.application_name === 'dotpad change feed';
-      if (counting && !feed) sent.push(typeof config === 'string' ? config : String((config as { text?: string }).text ?? config));
+      if (counted.counting && !feed) counted.sent.push(typeof config === 'string' ? config : String((config as { text?: string }).text ?? config));
       return (query as (...args: unknown[]) => unknown).call(this, config, ...rest);
     };
-    server = await startTestServer(store);
+    counted.server = await startTestServer(store);
   });
   afterAll(async () => {
     pg.Client.prototype.query = query;
-    await server?.close();
+    await counted.server?.close();
   });
+  return counted;
+}
+
+describe.each(stores())('round trips of an agent edit on %s', (store) => {
+  const counted = countedServer(store);
 
   // The limits looked at (two), then one transaction: the version, the limits counted, and on Postgres
   // the lock bound a turned-away write needs (SVC_WRITE_WAIT_MS); the embedded store has one session.
@@ -35,6 +38,7 @@ describe.each(stores())('round trips of an agent edit on %s', (store) => {
 
   it("a member's edit_pad by block, against the current version, sends a fixed few statements", async () => {
     // A member's edit: an owner's or helper's also looks for flags the edit settles (one statement more).
+    const { server, sent } = counted;
     const owner = await registerAgent(server, 'Owner');
     const agent = await registerAgent(server, 'Counted');
     const hub = (await rest(server, owner.key, 'create_hub', { name: 'Round Trips' })).body.data;
@@ -51,10 +55,56 @@ describe.each(stores())('round trips of an agent edit on %s', (store) => {
     // Warm: the caller's credential and the pad are known, as for an agent at work.
     await edit(0);
     await edit(1);
-    counting = true;
+    counted.counting = true;
     await edit(2);
-    counting = false;
+    counted.counting = false;
     expect(sent, sent.join('\n---\n')).toHaveLength(expected);
     expect(sent.filter((text) => /^\s*(START TRANSACTION|COMMIT)/.test(text))).toHaveLength(2);
+  });
+});
+
+/**
+ * The reads an agent polls (issue 25): `open_hub` in at most one round trip, none while what it read
+ * stands unchanged, and `check_inbox`'s page with its count in one.
+ */
+describe.each(stores())('round trips of the reads an agent polls on %s', (store) => {
+  const counted = countedServer(store);
+  const statementsOf = async (call: () => Promise<unknown>) => {
+    counted.sent.length = 0;
+    counted.counting = true;
+    await call();
+    counted.counting = false;
+    return [...counted.sent];
+  };
+
+  it('open_hub reads the hub in one statement after a change, and from memory until the next', async () => {
+    const { server } = counted;
+    const owner = await registerAgent(server, 'Owner');
+    const member = await registerAgent(server, 'Member');
+    const hub = (await rest(server, owner.key, 'create_hub', { name: 'Polled' })).body.data;
+    await rest(server, member.key, 'join_hub', { hub: hub.slug });
+    expect((await rest(server, owner.key, 'moderate', { hub: hub.slug, action: 'let_in', who: member.id })).status).toBe(200);
+    const openHub = async () => {
+      const reply = await rest(server, member.key, 'open_hub', { hub: hub.slug });
+      expect(reply.status, reply.text).toBe(200);
+      return reply.body.data;
+    };
+    await openHub();
+    // A change drops what was kept: the seat and hub in one statement, the page in another.
+    expect((await rest(server, owner.key, 'start_thread', { hub: hub.slug, title: 'New', body: 'Something new.' })).status).toBe(200);
+    const afterChange = await statementsOf(openHub);
+    expect(afterChange, afterChange.join('\n---\n')).toHaveLength(2);
+    // Unchanged: the seat stays kept; the page too, or (past a second) read again in one statement.
+    const unchanged = await statementsOf(openHub);
+    expect(unchanged.length, unchanged.join('\n---\n')).toBeLessThanOrEqual(1);
+    expect((await openHub()).threads).toHaveLength(1);
+  });
+
+  it("check_inbox reads its first page and the unread count in one statement", async () => {
+    const { server } = counted;
+    const agent = await registerAgent(server, 'Inbox');
+    await rest(server, agent.key, 'check_inbox', {});
+    const sent = await statementsOf(async () => expect((await rest(server, agent.key, 'check_inbox', {})).status).toBe(200));
+    expect(sent, sent.join('\n---\n')).toHaveLength(1);
   });
 });

@@ -5,13 +5,14 @@ import { createReadCache } from '../../server/core/kernel/readCache.ts';
 /** The cache's bookkeeping, told of changes as the store tells it (`Db.watchChanges`). */
 function cacheWithChanges(hearing: boolean) {
   let told: ChangeListener | undefined;
-  const cache = createReadCache({ watchChanges: (listener) => ((told = listener), listener.hearing(hearing)) });
+  let clock = 0;
+  const cache = createReadCache({ watchChanges: (listener) => ((told = listener), listener.hearing(hearing)) }, () => clock);
   let loads = 0;
   const load = (value: string) => async () => {
     loads++;
     return value;
   };
-  return { cache, told: () => told!, load, loads: () => loads };
+  return { cache, told: () => told!, load, loads: () => loads, wait: (ms: number) => void (clock += ms) };
 }
 
 describe('kept reads', () => {
@@ -51,5 +52,19 @@ describe('kept reads', () => {
     expect(await cache.read('k', load('five'))).toBe('five');
     told().hearing(true);
     expect(await cache.read('k', load('six'))).toBe('six');
+  });
+
+  it('reads again a read kept with a largest age once it is that old, though nothing changed', async () => {
+    const { cache, load, loads, wait } = cacheWithChanges(true);
+    expect(await cache.read('k', load('one'), { maxAgeMs: 1_000 })).toBe('one');
+    wait(999);
+    expect(await cache.read('k', load('two'), { maxAgeMs: 1_000 })).toBe('one');
+    wait(1);
+    expect(await cache.read('k', load('three'), { maxAgeMs: 1_000 })).toBe('three');
+    expect(loads()).toBe(2);
+    // Without one, only a change drops it.
+    await cache.read('j', load('four'));
+    wait(60_000);
+    expect(await cache.read('j', load('five'))).toBe('four');
   });
 });

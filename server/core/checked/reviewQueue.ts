@@ -1,12 +1,10 @@
-import { sql, type CommonQueryMethods } from 'slonik';
-import { z } from 'zod';
+import type { CommonQueryMethods } from 'slonik';
 import type { Actor } from '../kernel/actor.ts';
 import type { Core } from '../kernel/context.ts';
 import { allows } from '../kernel/rights.ts';
 import { trackRecord } from './checkers.ts';
+import { seatedHubs } from '../places/hubAccess.ts';
 import { waitingSuggestions, type WaitingSuggestion } from './suggestions.ts';
-
-const SeatRow = z.object({ hub_id: z.string(), slug: z.string(), role: z.enum(['owner', 'helper', 'member']), mode: z.enum(['open', 'checked']) });
 
 /**
  * The hubs whose suggestions the actor may check: in a Checked hub as owner or helper, or as a
@@ -14,12 +12,10 @@ const SeatRow = z.object({ hub_id: z.string(), slug: z.string(), role: z.enum(['
  * `hub` (a slug or id), that one only.
  */
 export async function hubsToCheck(core: Core, conn: CommonQueryMethods, actor: Actor, hub?: string, checkedOnly = false): Promise<string[]> {
-  const seats = await conn.any(sql.type(SeatRow)`
-    SELECT h.id AS hub_id, h.slug, m.role, h.mode FROM hub_members m JOIN hubs h ON h.id = m.hub_id AND h.deleted_at IS NULL
-    WHERE m.participant_id = ${actor.id} ${hub === undefined ? sql.fragment`` : sql.fragment`AND (h.slug = ${hub} OR h.id = ${hub})`}`);
+  const seats = (await seatedHubs(core, conn, actor.id)).filter((seat) => hub === undefined || seat.slug === hub || seat.id === hub);
   const ids: string[] = [];
   for (const seat of seats) {
-    if (seat.mode === 'open' ? !checkedOnly : allows(seat.role, 'moderate') || (await trackRecord(core, conn, seat.hub_id, actor)).ok) ids.push(seat.hub_id);
+    if (seat.mode === 'open' ? !checkedOnly : allows(seat.role, 'moderate') || (await trackRecord(core, conn, seat.id, actor)).ok) ids.push(seat.id);
   }
   return ids;
 }

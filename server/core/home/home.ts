@@ -74,7 +74,7 @@ export async function home(core: Core, conn: CommonQueryMethods, actor: Actor, o
   const [threadRows, taskRows, hubs, unread] = await Promise.all([
     threads,
     tasks,
-    scope.granted ? null : myHubs(conn, actor).then((hubs) => hubs.filter((hub) => !only || hub.id === only.id)),
+    scope.granted ? null : myHubs(core, conn, actor).then((hubs) => hubs.filter((hub) => !only || hub.id === only.id)),
     scope.granted || only ? null : countUnread(conn, me),
   ]);
 

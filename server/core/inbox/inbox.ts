@@ -155,8 +155,7 @@ const UnreadRow = z.object({ n: z.number(), newest: z.number().nullable() });
  * then expects a few of them and looks each up by index, where its guess of thousands of groups made
  * it hash whole tables of threads and seats.
  */
-function unread(conn: CommonQueryMethods, participantId: string, actor?: Actor) {
-  return conn.one(sql.prepared(`inbox_unread${shape(actor)}`, UnreadRow)`
+const unreadSql = (participantId: string, actor?: Actor) => sql.fragment`
     SELECT coalesce(sum(i.n), 0)::int8 AS n, max(i.newest) AS newest FROM jsonb_to_recordset((
       SELECT jsonb_agg(g) FROM (
         SELECT i.recipient_id, i.thread_id, i.dm_id, i.hub_id, i.from_id, count(*) AS n, max(i.seq) AS newest
@@ -164,7 +163,10 @@ function unread(conn: CommonQueryMethods, participantId: string, actor?: Actor) 
         GROUP BY i.recipient_id, i.thread_id, i.dm_id, i.hub_id, i.from_id) g
     )) AS i(recipient_id text, thread_id text, dm_id text, hub_id text, from_id text, n int8, newest int8)
     ${ACCESS}
-    WHERE ${READABLE}`);
+    WHERE ${READABLE}`;
+
+function unread(conn: CommonQueryMethods, participantId: string, actor?: Actor) {
+  return conn.one(sql.prepared(`inbox_unread${shape(actor)}`, UnreadRow)`${unreadSql(participantId, actor)}`);
 }
 
 /** Unacked items the participant may read now (quiet ones too: they landed). */
@@ -210,6 +212,15 @@ export const InboxItemRow = z.object({
 });
 export type InboxItem = z.infer<typeof InboxItemRow>;
 
+/** A JSON timestamp (Postgres' ISO form) as milliseconds, as slonik reads a timestamptz column. */
+const jsonTime = z.string().transform((text) => Date.parse(text));
+
+/** check_inbox's page and count, read together: the items as JSON, their timestamps as text. */
+const PageRow = z.object({
+  rows: z.array(InboxItemRow.extend({ last_at: jsonTime, lease_until: jsonTime.nullable() })),
+  state: UnreadRow,
+});
+
 /** An item as check_inbox and the web app's inbox page show it (`InboxItemRow`), from `ITEM_SOURCE`. */
 export const ITEM_COLUMNS = sql.fragment`
   i.id, i.seq, i.kind, json_build_object('id', f.id, 'name', f.name, 'handle', f.handle, 'kind', f.kind) AS from,
@@ -252,13 +263,16 @@ async function ackItems(conn: CommonQueryMethods, actor: Actor, input: Pick<Chec
 async function inboxPage(conn: CommonQueryMethods, actor: Actor, input: CheckInput, acked: number): Promise<InboxPage> {
   const after = seqOf(input.cursor);
   const limit = Math.min(input.limit ?? INBOX_PAGE, INBOX_PAGE_MAX);
-  const [rows, state] = await Promise.all([
-    limit === 0 ? [] : conn.any(sql.prepared(`inbox_page${shape(actor)}`, InboxItemRow)`
-      SELECT ${ITEM_COLUMNS} ${ITEM_SOURCE}
-      WHERE i.recipient_id = ${actor.id} AND i.acked_at IS NULL AND i.seq > ${after} AND ${READABLE} ${withinGrant(actor)}
-      ORDER BY i.seq LIMIT ${limit + 1}`),
-    unread(conn, actor.id, actor),
-  ]);
+  // The page and the count in one statement: an agent polls this, and every round trip shows.
+  const { rows, state } =
+    limit === 0
+      ? { rows: [], state: await unread(conn, actor.id, actor) }
+      : await conn.one(sql.prepared(`inbox_page${shape(actor)}`, PageRow)`
+      SELECT (SELECT coalesce(json_agg(x ORDER BY x.seq), '[]'::json) FROM (
+        SELECT ${ITEM_COLUMNS} ${ITEM_SOURCE}
+        WHERE i.recipient_id = ${actor.id} AND i.acked_at IS NULL AND i.seq > ${after} AND ${READABLE} ${withinGrant(actor)}
+        ORDER BY i.seq LIMIT ${limit + 1}) x) AS rows,
+        (SELECT row_to_json(u) FROM (${unreadSql(actor.id, actor)}) u) AS state`);
   const items = rows.slice(0, limit);
   const last = items.at(-1);
   return {

@@ -16,7 +16,7 @@ export type Core = {
   sync: PadSync;
   /** Who may edit which pad, remembered for a few seconds. */
   editors: EditorCache;
-  /** Reads kept until the next change (threads and their readers' seats). */
+  /** Reads kept until the next change (threads and hubs with their readers' seats). */
   reads: ReadCache;
   /** This instance's open wait_for_changes calls, woken by changes made anywhere. */
   waits: WaitRegistry;

@@ -13,10 +13,12 @@ export type ReadCache = ReturnType<typeof createReadCache>;
  * cannot be heard (the feed's connection is down) nothing is kept.
  *
  * A read that was loading while a change came is handed to its caller but not kept: it may hold
- * what was there before the change.
+ * what was there before the change. A read of something the feed carries only in part is kept with
+ * a largest age (`maxAgeMs`), past which it is read again though nothing was heard.
  */
-export function createReadCache(db: Pick<Db, 'watchChanges'>) {
-  const kept = new Map<string, unknown>();
+export function createReadCache(db: Pick<Db, 'watchChanges'>, now: () => number = performance.now.bind(performance)) {
+  /** Each read with when it goes stale on its own (Infinity: only a change drops it). */
+  const kept = new Map<string, { value: unknown; until: number }>();
   let generation = 0;
   let hearing = false;
   const drop = () => {
@@ -35,14 +37,18 @@ export function createReadCache(db: Pick<Db, 'watchChanges'>) {
     get keeping() {
       return hearing;
     },
-    /** The kept read of `key`, or what `load` reads now, kept for the next caller. */
-    async read<T>(key: string, load: () => Promise<T>): Promise<T> {
-      if (hearing && kept.has(key)) return kept.get(key) as T;
+    /**
+     * The kept read of `key`, or what `load` reads now, kept for the next caller. With `maxAgeMs`, a
+     * read of something the change feed does not carry in full is also read again once that old.
+     */
+    async read<T>(key: string, load: () => Promise<T>, options: { maxAgeMs?: number } = {}): Promise<T> {
+      const found = hearing ? kept.get(key) : undefined;
+      if (found && found.until > now()) return found.value as T;
       const at = generation;
       const value = await load();
       if (hearing && at === generation) {
         if (kept.size >= MAX_ENTRIES) kept.clear();
-        kept.set(key, value);
+        kept.set(key, { value, until: options.maxAgeMs === undefined ? Infinity : now() + options.maxAgeMs });
       }
       return value;
     },

@@ -11,9 +11,15 @@ import { notFound } from '../../../schema/errors.ts';
 const FrontPadRow = z.object({ id: z.string(), title: z.string(), version: z.number().int(), updated_at: z.number() });
 export type FrontPad = z.infer<typeof FrontPadRow>;
 
+export const FrontPadJson = FrontPadRow.nullable();
+
+/** The hub's front pad as one SQL expression yielding a JSON object (`FrontPadJson`), or null: open_hub reads it with the rest of the hub. */
+export const frontPadJson = (hubId: string) => sql.fragment`(
+    SELECT json_build_object('id', p.id, 'title', p.title, 'version', p.version, 'updated_at', floor(extract(epoch FROM p.updated_at) * 1000))
+    FROM hub_front_pads f JOIN pads p ON p.id = f.pad_id WHERE f.hub_id = ${hubId})`;
+
 export async function frontPadOf(conn: CommonQueryMethods, hubId: string): Promise<FrontPad | null> {
-  return conn.maybeOne(sql.type(FrontPadRow)`
-    SELECT p.id, p.title, p.version, p.updated_at FROM hub_front_pads f JOIN pads p ON p.id = f.pad_id WHERE f.hub_id = ${hubId}`);
+  return conn.oneFirst(sql.type(z.object({ pad: FrontPadJson }))`SELECT ${frontPadJson(hubId)} AS pad`);
 }
 
 export type FrontPadChoice = { hub: HubRow; frontPad: FrontPad | null; changed: boolean };

@@ -36,17 +36,38 @@ export const hubAsSeen = <H extends Pick<HubRow, 'audience'>>(core: Core, hub: H
 
 const HubSeatOfRow = HubRow.extend({ role: Role.nullable() });
 
+const SeatedHubRow = HubRow.pick({ id: true, slug: true, name: true, mode: true }).extend({ role: Role });
+export type SeatedHub = z.infer<typeof SeatedHubRow>;
+
+/**
+ * Every hub the participant has a seat in, with their role, the most recently changed first. Outside
+ * a transaction the list may be one kept since the last change to hubs or seats (`core.reads`), so
+ * show_dotpad's hub list and review queue read nothing while nobody joins, leaves or edits a hub.
+ */
+export async function seatedHubs(core: Core, conn: CommonQueryMethods, participantId: string): Promise<readonly SeatedHub[]> {
+  const load = () =>
+    conn.any(sql.prepared('seated_hubs', SeatedHubRow)`
+    SELECT h.id, h.slug, h.name, h.mode, m.role FROM hub_members m JOIN hubs h ON h.id = m.hub_id
+    WHERE m.participant_id = ${participantId} AND h.deleted_at IS NULL ORDER BY h.updated_at DESC, h.id`);
+  return conn === core.db.pool ? core.reads.read(`seated_hubs ${participantId}`, load) : load();
+}
+
 /**
  * The hub and the reader's seat, in one round trip, or `not_found` when the reader may not see it: a
- * private hub and a missing one answer the same, so nobody learns which private hubs exist.
+ * private hub and a missing one answer the same, so nobody learns which private hubs exist. Outside a
+ * transaction the row may be one kept since the last change to hubs or seats (`core.reads`), as
+ * `readableThread`'s is: a seat taken away anywhere drops it before the next read.
  */
 export async function readableHub(core: Core, conn: CommonQueryMethods, ref: string, reader: Actor | null) {
   if (!grantsHubs(reader)) throw notFound('No such hub, or it is private.');
   const key = ref.trim().replace(/^\//, '').toLowerCase();
-  const row = await conn.maybeOne(sql.type(HubSeatOfRow)`
+  const byId = key.startsWith('hub_');
+  const load = () =>
+    conn.maybeOne(sql.prepared(byId ? 'readable_hub_by_id' : 'readable_hub_by_slug', HubSeatOfRow)`
     SELECT h.id, h.slug, h.name, h.readme, h.audience, h.mode, h.owner_id, h.accepts_guests, h.created_at, h.updated_at, m.role
     FROM hubs h LEFT JOIN hub_members m ON m.hub_id = h.id AND m.participant_id = ${reader?.id ?? null}
-    WHERE ${key.startsWith('hub_') ? sql.fragment`h.id = ${key}` : sql.fragment`h.slug = ${key}`} AND h.deleted_at IS NULL`);
+    WHERE ${byId ? sql.fragment`h.id = ${key}` : sql.fragment`h.slug = ${key}`} AND h.deleted_at IS NULL`);
+  const row = conn === core.db.pool ? await core.reads.read(`readable_hub ${key} ${reader?.id ?? ''}`, load) : await load();
   if (!row || (row.role === null && !readsPublic(core, row))) throw notFound('No such hub, or it is private.');
   const { role, ...hub } = row;
   return { hub, seat: role as Seat };

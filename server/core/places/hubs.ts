@@ -8,15 +8,14 @@ import { allows, type Seat } from '../kernel/rights.ts';
 import type { HubCan } from '../../../schema/tools/hubs.ts';
 import { newId } from '../kernel/secrets.ts';
 import { decodeCursor, encodeCursor } from '../kernel/cursor.ts';
-import { hubPeople, noticeJoinRequest, type HubPeople } from './members.ts';
-import { frontPadOf, type FrontPad } from './frontPad.ts';
+import { hubPeople, noticeJoinRequest, PeopleColumns, peopleColumns, type HubPeople } from './members.ts';
+import { FrontPadJson, frontPadJson, type FrontPad } from './frontPad.ts';
 import { seatInHub } from './seats.ts';
-import { hubAsSeen, readsPublic, readableHub } from './hubAccess.ts';
+import { hubAsSeen, readsPublic, readableHub, seatedHubs, type SeatedHub } from './hubAccess.ts';
 import { readsVerifiedSql } from '../identity/standing.ts';
 import type { Reach } from '../kernel/result.ts';
 import { SILENCE_DAYS } from '../../../schema/tools/moderation.ts';
-import { ownerLastActive, waitingTakeover, type TakeoverRequest } from './takeover.ts';
-const HubSeatRow = HubRow.pick({ id: true, slug: true, name: true }).extend({ role: Role });
+import { ownerActiveMs, TakeoverJson, waitingTakeoverJson, withDue, type TakeoverRequest } from './takeover.ts';
 
 export const HUB_PAGE = 30;
 
@@ -103,16 +102,6 @@ export type HubReading = {
   takeover?: TakeoverRequest | null;
 };
 
-const ReachRow = z.object({ reach: z.boolean() });
-
-/** Whether whoever last wrote the hub's Read me first reads verified now (a guide nobody wrote reads unverified). */
-async function readmeReach(conn: CommonQueryMethods, hub: HubRow): Promise<Reach> {
-  if (!hub.readme) return 'unverified';
-  const row = await conn.maybeOne(sql.type(ReachRow)`
-    SELECT ${readsVerifiedSql('w')} AS reach FROM hubs h JOIN participants w ON w.id = h.readme_by WHERE h.id = ${hub.id}`);
-  return row?.reach ? 'verified' : 'unverified';
-}
-
 /** What a reader may do in a hub beyond taking part; the web app shows its controls by it. */
 export const hubCan = (seat: Seat, takeOver = false): HubCan => ({
   moderate: allows(seat, 'moderate'),
@@ -125,64 +114,91 @@ export const hubCan = (seat: Seat, takeOver = false): HubCan => ({
  * Whether the reader's seat may take the hub over now (take_over_hub): its owner quiet for 90 days,
  * and the reader a helper, or a member of a hub with no helper (verified: the tool checks that).
  */
-async function takeOverState(conn: CommonQueryMethods, hub: HubRow, seat: Seat, people: HubPeople | null) {
-  if (seat === null) return { can: false, takeover: null };
-  const [active, takeover] = await Promise.all([ownerLastActive(conn, hub.id), waitingTakeover(conn, hub.id)]);
-  const quiet = active + SILENCE_DAYS * 86_400_000 <= Date.now();
-  const helpers = people?.members.some((m) => m.role === 'helper') ?? true;
-  return { can: quiet && (seat === 'helper' || (seat === 'member' && !helpers && !takeover)), takeover };
+function mayTakeOver(seat: Seat, ownerActive: number, people: HubPeople, takeover: TakeoverRequest | null) {
+  const quiet = ownerActive + SILENCE_DAYS * 86_400_000 <= Date.now();
+  const helpers = people.members.some((m) => m.role === 'helper');
+  return quiet && (seat === 'helper' || (seat === 'member' && !helpers && !takeover));
 }
+
+/** How long a kept page of a hub may be shown at most when the change feed said nothing of it. */
+const KEPT_PAGE_MS = 1_000;
+
+/** A page of the hub as its one statement reads it; the first page's columns are there when asked for. */
+const HubPageRow = z.object({
+  items: z.array(ItemRow),
+  readme_verified: z.boolean().nullable(),
+  front_pad: FrontPadJson.optional(),
+  ...PeopleColumns.partial().shape,
+  owner_active: z.number().optional(),
+  takeover: TakeoverJson.optional(),
+});
 
 /**
  * A page of a hub's threads and pads, newest first, for a reader the policy let in; with `people`
- * (open_hub, on its first page), who is in the hub for a reader with a seat, who waits for its
- * owner and helpers, and its front pad.
+ * (open_hub, on its first page), its front pad and, for a reader with a seat, who is in the hub, who
+ * waits for its owner and helpers, and a waiting takeover. One statement, one round trip, whatever
+ * the page asks for, or none while a kept one stands.
  */
 export async function hubReading(
+  core: Core,
   conn: CommonQueryMethods,
   { hub, seat }: { hub: HubRow; seat: Seat },
   input: { cursor?: string | undefined; type?: 'thread' | 'pad' | undefined },
   withPeople = true,
 ): Promise<HubReading> {
   const after = input.cursor === undefined ? null : decodeCursor(input.cursor, CursorShape);
-  const [items, people, reach, frontPad] = await Promise.all([
-    conn.any(sql.type(ItemRow)`
-    SELECT * FROM (
-      SELECT 'thread' AS type, id, title, status, post_count AS count, updated_at FROM threads WHERE hub_id = ${hub.id}
-      UNION ALL
-      SELECT 'pad' AS type, id, title, 'settled' AS status, version AS count, updated_at FROM pads WHERE hub_id = ${hub.id} AND deleted_at IS NULL
-    ) items
-    CROSS JOIN LATERAL (SELECT floor(extract(epoch FROM updated_at) * 1000000)::int8 AS updated_us) stamp
-    WHERE true
-    ${input.type ? sql.fragment`AND type = ${input.type}` : sql.fragment``}
-    ${after ? sql.fragment`AND (updated_us, id) < (${after.t}, ${after.id})` : sql.fragment``}
-    ORDER BY updated_us DESC, id DESC
-    LIMIT ${HUB_PAGE + 1}`),
-    withPeople && !after ? hubPeople(conn, hub.id, seat) : null,
-    readmeReach(conn, hub),
-    withPeople && !after ? frontPadOf(conn, hub.id) : undefined,
-  ]);
-  const takeOver = withPeople && !after ? await takeOverState(conn, hub, seat, people) : null;
+  const first = withPeople && !after;
+  const seated = first && seat !== null;
+  const columns = sql.fragment`
+    (SELECT coalesce(json_agg(i ORDER BY i.updated_us DESC, i.id DESC), '[]'::json) FROM (
+      SELECT type, id, title, status, count, floor(extract(epoch FROM updated_at) * 1000) AS updated_at, updated_us FROM (
+        SELECT 'thread' AS type, id, title, status, post_count AS count, updated_at FROM threads WHERE hub_id = ${hub.id}
+        UNION ALL
+        SELECT 'pad' AS type, id, title, 'settled' AS status, version AS count, updated_at FROM pads WHERE hub_id = ${hub.id} AND deleted_at IS NULL
+      ) items
+      CROSS JOIN LATERAL (SELECT floor(extract(epoch FROM updated_at) * 1000000)::int8 AS updated_us) stamp
+      WHERE true
+      ${input.type ? sql.fragment`AND type = ${input.type}` : sql.fragment``}
+      ${after ? sql.fragment`AND (updated_us, id) < (${after.t}, ${after.id})` : sql.fragment``}
+      ORDER BY updated_us DESC, id DESC
+      LIMIT ${HUB_PAGE + 1}) i) AS items,
+    (SELECT ${readsVerifiedSql('w')} FROM hubs h JOIN participants w ON w.id = h.readme_by WHERE h.id = ${hub.id}) AS readme_verified
+    ${first ? sql.fragment`, ${frontPadJson(hub.id)} AS front_pad` : sql.fragment``}
+    ${seated ? sql.fragment`, ${peopleColumns(hub.id, seat)}, ${ownerActiveMs(hub.id)} AS owner_active, ${waitingTakeoverJson(hub.id)} AS takeover` : sql.fragment``}`;
+  // Prepared once per shape of the statement: the filters and columns a page asks for.
+  const shape = `${input.type ?? 'all'}_${after ? 'after' : 'newest'}_${seated ? (allows(seat, 'moderate') ? 'moderator' : 'seated') : first ? 'first' : 'page'}`;
+  const load = () => conn.one(sql.prepared(`open_hub_${shape}`, HubPageRow)`SELECT ${columns}`);
+  // The same for every reader of this shape, so kept once for all of them. Outside a transaction it
+  // may be a read kept since the last change the feed carries (threads, seats, people, takeovers),
+  // and for no longer than KEPT_PAGE_MS: the feed does not carry the edits of pads beside no thread,
+  // join requests, the front pad's choice or the owner's pad edits and sign-ins.
+  const row =
+    conn === core.db.pool
+      ? await core.reads.read(`open_hub ${hub.id} ${shape} ${input.cursor ?? ''}`, load, { maxAgeMs: KEPT_PAGE_MS })
+      : await load();
+  const people = row.members ? hubPeople(seat, row.members, row.requests ?? null) : null;
+  const takeover = withDue(row.takeover ?? null);
+  const items = row.items;
   const page = items.slice(0, HUB_PAGE);
   const last = page.at(-1);
   const nextCursor = items.length > HUB_PAGE && last ? encodeCursor({ t: last.updated_us, id: last.id }) : undefined;
   return {
     hub,
-    readmeReach: reach,
+    readmeReach: hub.readme && row.readme_verified ? 'verified' : 'unverified',
     seat,
-    can: hubCan(seat, takeOver?.can ?? false),
+    can: hubCan(seat, people && row.owner_active !== undefined ? mayTakeOver(seat, row.owner_active, people, takeover) : false),
     threads: page.filter((item) => item.type === 'thread'),
     pads: page.filter((item) => item.type === 'pad'),
     nextCursor,
     people,
-    ...(frontPad !== undefined ? { frontPad } : {}),
-    ...(takeOver ? { takeover: takeOver.takeover } : {}),
+    ...(row.front_pad !== undefined ? { frontPad: row.front_pad } : {}),
+    ...(first ? { takeover } : {}),
   };
 }
 
 /** open_hub, and the Markdown hub page: the hub as the reader sees it (hubAsSeen), a page of it. */
-export function openHub(core: Core, conn: CommonQueryMethods, { hub, seat }: { hub: HubRow; seat: Seat }, input: Parameters<typeof hubReading>[2], withPeople = true) {
-  return hubReading(conn, { hub: hubAsSeen(core, hub), seat }, input, withPeople);
+export function openHub(core: Core, conn: CommonQueryMethods, { hub, seat }: { hub: HubRow; seat: Seat }, input: Parameters<typeof hubReading>[3], withPeople = true) {
+  return hubReading(core, conn, { hub: hubAsSeen(core, hub), seat }, input, withPeople);
 }
 
 /** The hub page of the Markdown views, readable as the hub is. */
@@ -213,11 +229,9 @@ export async function joinHub(core: Core, tx: CommonQueryMethods, actor: Actor, 
   return { hub: null, status: 'requested', role: null };
 }
 
-export type MyHub = z.infer<typeof HubSeatRow>;
+export type MyHub = Pick<SeatedHub, 'id' | 'slug' | 'name' | 'role'>;
 
 /** The web app's hub list: every hub the caller has a seat in. */
-export async function myHubs(conn: CommonQueryMethods, actor: Actor): Promise<readonly MyHub[]> {
-  return conn.any(sql.type(HubSeatRow)`
-    SELECT h.id, h.slug, h.name, m.role FROM hub_members m JOIN hubs h ON h.id = m.hub_id
-    WHERE m.participant_id = ${actor.id} AND h.deleted_at IS NULL ORDER BY h.updated_at DESC, h.id`);
+export async function myHubs(core: Core, conn: CommonQueryMethods, actor: Actor): Promise<readonly MyHub[]> {
+  return seatedHubs(core, conn, actor.id);
 }

@@ -35,28 +35,40 @@ export type HubPeople = {
   requests: { waiting: readonly JoinRequest[]; count: number } | null;
 };
 
-export async function hubPeople(conn: CommonQueryMethods, hubId: string, seat: Seat): Promise<HubPeople | null> {
-  if (seat === null) return null;
-  const [members, requests] = await Promise.all([
-    conn.any(sql.type(MemberRow)`
-      SELECT p.id, p.name, p.handle, p.kind, m.role, m.joined_at, count(*) OVER () AS total
-      FROM hub_members m JOIN participants p ON p.id = m.participant_id
-      WHERE m.hub_id = ${hubId}
-      ORDER BY CASE m.role WHEN 'owner' THEN 0 WHEN 'helper' THEN 1 ELSE 2 END, m.joined_at, p.id
-      LIMIT ${PEOPLE_SHOWN}`),
-    allows(seat, 'moderate')
-      ? conn.any(sql.type(RequestRow)`
-          SELECT p.id, p.name, p.handle, p.kind, r.note, r.created_at, count(*) OVER () AS total
-          FROM join_requests r JOIN participants p ON p.id = r.participant_id
-          WHERE r.hub_id = ${hubId}
-          ORDER BY r.created_at, p.id
-          LIMIT ${PEOPLE_SHOWN}`)
-      : null,
-  ]);
+/**
+ * The hub's members shown (`PEOPLE_SHOWN`) and, for those who may let people in, its waiting requests,
+ * as SQL columns `members` and `requests` (JSON arrays, each row with the `total`), for a reader with
+ * a seat: open_hub reads them in the same statement as the rest of the hub.
+ */
+export function peopleColumns(hubId: string, seat: Seat) {
+  const requests = allows(seat, 'moderate')
+    ? sql.fragment`(SELECT coalesce(json_agg(r ORDER BY r.n), '[]'::json) FROM (
+        SELECT p.id, p.name, p.handle, p.kind, r.note, floor(extract(epoch FROM r.created_at) * 1000) AS created_at, count(*) OVER () AS total,
+               row_number() OVER (ORDER BY r.created_at, p.id) AS n
+        FROM join_requests r JOIN participants p ON p.id = r.participant_id
+        WHERE r.hub_id = ${hubId}
+        ORDER BY n
+        LIMIT ${PEOPLE_SHOWN}) r)`
+    : sql.fragment`NULL::json`;
+  return sql.fragment`(SELECT coalesce(json_agg(m ORDER BY m.n), '[]'::json) FROM (
+        SELECT p.id, p.name, p.handle, p.kind, m.role, floor(extract(epoch FROM m.joined_at) * 1000) AS joined_at, count(*) OVER () AS total,
+               row_number() OVER (ORDER BY CASE m.role WHEN 'owner' THEN 0 WHEN 'helper' THEN 1 ELSE 2 END, m.joined_at, p.id) AS n
+        FROM hub_members m JOIN participants p ON p.id = m.participant_id
+        WHERE m.hub_id = ${hubId}
+        ORDER BY n
+        LIMIT ${PEOPLE_SHOWN}) m) AS members,
+      ${requests} AS requests`;
+}
+
+/** What `peopleColumns` read, checked. */
+export const PeopleColumns = z.object({ members: z.array(MemberRow.extend({ n: z.number() })), requests: z.array(RequestRow.extend({ n: z.number() })).nullable() });
+
+/** Who is in the hub, from what `peopleColumns` read, with what the reader may do to each. */
+export function hubPeople(seat: Seat, members: z.infer<typeof PeopleColumns>['members'], requests: z.infer<typeof PeopleColumns>['requests']): HubPeople {
   return {
-    members: members.map(({ total: _, ...member }) => ({ ...member, can: memberCan(seat, member.role) })),
+    members: members.map(({ total: _, n: __, ...member }) => ({ ...member, can: memberCan(seat, member.role) })),
     memberCount: members[0]?.total ?? 0,
-    requests: requests && { waiting: requests.map(({ total: _, ...request }) => request), count: requests[0]?.total ?? 0 },
+    requests: requests && { waiting: requests.map(({ total: _, n: __, ...request }) => request), count: requests[0]?.total ?? 0 },
   };
 }
 

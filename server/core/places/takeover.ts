@@ -35,19 +35,27 @@ export const ownerActiveSql = (h: string) => {
 
 const ActiveRow = z.object({ at: z.number() });
 
+/** When the owner of the hub last did anything in it, in milliseconds, as one SQL expression. */
+export const ownerActiveMs = (hubId: string) => sql.fragment`(SELECT floor(extract(epoch FROM ${ownerActiveSql('h')}) * 1000) FROM hubs h WHERE h.id = ${hubId})`;
+
 export async function ownerLastActive(conn: CommonQueryMethods, hubId: string): Promise<number> {
-  return conn.oneFirst(sql.type(ActiveRow)`SELECT floor(extract(epoch FROM ${ownerActiveSql('h')}) * 1000) AS at FROM hubs h WHERE h.id = ${hubId}`);
+  return conn.oneFirst(sql.type(ActiveRow)`SELECT ${ownerActiveMs(hubId)} AS at`);
 }
 
-const RequestRow = z.object({ id: z.string(), asker_id: z.string(), asker_name: z.string(), created_at: z.number() });
-export type TakeoverRequest = z.infer<typeof RequestRow> & { due: number };
+export const TakeoverJson = z.object({ id: z.string(), asker_id: z.string(), asker_name: z.string(), created_at: z.number() }).nullable();
+export type TakeoverRequest = NonNullable<z.infer<typeof TakeoverJson>> & { due: number };
+
+/** The hub's waiting takeover request as one SQL expression yielding a JSON object (`TakeoverJson`), or null. */
+export const waitingTakeoverJson = (hubId: string) => sql.fragment`(
+    SELECT json_build_object('id', r.id, 'asker_id', r.asker_id, 'asker_name', p.name, 'created_at', floor(extract(epoch FROM r.created_at) * 1000))
+    FROM takeover_requests r JOIN participants p ON p.id = r.asker_id WHERE r.hub_id = ${hubId} AND r.state = 'waiting')`;
+
+/** The waiting request as the hub page and open_hub show it, with when it goes through. */
+export const withDue = (row: z.infer<typeof TakeoverJson>): TakeoverRequest | null => row && { ...row, due: row.created_at + NOTICE_DAYS * DAY_MS };
 
 /** The hub's waiting takeover request, if any: the notice the hub page and open_hub show. */
 export async function waitingTakeover(conn: CommonQueryMethods, hubId: string): Promise<TakeoverRequest | null> {
-  const row = await conn.maybeOne(sql.type(RequestRow)`
-    SELECT r.id, r.asker_id, p.name AS asker_name, floor(extract(epoch FROM r.created_at) * 1000) AS created_at
-    FROM takeover_requests r JOIN participants p ON p.id = r.asker_id WHERE r.hub_id = ${hubId} AND r.state = 'waiting'`);
-  return row && { ...row, due: row.created_at + NOTICE_DAYS * DAY_MS };
+  return withDue(await conn.oneFirst(sql.type(z.object({ request: TakeoverJson }))`SELECT ${waitingTakeoverJson(hubId)} AS request`));
 }
 
 export type Takeover = { hub: HubRow; status: 'taken_over' | 'asked' | 'waiting' | 'objected' | 'no_request'; request: TakeoverRequest | null };
