@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import type { Benchmark, StoreTarget } from './benchmark.ts';
 import { coldLoad } from './coldLoad.ts';
+import { liveBroadcast } from './liveBroadcast.ts';
 import { liveEdit } from './liveEdit.ts';
 import { markdownThreadView } from './markdownReads.ts';
 import { openThreadOverMcp } from './mcpReads.ts';
@@ -65,6 +66,17 @@ const BENCHMARKS: Benchmark[] = selected([
   waitsBench({ waits: 1_000, rounds: Number(process.env.BENCH_WAIT_ROUNDS ?? 3), targetP99: 200 }),
   // Durable edit_pad at 50 writers over 200 pads >= 1,000/s, beside a bare node:http + one INSERT (BENCH_ONLY=durable).
   durableEdits({ writers: 50, pads: 200, agents: 400, edits: Number(process.env.BENCH_DURABLE_EDITS ?? 6_000), warmup: 1_000, target: 1_000 }),
+  // Live broadcast, 2,000 editors over 500 pads, beside bare Hocuspocus in the same run: delivery
+  // and connect p99 each <= 2x bare's (BENCH_ONLY=broadcast; BENCH_BROADCAST_EDITORS for a smaller run).
+  liveBroadcast({
+    editors: Number(process.env.BENCH_BROADCAST_EDITORS ?? 2_000),
+    perPad: 4,
+    rate: Number(process.env.BENCH_BROADCAST_RATE ?? 500),
+    warmupSeconds: 5,
+    seconds: Number(process.env.BENCH_BROADCAST_SECONDS ?? 20),
+    connecting: 50,
+    targetRatio: 2,
+  }),
 ]);
 
 /** Whether Postgres answers at the URL, and its version; a short timeout so a missing server is quick. */
