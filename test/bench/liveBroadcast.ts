@@ -83,17 +83,39 @@ async function measure(server: ServerProcess, label: string, options: Options, s
   const world = await spreadEditors(server, padCount, 'Live broadcast', PAD_TEXT);
   const keys = new Map(world.pads.map((pad) => [pad.padId, pad.agent.key]));
 
-  progress(`${label}: ${options.editors} editors on Dotpad`);
-  const ours = await run(server, keys, server.pid, label, options, stats);
+  const onOurs = () => run(server, keys, server.pid, label, options, stats);
+  const first = await onOurs();
   const states: Record<string, string> = {};
-  for (const pad of ours.pads) states[pad.padId] = Buffer.from(pad.state).toString('base64');
+  for (const pad of first.pads) states[pad.padId] = Buffer.from(pad.state).toString('base64');
   const bare = await startBaseline({ kind: 'hocuspocus', states });
   try {
-    progress(`${label}: ${options.editors} editors on bare Hocuspocus`);
-    return { ours: ours.figures, bare: (await run(bare, keys, bare.pid, `${label} bare`, options, null)).figures };
+    // In the order ours, bare, bare, ours: neither comes after the other more often (what one run
+    // leaves to the benchmark's process, its closed providers to collect, falls on both alike).
+    const onBare = () => run(bare, keys, bare.pid, `${label} bare`, options, null);
+    const bareRuns = [(await onBare()).raw, (await onBare()).raw];
+    return { ours: figuresOf([first.raw, (await onOurs()).raw]), bare: figuresOf(bareRuns) };
   } finally {
     await bare.close();
   }
+}
+
+/** One run's samples and counts, before they are put together with another's. */
+type Raw = { delivery: number[]; connect: number[]; missed: number; cpuTyping: number; cpuConnecting: number; keystrokes: number; transactions: number | null };
+
+function figuresOf(runs: Raw[]): Run {
+  const sum = (of: (raw: Raw) => number) => runs.reduce((total, raw) => total + of(raw), 0);
+  const keystrokes = sum((raw) => raw.keystrokes);
+  const connections = sum((raw) => raw.connect.length);
+  const transactions = runs.every((raw) => raw.transactions !== null) ? sum((raw) => raw.transactions!) : null;
+  return {
+    delivery: summarize(runs.flatMap((raw) => raw.delivery)),
+    connect: summarize(runs.flatMap((raw) => raw.connect)),
+    missed: sum((raw) => raw.missed),
+    cpuPerKeystroke: sum((raw) => raw.cpuTyping) / keystrokes,
+    cpuPerConnection: sum((raw) => raw.cpuConnecting) / connections,
+    keystrokes,
+    transactionsPerKeystroke: transactions === null ? null : transactions / keystrokes,
+  };
 }
 
 /**
@@ -178,18 +200,8 @@ async function run(server: { url: string }, keys: Map<string, string>, pid: numb
     const expected = measuredSent * (options.perPad - 1);
     for (let waited = 0; delivery.length < expected && waited < 5_000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
     const cpuMeasured = cpuMs(pid) - cpuBeforeMeasured;
-    return {
-      pads: withStates,
-      figures: {
-        delivery: summarize(delivery),
-        connect: summarize(connectTimes),
-        missed: expected - delivery.length,
-        cpuPerKeystroke: cpuMeasured / measuredSent,
-        cpuPerConnection: cpuConnect / connectTimes.length,
-        keystrokes: measuredSent,
-        transactionsPerKeystroke: transactions === null ? null : transactions / measuredSent,
-      } satisfies Run,
-    };
+    const raw: Raw = { delivery, connect: connectTimes, missed: expected - delivery.length, cpuTyping: cpuMeasured, cpuConnecting: cpuConnect, keystrokes: measuredSent, transactions };
+    return { pads: withStates, raw };
   } finally {
     for (const pad of pads) for (const editor of pad.editors) editor.close();
   }
@@ -201,7 +213,7 @@ function report(results: Measured<Figures>[], options: Options): string {
   return [
     `## 10. Live broadcast, ${int(options.editors)} editors over ${int(pads)} pads`,
     '',
-    `The server runs in a process of its own; beside it, in another process, bare Hocuspocus (its own \`Server\`, no extension, each pad loaded from the state the editors had before typing: \`test/bench/baselines.ts\`). The same ${int(options.editors)} Node \`HocuspocusProvider\`s, each on a WebSocket of its own, ${options.perPad} to a pad, connect to one and then the other, ${options.connecting} at a time; a connection's time runs from creating its provider until its first sync. Each pad is its own agent's, and its editors connect with that agent's key. One editor of each pad types, one character at a time at the end of a paragraph (the next paragraph each time), ${int(options.rate)} keystrokes a second over all pads together, spread evenly; a keystroke's delivery runs from just before the typist's change until each other editor of the pad has it (the typist's clock in the editor's state vector), so each keystroke gives ${options.perPad - 1} samples. ${options.warmupSeconds} s of warm-up typing, then ${options.seconds} s measured. The target: each p99 at most ${options.targetRatio}x bare Hocuspocus' in the same run. CPU time is the server process's (user + system, from /proc, 10 ms ticks), over the measured typing per keystroke and over the connecting per connection; on Postgres, the transactions its database committed over the measured typing (\`pg_stat_database\`; a statement outside a transaction is one) per keystroke.`,
+    `The server runs in a process of its own; beside it, in another process, bare Hocuspocus (its own \`Server\`, no extension, each pad loaded from the state the editors had before typing: \`test/bench/baselines.ts\`). The same ${int(options.editors)} Node \`HocuspocusProvider\`s, each on a WebSocket of its own, ${options.perPad} to a pad, connect to one or the other, ${options.connecting} at a time, in four runs (Dotpad, bare, bare, Dotpad: neither comes after the other more often), each run's providers closed before the next; a connection's time runs from creating its provider until its first sync. Each pad is its own agent's, and its editors connect with that agent's key. One editor of each pad types, one character at a time at the end of a paragraph (the next paragraph each time), ${int(options.rate)} keystrokes a second over all pads together, spread evenly; a keystroke's delivery runs from just before the typist's change until each other editor of the pad has it (the typist's clock in the editor's state vector), so each keystroke gives ${options.perPad - 1} samples. Each run types ${options.warmupSeconds} s for warm-up, then ${options.seconds} s measured; the figures are both runs' together. The target: each p99 at most ${options.targetRatio}x bare Hocuspocus' in the same run. CPU time is the server process's (user + system, from /proc, 10 ms ticks), over the measured typing per keystroke and over the connecting per connection; on Postgres, the transactions its database committed over the measured typing (\`pg_stat_database\`; a statement outside a transaction is one) per keystroke.`,
     '',
     table(
       ['Store', 'Server', 'Deliveries', 'Missed', 'Delivery p50', 'p99', 'max', 'Connect p50', 'p99', 'CPU per keystroke', 'CPU per connection', 'Transactions per keystroke'],
