@@ -15,9 +15,9 @@ import { StaleVersion, type Author } from './versions.ts';
 export const LIVE_VERSION_MS = 2_000;
 /**
  * How often pads are looked at for typing that is due. Each pad is versioned when its own typing is
- * due, not all at one tick: with hundreds of pads typed at once, one tick for all of them stalled the
- * event loop (every pad's blocks read and its statement sent in one turn) and every keystroke
- * waited behind it.
+ * due, not all at one tick: with hundreds of pads typed at once, one tick for all of them read every
+ * pad's blocks and sent every pad's statement in one turn of the event loop, and the keystrokes that
+ * arrived meanwhile waited behind it.
  */
 const DUE_CHECK_MS = LIVE_VERSION_MS / 10;
 
@@ -38,9 +38,9 @@ function idOf(element: Y.XmlElement): string | undefined {
 
 /**
  * Live typing turned into versions, attributed to its typist: LIVE_VERSION_MS after the pad's first
- * change not versioned yet, before an API edit of the pad, and before the pad unloads. Only what the connections of this instance typed is
- * versioned here (other instances version their own), so a version never takes in another
- * instance's change that may still be taken back.
+ * change not versioned yet, before an API edit of the pad, and before the pad unloads. Only what
+ * the connections of this instance typed is versioned here (other instances version their own), so
+ * a version never takes in another instance's change that may still be taken back.
  */
 export class LiveVersions implements Extension<SyncContext> {
   extensionName = 'dotpad-live-versions';

@@ -30,15 +30,16 @@ class PadTextStopped {
 /**
  * The daily limit on pad text, for live typing. The characters each connection inserts (content
  * strings; deletions are free) are summed per participant, and every LIVE_VERSION_MS every typist's
- * sum is recorded in their window, all of them in one small transaction, however many type (one per
- * typist cost a transaction each, every 2 s, for each of hundreds of typists). Not in the live version's: a version
- * is per pad and named after its last typist while a count is per participant (two typists in one
- * version, one typist on several pads), the version's usual write is one statement with no
- * transaction around it, and a count that fails must not cost a version (it is kept and sent with the
- * next). A participant past the max is stopped on this instance until the window frees room: their
- * writable connections are closed with the reason and the time, and until then any change of theirs
- * that adds something (on any pad, on a new connection too) is refused the same way; deleting is let
- * through. Once the time passes, their next connection types again (the web app reconnects itself then).
+ * sum is recorded in their window, all of them in one small transaction however many type (hundreds
+ * of typists were hundreds of transactions every 2 s). Not in the live version's: a version is per
+ * pad and named after its last typist while a count is per participant (two typists in one version,
+ * one typist on several pads), the version's usual write is one statement with no transaction
+ * around it, and a count that fails must not cost a version (it is kept and sent with the next). A
+ * participant past the max is stopped on this instance until the window frees room: their writable
+ * connections are closed with the reason and the time, and until then any change of theirs that
+ * adds something (on any pad, on a new connection too) is refused the same way; deleting is let
+ * through. Once the time passes, their next connection types again (the web app reconnects itself
+ * then).
  */
 export class PadTextPace implements Extension<SyncContext> {
   extensionName = 'dotpad-pad-text-pace';
