@@ -11,15 +11,22 @@ import { appendUpdate } from './store.ts';
 import type { SyncContext } from './syncContext.ts';
 import { StaleVersion, type Author } from './versions.ts';
 
-/** Live typing becomes a version at most this often. */
+/** Live typing on a pad becomes a version this long after its first change not versioned yet: at most this often. */
 export const LIVE_VERSION_MS = 2_000;
+/**
+ * How often pads are looked at for typing that is due. Each pad is versioned when its own typing is
+ * due, not all at one tick: with hundreds of pads typed at once, one tick for all of them read every
+ * pad's blocks and sent every pad's statement in one turn of the event loop, and the keystrokes that
+ * arrived meanwhile waited behind it.
+ */
+const DUE_CHECK_MS = LIVE_VERSION_MS / 10;
 
 /**
  * Typing on this instance not versioned yet: the top-level elements it changed and the blocks it
  * removed, each with who last did so. Two people typing at once in different blocks are each
  * credited with their own.
  */
-type Typing = { elements: Map<Y.XmlElement, Author>; removed: Map<string, Author> };
+type Typing = { elements: Map<Y.XmlElement, Author>; removed: Map<string, Author>; since: number };
 
 const authorKey = (author: Author) => author?.id ?? '';
 
@@ -30,10 +37,10 @@ function idOf(element: Y.XmlElement): string | undefined {
 }
 
 /**
- * Live typing turned into versions, attributed to its typist: every LIVE_VERSION_MS, before an API
- * edit of the pad, and before the pad unloads. Only what the connections of this instance typed is
- * versioned here (other instances version their own), so a version never takes in another
- * instance's change that may still be taken back.
+ * Live typing turned into versions, attributed to its typist: LIVE_VERSION_MS after the pad's first
+ * change not versioned yet, before an API edit of the pad, and before the pad unloads. Only what
+ * the connections of this instance typed is versioned here (other instances version their own), so
+ * a version never takes in another instance's change that may still be taken back.
  */
 export class LiveVersions implements Extension<SyncContext> {
   extensionName = 'dotpad-live-versions';
@@ -54,7 +61,7 @@ export class LiveVersions implements Extension<SyncContext> {
     this.versions = versions;
     this.persistence = persistence;
     this.live = live;
-    this.timer = setInterval(() => void this.versionAll(), LIVE_VERSION_MS);
+    this.timer = setInterval(() => void this.versionDue(), DUE_CHECK_MS);
   }
 
   async afterLoadDocument({ document, documentName }: afterLoadDocumentPayload<SyncContext>) {
@@ -63,7 +70,7 @@ export class LiveVersions implements Extension<SyncContext> {
       const origin = transaction.origin as { source?: string; connection?: { context?: SyncContext } } | null;
       if (origin?.source !== 'connection') return;
       let typing = this.typing.get(documentName);
-      if (!typing) this.typing.set(documentName, (typing = { elements: new Map(), removed: new Map() }));
+      if (!typing) this.typing.set(documentName, (typing = { elements: new Map(), removed: new Map(), since: Date.now() }));
       const author = origin.connection?.context?.author ?? null;
       const touched = (element: Y.XmlElement) => typing.elements.set(element, author);
       for (const event of events) {
@@ -131,8 +138,8 @@ export class LiveVersions implements Extension<SyncContext> {
     } catch (error) {
       this.log.error('live version not recorded', { padId, error });
       if (update) this.persistence.queue(padId, update);
-      // What is not versioned yet is kept with what was typed since: the next try versions both.
-      const again = this.typing.get(padId) ?? { elements: new Map(), removed: new Map() };
+      // What is not versioned yet is kept with what was typed since: the next try, when that is due, versions both.
+      const again = this.typing.get(padId) ?? { elements: new Map(), removed: new Map(), since: Date.now() };
       this.typing.set(padId, again);
       for (const { author, mine } of groups) {
         for (const [element, by] of typing.elements) if (authorKey(by) === authorKey(author) && !again.elements.has(element)) again.elements.set(element, by);
@@ -161,7 +168,17 @@ export class LiveVersions implements Extension<SyncContext> {
 
   /** Versions the typing of every pad that has some. */
   async versionAll() {
-    await Promise.all([...this.typing.keys()].map((padId) => this.versions.exclusive(padId, () => this.settle(padId))));
+    await this.versionPads([...this.typing.keys()]);
+  }
+
+  /** Versions the typing of the pads whose first change not versioned yet is LIVE_VERSION_MS old. */
+  private async versionDue() {
+    const due = Date.now() - LIVE_VERSION_MS;
+    await this.versionPads([...this.typing].filter(([, typing]) => typing.since <= due).map(([padId]) => padId));
+  }
+
+  private async versionPads(padIds: string[]) {
+    await Promise.all(padIds.map((padId) => this.versions.exclusive(padId, () => this.settle(padId))));
   }
 
   async onDestroy() {

@@ -32,13 +32,38 @@ export function documentLength(document: Y.Doc): number {
 }
 
 /**
- * Whether applying `update` keeps the pad within `max` characters. Far from the limit the bound
- * answers; near it, the update is applied to a copy of the pad and the result measured.
+ * What is known of each live document's length without reading it: its length when last measured,
+ * plus the growth bound of every update it took since (from any origin). A change is checked against
+ * that sum, so typing far from the limit costs the decoding of the keystroke, not a read of the pad.
+ */
+type KnownLength = { measured: number; growth: number };
+const knownLengths = new WeakMap<Y.Doc, KnownLength>();
+
+function knownLength(document: Y.Doc): KnownLength {
+  let known = knownLengths.get(document);
+  if (!known) {
+    const fresh: KnownLength = (known = { measured: documentLength(document), growth: 0 });
+    document.on('update', (update: Uint8Array) => {
+      fresh.growth += growthBound(update);
+    });
+    knownLengths.set(document, fresh);
+  }
+  return known;
+}
+
+/**
+ * Whether applying `update` keeps the pad within `max` characters. Far from the limit the bounds
+ * answer (what is known of the pad's length, and the update's growth); near it, the pad is measured
+ * again, and when that is not enough the update is applied to a copy of the pad and the result measured.
  */
 export function fitsWithin(document: Y.Doc, update: Uint8Array, max: number): boolean {
   const bound = growthBound(update);
   if (bound === 0) return true;
+  const known = knownLength(document);
+  if (known.measured + known.growth + bound <= max) return true;
   const now = documentLength(document);
+  known.measured = now;
+  known.growth = 0;
   if (now + bound <= max) return true;
   const copy = new Y.Doc();
   try {

@@ -7,8 +7,13 @@
  *   Dotpad does. No authentication, database or rendering: what the SDK alone costs per call.
  * - `koa`: one plain Koa route answering GET /t/:id with a fixed Markdown body and its ETag, or `304`
  *   when `If-None-Match` holds it. No middleware, no authentication, no database.
+ * - `hocuspocus`: Hocuspocus' own `Server` with no extension and no hook but one that loads each pad
+ *   from the state it was given: what relaying live changes alone costs, with no authentication,
+ *   storage, limits or versions.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import * as Y from 'yjs';
+import { Server as HocuspocusServer } from '@hocuspocus/server';
 import type { AddressInfo } from 'node:net';
 import Router from '@koa/router';
 import Koa from 'koa';
@@ -17,7 +22,11 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { z } from 'zod';
 
 /** What the parent asks for, and what it is told once the baseline listens. */
-export type BaselineRequest = { kind: 'mcp' } | { kind: 'koa'; body: string; etag: string };
+export type BaselineRequest =
+  | { kind: 'mcp' }
+  | { kind: 'koa'; body: string; etag: string }
+  /** `states`: each pad's Yjs state as an update, base64, by pad id. */
+  | { kind: 'hocuspocus'; states: Record<string, string> };
 export type BaselineReady = { url: string };
 
 /** The SDK's stateless example: a server and a transport per request, one trivial tool. */
@@ -84,8 +93,20 @@ function plainKoa(body: string, etag: string) {
   return createServer(app.callback());
 }
 
+/** Bare Hocuspocus, its pads loaded from the states given; a pad not given starts empty. */
+function bareHocuspocus(states: Record<string, string>) {
+  const server = new HocuspocusServer({
+    quiet: true,
+    async onLoadDocument({ document, documentName }) {
+      const state = states[documentName];
+      if (state) Y.applyUpdate(document, Buffer.from(state, 'base64'));
+    },
+  });
+  return server.httpServer;
+}
+
 process.once('message', (request: BaselineRequest) => {
-  const server = request.kind === 'mcp' ? bareMcp() : plainKoa(request.body, request.etag);
+  const server = request.kind === 'hocuspocus' ? bareHocuspocus(request.states) : request.kind === 'mcp' ? bareMcp() : plainKoa(request.body, request.etag);
   server.listen(0, '127.0.0.1', () => {
     process.on('message', (message: unknown) => {
       if (message !== 'stop') return;

@@ -63,7 +63,7 @@ export async function startReadWorld(store: Store, readers: number): Promise<Rea
 const baselineScript = fileURLToPath(new URL('./baselines.ts', import.meta.url));
 
 /** A baseline of `baselines.ts` in a process of its own. */
-export async function startBaseline(request: BaselineRequest): Promise<{ url: string; close(): Promise<void> }> {
+export async function startBaseline(request: BaselineRequest): Promise<{ url: string; pid: number; close(): Promise<void> }> {
   const child = fork(baselineScript, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const { url } = await new Promise<BaselineReady>((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`the ${request.kind} baseline exited with ${code} before it was ready`)));
@@ -72,6 +72,7 @@ export async function startBaseline(request: BaselineRequest): Promise<{ url: st
   });
   return {
     url,
+    pid: child.pid!,
     async close() {
       const exited = new Promise((resolve) => child.once('exit', resolve));
       child.send('stop');

@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import type { Benchmark, StoreTarget } from './benchmark.ts';
 import { coldLoad } from './coldLoad.ts';
+import { liveBroadcast } from './liveBroadcast.ts';
 import { liveEdit } from './liveEdit.ts';
 import { markdownThreadView } from './markdownReads.ts';
 import { readsOverMcp } from './mcpReads.ts';
@@ -67,6 +68,17 @@ const BENCHMARKS: Benchmark[] = selected([
   // agents each: >= 1,000/s, and beside a bare node:http + one INSERT in the same run, >= 0.5x its
   // throughput with a p99 <= 3x its p99 (BENCH_ONLY=durable).
   durableEdits({ writers: 50, pads: 200, agents: 400, edits: Number(process.env.BENCH_DURABLE_EDITS ?? 6_000), warmup: 1_000, rounds: Number(process.env.BENCH_DURABLE_ROUNDS ?? 5), target: 1_000, targetRatio: 0.5, targetP99Ratio: 3 }),
+  // Live broadcast, 2,000 editors over 500 pads, beside bare Hocuspocus in the same run: delivery
+  // and connect p99 each <= 2x bare's (BENCH_ONLY=broadcast; BENCH_BROADCAST_EDITORS for a smaller run).
+  liveBroadcast({
+    editors: Number(process.env.BENCH_BROADCAST_EDITORS ?? 2_000),
+    perPad: 4,
+    rate: Number(process.env.BENCH_BROADCAST_RATE ?? 500),
+    warmupSeconds: 5,
+    seconds: Number(process.env.BENCH_BROADCAST_SECONDS ?? 20),
+    connecting: 50,
+    targetRatio: 2,
+  }),
 ]);
 
 /** Whether Postgres answers at the URL, and its version; a short timeout so a missing server is quick. */

@@ -105,7 +105,7 @@ export async function onFreshServer<T>(store: Store, run: (server: ServerProcess
 }
 
 /** The server in a process of its own (`serverProcess.ts`), and its bare Hocuspocus endpoint. */
-export type ServerProcess = Reachable & { bareUrl: string; openWaits(): Promise<number>; close(): Promise<void> };
+export type ServerProcess = Reachable & { bareUrl: string; pid: number; openWaits(): Promise<number>; close(): Promise<void> };
 
 const serverScript = fileURLToPath(new URL('./serverProcess.ts', import.meta.url));
 
@@ -129,6 +129,7 @@ export async function startServerProcess(env: Record<string, string>): Promise<S
   return {
     url,
     bareUrl,
+    pid: child.pid!,
     openWaits() {
       return new Promise<number>((resolve) => {
         const onMessage = (message: { waits?: number }) => {

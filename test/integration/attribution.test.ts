@@ -56,6 +56,25 @@ describe.each(stores())('attribution on %s', (store) => {
     await server?.close();
   });
 
+  it('versions typing on its own, each pad when its own typing is due, with no flush', async () => {
+    const first = await newPad('First pad');
+    const second = await newPad('Second pad');
+    const adaPage = personClient(server, first.padId, ada.cookie);
+    const bobPage = personClient(server, second.padId, bob.cookie);
+    await Promise.all([adaPage.synced, bobPage.synced]);
+    const typedBy = async (padId: string) => (await history(padId)).versions.filter((v) => v.kind === 'live').map((v) => v.writer?.id);
+    typeInto(adaPage.document, adaPage.fragment, first.ids[0]!, 'end', ', typed by Ada');
+    await adaPage.acknowledged();
+    // A second later, on another pad: its typing is due a second after the first pad's.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    typeInto(bobPage.document, bobPage.fragment, second.ids[0]!, 'end', ', typed by Bob');
+    await bobPage.acknowledged();
+    await expect.poll(() => typedBy(first.padId), { timeout: 15_000 }).toEqual([ada.id]);
+    await expect.poll(() => typedBy(second.padId), { timeout: 15_000 }).toEqual([bob.id]);
+    adaPage.provider.destroy();
+    bobPage.provider.destroy();
+  });
+
   it('credits two people typing at once in two paragraphs each with their own, in history, colours and open_pad', async () => {
     const { padId, ids } = await newPad('# Plan\n\nLeave at nine\n\n# Budget\n\nTickets are cheap');
     const adaPage = personClient(server, padId, ada.cookie);

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { padTextStopReason, padTextStopUntil } from '../../schema/pad.ts';
+import { livePadText } from '../../server/core/limits/padTextLive.ts';
 import { openProvider, poke, reconnect, registerAgent, rest, startTestServer, stores, typeInto, type TestServer } from '../support/server.ts';
 
 const DAY = 24 * 3_600_000;
@@ -114,5 +115,19 @@ describe.each(stores())('pad text typed live on %s', (store) => {
     const day = await server.core.db.pool.oneFirst(sql.type(Sum)`SELECT sum(weight)::int AS n FROM pace_marks WHERE key = ${`ps:${ada.id}`} AND at > ${now - DAY}`);
     expect(day).toBe(' refused words And more.'.length);
     expect(toldAgain.filter((reason) => padTextStopUntil(reason))).toHaveLength(1);
+  });
+
+  it('counts every typist of a count at once, each in their own window, and names only those now past it', async () => {
+    const [cy, dee] = [await registerAgent(server, 'Cy'), await registerAgent(server, 'Dee')];
+    // Cy's first 250 characters are marked in this minute, his next 60 in the next.
+    const pace = livePadText(server.core);
+    expect(await pace.count(new Map([[cy.id, 250]]))).toEqual(new Map());
+    now += 60_000;
+    const stopped = await pace.count(new Map([[cy.id, 60], [dee.id, 290]]));
+    expect(await counted(cy.id)).toBe(310);
+    expect(await counted(dee.id)).toBe(290);
+    // Cy is past 300 until the minute of his first 250 leaves the day; Dee is within hers.
+    expect([...stopped.keys()]).toEqual([cy.id]);
+    expect(stopped.get(cy.id)).toBe(Math.floor((now - 60_000) / 60_000) * 60_000 + DAY);
   });
 });

@@ -45,4 +45,22 @@ describe('the live size limit', () => {
     // Nothing was applied to the pad checked.
     expect(documentLength(copy)).toBe(90);
   });
+
+  it('counts what the pad took since it was last measured, from any origin, before letting a change through on the bounds', () => {
+    // The pad as the server holds it, and an editor's copy whose changes it has not taken yet.
+    const { doc: editor, yText, change } = pad('a'.repeat(10));
+    const server = new Y.Doc();
+    Y.applyUpdate(server, Y.encodeStateAsUpdate(editor));
+    const one = change(() => yText.insert(0, 'c'));
+    // Measured at 10 characters, far from the limit: the bounds answer.
+    expect(fitsWithin(server, one, 1_000)).toBe(true);
+    Y.applyUpdate(server, one);
+    // The pad grows to 991 by a change that was never checked here (an API edit, another instance).
+    const text = (server.getXmlFragment(PAD_FRAGMENT).get(0) as Y.XmlElement).get(0) as Y.XmlText;
+    text.insert(0, 'b'.repeat(980));
+    expect(documentLength(server)).toBe(991);
+    const ten = change(() => yText.insert(0, 'd'.repeat(10)));
+    expect(fitsWithin(server, ten, 1_000)).toBe(false);
+    expect(fitsWithin(server, ten, 1_001)).toBe(true);
+  });
 });

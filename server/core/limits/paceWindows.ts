@@ -33,14 +33,13 @@ export class PaceRefused extends AppError {
 const FullRow = z.object({ i: z.number(), free_at: z.number() });
 
 /**
- * Looks at every window of this write in one call (`pace_windows`, migration 0039) and, with
+ * Looks at every window of these rules in one call (`pace_windows`, migration 0039) and, with
  * `counting`, takes the locks of `locks` and of every window first, then records the write in each when
- * none is full. Refuses when any window is full, naming the one that frees last (when the write would
- * pass them all).
+ * none is full (or, with `always`, whatever they hold). Answers the windows that are full (1-based
+ * index into `rules`) and when each frees the place.
  */
-async function windows(conn: CommonQueryMethods, rules: readonly Rule[], now: number, counting: false | { locks: readonly string[]; always?: boolean }): Promise<void> {
-  if (!rules.length && !counting) return;
-  const full = await conn.any(sql.type(FullRow)`
+function fullWindows(conn: CommonQueryMethods, rules: readonly Rule[], now: number, counting: false | { locks: readonly string[]; always?: boolean }) {
+  return conn.any(sql.type(FullRow)`
     SELECT i, free_at FROM pace_windows(
       ${sql.array(counting ? [...counting.locks] : [], 'text')},
       ${sql.array(rules.map((rule) => rule.key), 'text')},
@@ -50,6 +49,15 @@ async function windows(conn: CommonQueryMethods, rules: readonly Rule[], now: nu
       ${sql.array(rules.map((rule) => rule.weight ?? 1), 'int8')},
       ${sql.array(rules.map((rule) => rule.bucketMs ?? 0), 'int8')},
       ${now}::int8, ${counting !== false}, ${counting !== false && counting.always === true})`);
+}
+
+/**
+ * One write's windows, through `fullWindows`: refuses when any is full, naming the one that frees
+ * last (when the write would pass them all).
+ */
+async function windows(conn: CommonQueryMethods, rules: readonly Rule[], now: number, counting: false | { locks: readonly string[]; always?: boolean }): Promise<void> {
+  if (!rules.length && !counting) return;
+  const full = await fullWindows(conn, rules, now, counting);
   let last: { rule: Rule; freeAt: number } | null = null;
   let own = false;
   for (const { i, free_at: freeAt } of full) {
@@ -75,6 +83,16 @@ export const countIn = (tx: DatabaseTransactionConnection, rules: readonly Rule[
  * caller can stop the writer until the time the refusal names.
  */
 export const countDone = (tx: DatabaseTransactionConnection, rules: readonly Rule[], now: number) => windows(tx, rules, now, { locks: [], always: true });
+
+/**
+ * Counts what many were done already, each in its own windows (no two rules on one key), in one call;
+ * answers, for each rule whose window is now past its max, the time (epoch ms, on the whole second a
+ * refusal names) it frees room, by index into `rules`.
+ */
+export async function countEachDone(tx: DatabaseTransactionConnection, rules: readonly Rule[], now: number): Promise<Map<number, number>> {
+  const full = rules.length ? await fullWindows(tx, rules, now, { locks: [], always: true }) : [];
+  return new Map(full.map(({ i, free_at: freeAt }) => [i - 1, now + secondsUntil(freeAt, now) * 1000]));
+}
 
 /** Takes the locks of these keys until the transaction ends, in one order everywhere (no deadlock between two writes). */
 export async function lockKeys(tx: DatabaseTransactionConnection, keys: readonly string[]): Promise<void> {
