@@ -3,7 +3,7 @@
  * in its own process, the baselines in theirs, a closed-loop load of concurrent workers, and rounds
  * that take turns so that the machine's other work falls on every side alike.
  */
-import { fork } from 'node:child_process';
+import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'slonik';
 import { registerAgent, type Store } from '../support/server.ts';
@@ -64,7 +64,7 @@ export async function startReadWorld(store: Store, readers: number): Promise<Rea
 const baselineScript = fileURLToPath(new URL('./baselines.ts', import.meta.url));
 
 /** A baseline of `baselines.ts` in a process of its own. */
-export async function startBaseline(request: BaselineRequest): Promise<{ url: string; close(): Promise<void> }> {
+export async function startBaseline(request: BaselineRequest): Promise<{ url: string; process: ChildProcess; close(): Promise<void> }> {
   const child = fork(baselineScript, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const { url } = await new Promise<BaselineReady>((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`the ${request.kind} baseline exited with ${code} before it was ready`)));
@@ -73,6 +73,7 @@ export async function startBaseline(request: BaselineRequest): Promise<{ url: st
   });
   return {
     url,
+    process: child,
     async close() {
       const exited = new Promise((resolve) => child.once('exit', resolve));
       child.send('stop');
