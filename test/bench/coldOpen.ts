@@ -20,8 +20,8 @@ const SITTING = 20;
 type Side = { name: 'dotpad' | 'bare'; server: Reachable; process: ChildProcess };
 type Pad = { name: 'small' | 'large'; padId: string; text: string };
 
-/** One pad on one side: the opens after the first, the first (in a process that never held it), and statements per open. */
-type Opens = { first: number; open: Summary; statements: Summary };
+/** One pad on one side: the opens after the first, the first (in a process that never held it), and the server's work per open. */
+type Opens = { first: number; open: Summary; statements: Summary; cpu: Summary };
 /** What the pad log of the large pad held: rows after the snapshot, and whether there is one. */
 type Held = { tailRows: number; snapshot: boolean };
 export type ColdOpenFigures = { pads: { pad: Pad['name']; chars: number; dotpad: Opens; bare: Opens }[]; rowsAppended: number; seeded: Held; after: Held };
@@ -48,10 +48,10 @@ export function coldOpen(options: Options): Benchmark {
   };
 }
 
-/** Opens `pad` on `side` once it is unloaded there: milliseconds until synced with the whole text, and the statements the server sent meanwhile. */
-async function openCold(side: Side, pad: Pad, key: string): Promise<{ ms: number; statements: number }> {
+/** Opens `pad` on `side` once it is unloaded there: milliseconds until synced with the whole text, and the server's work meanwhile (statements, CPU milliseconds). */
+async function openCold(side: Side, pad: Pad, key: string): Promise<{ ms: number; statements: number; cpu: number }> {
   await whenUnloaded(side.process, pad.padId);
-  const before = await probe(side.process, { probe: 'queries' });
+  const before = await probe(side.process, { probe: 'work' });
   const t0 = performance.now();
   const editor = await openProvider(side.server, pad.padId, key);
   try {
@@ -61,7 +61,8 @@ async function openCold(side: Side, pad: Pad, key: string): Promise<{ ms: number
     ]);
     const elapsed = performance.now() - t0;
     if (editor.text() !== pad.text) throw new Error(`${side.name}: the ${pad.name} pad synced with other text (${editor.text().length} characters, not ${pad.text.length})`);
-    return { ms: elapsed, statements: (await probe(side.process, { probe: 'queries' })) - before };
+    const after = await probe(side.process, { probe: 'work' });
+    return { ms: elapsed, statements: after.statements - before.statements, cpu: (after.cpuMicros - before.cpuMicros) / 1000 };
   } finally {
     editor.close();
   }
@@ -109,13 +110,13 @@ async function measure(options: Options): Promise<ColdOpenFigures> {
       { name: 'dotpad', server: world.server, process: world.server.process },
       { name: 'bare', server: baseline, process: baseline.process },
     ];
-    const samples = new Map<string, { first: number; ms: number[]; statements: number[] }>();
+    const samples = new Map<string, { first: number; ms: number[]; statements: number[]; cpu: number[] }>();
     const at = (side: Side, pad: Pad) => samples.get(`${side.name} ${pad.name}`)!;
     // The first open of each pad on each side, in a process that has never held it.
     for (const side of sides) {
       for (const pad of pads) {
         const first = await openCold(side, pad, key);
-        samples.set(`${side.name} ${pad.name}`, { first: first.ms, ms: [], statements: [] });
+        samples.set(`${side.name} ${pad.name}`, { first: first.ms, ms: [], statements: [], cpu: [] });
       }
     }
     // Then rounds in which each side opens each pad once, in an order drawn afresh (from a fixed seed).
@@ -127,11 +128,15 @@ async function measure(options: Options): Promise<ColdOpenFigures> {
           const open = await openCold(side, pad, key);
           at(side, pad).ms.push(open.ms);
           at(side, pad).statements.push(open.statements);
+          at(side, pad).cpu.push(open.cpu);
         }
       }
       if ((round + 1) % 10 === 0) progress(`  round ${round + 1}/${options.runs}`);
     }
-    const opens = (side: Side, pad: Pad): Opens => ({ first: at(side, pad).first, open: summarize(at(side, pad).ms), statements: summarize(at(side, pad).statements) });
+    const opens = (side: Side, pad: Pad): Opens => {
+      const { first, ms: times, statements, cpu } = at(side, pad);
+      return { first, open: summarize(times), statements: summarize(statements), cpu: summarize(cpu) };
+    };
     const figures: ColdOpenFigures = {
       rowsAppended: world.seeded.rowsAppended,
       seeded,
@@ -154,10 +159,10 @@ function report(figures: ColdOpenFigures | null, options: Options): string {
   return [
     heading,
     '',
-    `Two pads of one hub: a small one of four paragraphs, and a 60,000-character pad typed as in section 2 in ${int(options.transactions)} transactions, each stored by the server's persistence as its own log row (${int(figures.rowsAppended)} rows appended), in sittings of ${SITTING}: after each, the pad is unloaded and opened again, as a pad edited now and then is. They are seeded by a server in the benchmark's process, which then stops; the large pad's log then held ${held(figures.seeded)}, and after the runs ${held(figures.after)}. Dotpad's server is started in a process of its own on that database, and beside it, in another process, a bare Hocuspocus server (\`@hocuspocus/server\`'s \`Server\`) with a Database-style extension that keeps each document as Hocuspocus' Database extension does, its whole state in one row (written from the seeded pads into a table of its own in the same database), read in one query and applied as one update; any token is accepted (\`test/bench/baselines.ts\`). A Node \`HocuspocusProvider\` with a new WebSocket and the agent's key as token (\`openProvider\`) opens a pad that the server does not hold (checked by asking the server's process before each open); the time runs from creating the provider until it is synced, and the text it then holds is checked against the pad's. The provider is then closed and the pad unloads. "First" is the first open in a process that never held the pad; then ${options.runs} rounds each open both pads on both sides, the side that goes first drawn afresh every round. Statements are counted in each server process (every \`pg\` query it sends) from just before the open until it is synced.`,
+    `Two pads of one hub: a small one of four paragraphs, and a 60,000-character pad typed as in section 2 in ${int(options.transactions)} transactions, each stored by the server's persistence as its own log row (${int(figures.rowsAppended)} rows appended), in sittings of ${SITTING}: after each, the pad is unloaded and opened again, as a pad edited now and then is. They are seeded by a server in the benchmark's process, which then stops; the large pad's log then held ${held(figures.seeded)}, and after the runs ${held(figures.after)}. Dotpad's server is started in a process of its own on that database, and beside it, in another process, a bare Hocuspocus server (\`@hocuspocus/server\`'s \`Server\`) with a Database-style extension that keeps each document as Hocuspocus' Database extension does, its whole state in one row (written from the seeded pads into a table of its own in the same database), read in one query and applied as one update; any token is accepted (\`test/bench/baselines.ts\`). A Node \`HocuspocusProvider\` with a new WebSocket and the agent's key as token (\`openProvider\`) opens a pad that the server does not hold (checked by asking the server's process before each open); the time runs from creating the provider until it is synced, and the text it then holds is checked against the pad's. The provider is then closed and the pad unloads. "First" is the first open in a process that never held the pad; then ${options.runs} rounds each open both pads on both sides, the side that goes first drawn afresh every round. Each server process counts its work from just before the open until the provider is synced: the statements it sent (every \`pg\` query) and the CPU time it used (\`process.cpuUsage()\`, all its threads), figures that do not move with the load of the machine as times do.`,
     '',
     table(
-      ['Pad', 'Characters', 'Dotpad first', 'p50', 'p99', 'Statements (p50)', 'Bare first', 'p50', 'p99', 'Statements (p50)', 'Ratio (p50)', 'Target', 'Result'],
+      ['Pad', 'Characters', 'Dotpad first', 'p50', 'p99', 'Statements (p50)', 'CPU (p50)', 'Bare first', 'p50', 'p99', 'Statements (p50)', 'CPU (p50)', 'Ratio (p50)', 'Target', 'Result'],
       figures.pads.map((p) => [
         p.pad,
         int(p.chars),
@@ -165,10 +170,12 @@ function report(figures: ColdOpenFigures | null, options: Options): string {
         ms(p.dotpad.open.p50),
         ms(p.dotpad.open.p99),
         int(p.dotpad.statements.p50),
+        ms(p.dotpad.cpu.p50),
         ms(p.bare.first),
         ms(p.bare.open.p50),
         ms(p.bare.open.p99),
         int(p.bare.statements.p50),
+        ms(p.bare.cpu.p50),
         ratio(p.dotpad.open.p50, p.bare.open.p50),
         `<= ${options.targetRatio}x`,
         verdict(p.dotpad.open.p50 / p.bare.open.p50, options.targetRatio),
