@@ -37,13 +37,15 @@ const LogRow = z.object({
   ids: z.array(z.number()),
 });
 
+export type PadLog = z.infer<typeof LogRow>;
+
 /**
  * The snapshot (and its generation) and every update still in the log, with their
  * ids, in one query and one row however long the log. The log holds only updates not in the
  * snapshot: compaction deletes exactly the rows it folded, so a row committed after a lower id was
  * read (ids are taken when a row is written, not when it commits) stays, and is loaded.
  */
-export async function readPadLog(conn: CommonQueryMethods, padId: string): Promise<z.infer<typeof LogRow>> {
+export async function readPadLog(conn: CommonQueryMethods, padId: string): Promise<PadLog> {
   return conn.one(sql.type(LogRow)`
     SELECT s.state, s.generation, t.updates, t.ids
     FROM (SELECT 1) AS one
@@ -54,11 +56,14 @@ export async function readPadLog(conn: CommonQueryMethods, padId: string): Promi
       FROM pad_updates u WHERE u.pad_id = ${padId}) AS t`);
 }
 
-/** Loads a pad into `doc`: what a cold open does. Returns the tail's size. */
-export async function loadInto(db: Db, padId: string, doc: Y.Doc): Promise<{ tail: number; tailBytes: number }> {
+/** Whether a log this long outside its snapshot is due to be folded. */
+export const compactionDue = (tail: { n: number; bytes: number }) => tail.n > COMPACT_AFTER_UPDATES || tail.bytes > COMPACT_AFTER_BYTES;
+
+/** Loads a pad into `doc`: what a cold open does. Returns the tail's size, and the log as read (for `compact`). */
+export async function loadInto(db: Db, padId: string, doc: Y.Doc): Promise<{ tail: number; tailBytes: number; log: PadLog }> {
   const log = await readPadLog(db.pool, padId);
   applyPadLog(doc, log);
-  return { tail: log.updates.length, tailBytes: log.updates.reduce((sum, update) => sum + update.length, 0) };
+  return { tail: log.updates.length, tailBytes: log.updates.reduce((sum, update) => sum + update.length, 0), log };
 }
 
 /**
@@ -67,10 +72,11 @@ export async function loadInto(db: Db, padId: string, doc: Y.Doc): Promise<{ tai
  * fold runs outside any transaction, so no connection waits on it (PGlite has only one). The short
  * transaction after it replaces the snapshot only if it is still the one the fold started from, and
  * then deletes exactly the rows folded: a compaction that lost a race to another writes nothing, and
- * the next one folds again.
+ * the next one folds again. Given the log as `readPadLog` read it (a cold open has just read it
+ * whole), it folds that one: the same guard makes it exactly as safe as one read now.
  */
-export async function compact(db: Db, padId: string): Promise<void> {
-  const log = await readPadLog(db.pool, padId);
+export async function compact(db: Db, padId: string, read?: PadLog): Promise<void> {
+  const log = read ?? (await readPadLog(db.pool, padId));
   const upto = log.ids.at(-1);
   if (upto === undefined) return;
   const folded = await foldLog(log.state, log.updates);

@@ -3,7 +3,7 @@ import { ForeignKeyIntegrityConstraintViolationError } from 'slonik';
 import type { Extension, onChangePayload, onLoadDocumentPayload, afterUnloadDocumentPayload } from '@hocuspocus/server';
 import type { Db } from '../../server/db/database.ts';
 import type { Logger } from '../../server/db/logger.ts';
-import { appendUpdate, compact, COMPACT_AFTER_BYTES, COMPACT_AFTER_UPDATES, loadInto, tailSize } from '../store.ts';
+import { appendUpdate, compact, compactionDue, loadInto, tailSize, type PadLog } from '../store.ts';
 import { startFolding } from '../fold.ts';
 import type { SyncContext } from '../syncContext.ts';
 
@@ -35,8 +35,15 @@ export class Persistence implements Extension<SyncContext> {
     startFolding();
   }
 
+  /**
+   * A pad loads from its snapshot and log. Appends are counted per load, so a pad opened for short
+   * sittings (fewer than TAIL_CHECK_EVERY appends each) would never be looked at, and its log would
+   * grow without end, every cold open replaying all of it: a load that finds the log due folds it,
+   * from what it has just read, once the open is served.
+   */
   async onLoadDocument({ document, documentName }: onLoadDocumentPayload<SyncContext>) {
-    await loadInto(this.db, documentName, document);
+    const loaded = await loadInto(this.db, documentName, document);
+    if (compactionDue({ n: loaded.tail, bytes: loaded.tailBytes })) this.compactLater(documentName, loaded.log);
   }
 
   async onChange({ documentName, update, transactionOrigin }: onChangePayload<SyncContext>) {
@@ -89,10 +96,20 @@ export class Persistence implements Extension<SyncContext> {
     this.appends.set(padId, count);
     if (count < TAIL_CHECK_EVERY) return;
     this.appends.delete(padId);
+    this.compactLater(padId);
+  }
+
+  /**
+   * Compacts the pad's log after those already queued, if it is due (known from `log` as read, or
+   * else read now); not before the next turn of the event loop, so that handing the log to the fold's
+   * thread does not delay what the caller does next (a cold open answers its client first).
+   */
+  private compactLater(padId: string, log?: PadLog) {
     this.compactions = this.compactions.then(async () => {
+      await new Promise(setImmediate);
       try {
-        const tail = await tailSize(this.db.pool, padId);
-        if (tail.n > COMPACT_AFTER_UPDATES || tail.bytes > COMPACT_AFTER_BYTES) await compact(this.db, padId);
+        if (log) await compact(this.db, padId, log);
+        else if (compactionDue(await tailSize(this.db.pool, padId))) await compact(this.db, padId);
       } catch (error) {
         this.log.error('pad log not compacted', { padId, error });
       }

@@ -7,26 +7,35 @@
  *   Dotpad does. No authentication, database or rendering: what the SDK alone costs per call.
  * - `koa`: one plain Koa route answering GET /t/:id with a fixed Markdown body and its ETag, or `304`
  *   when `If-None-Match` holds it. No middleware, no authentication, no database.
- * - `hocuspocus`: Hocuspocus' own `Server` with no extension and no hook but one that loads each pad
+ * - `relay`: Hocuspocus' own `Server` with no extension and no hook but one that loads each pad
  *   from the state it was given: what relaying live changes alone costs, with no authentication,
  *   storage, limits or versions.
+ * - `hocuspocus`: `@hocuspocus/server`'s own `Server` with a Database-style extension, as Hocuspocus'
+ *   Database extension keeps documents: one row per document holding its whole state, read in one
+ *   query and applied as one update. It writes the states it is given into a table of its own in the
+ *   same database when it starts, and accepts any token. No access rules, size limit, versions or
+ *   storing of changes: what Hocuspocus alone costs to open a stored document. It answers the
+ *   benchmark's probes (probes.ts).
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import * as Y from 'yjs';
-import { Server as HocuspocusServer } from '@hocuspocus/server';
 import type { AddressInfo } from 'node:net';
 import Router from '@koa/router';
+import { Server as HocuspocusServer, type onLoadDocumentPayload } from '@hocuspocus/server';
 import Koa from 'koa';
+import pg from 'pg';
+import * as Y from 'yjs';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { z } from 'zod';
+import { answerProbes, countStatements } from './probes.ts';
 
 /** What the parent asks for, and what it is told once the baseline listens. */
 export type BaselineRequest =
   | { kind: 'mcp' }
   | { kind: 'koa'; body: string; etag: string }
   /** `states`: each pad's Yjs state as an update, base64, by pad id. */
-  | { kind: 'hocuspocus'; states: Record<string, string> };
+  | { kind: 'relay'; states: Record<string, string> }
+  | { kind: 'hocuspocus'; databaseUrl: string; documents: { name: string; state: string }[] };
 export type BaselineReady = { url: string };
 
 /** The SDK's stateless example: a server and a transport per request, one trivial tool. */
@@ -94,7 +103,7 @@ function plainKoa(body: string, etag: string) {
 }
 
 /** Bare Hocuspocus, its pads loaded from the states given; a pad not given starts empty. */
-function bareHocuspocus(states: Record<string, string>) {
+function bareRelay(states: Record<string, string>) {
   const server = new HocuspocusServer({
     quiet: true,
     async onLoadDocument({ document, documentName }) {
@@ -105,8 +114,45 @@ function bareHocuspocus(states: Record<string, string>) {
   return server.httpServer;
 }
 
+/** Hocuspocus as its documentation sets it up, each document (`documents`, states in base64) one row of the table `bare_documents`. */
+async function bareHocuspocus(databaseUrl: string, documents: { name: string; state: string }[]): Promise<BaselineReady> {
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: 4 });
+  await pool.query('CREATE TABLE IF NOT EXISTS bare_documents (name text PRIMARY KEY, state bytea NOT NULL)');
+  for (const { name, state } of documents) {
+    await pool.query('INSERT INTO bare_documents (name, state) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET state = excluded.state', [name, Buffer.from(state, 'base64')]);
+  }
+  countStatements();
+  const server = new HocuspocusServer({
+    quiet: true,
+    stopOnSignals: false,
+    address: '127.0.0.1',
+    port: 0,
+    extensions: [
+      {
+        async onAuthenticate() {},
+        // What the Database extension's `fetch` does: one query, one update applied.
+        async onLoadDocument({ documentName, document }: onLoadDocumentPayload) {
+          const { rows } = await pool.query<{ state: Buffer }>('SELECT state FROM bare_documents WHERE name = $1', [documentName]);
+          if (rows[0]) Y.applyUpdate(document, rows[0].state);
+        },
+      },
+    ],
+  });
+  await server.listen();
+  answerProbes(server.hocuspocus);
+  process.on('message', (message: unknown) => {
+    if (message !== 'stop') return;
+    void server.destroy().then(() => pool.end()).then(() => process.exit(0));
+  });
+  return { url: `http://127.0.0.1:${server.address.port}` };
+}
+
 process.once('message', (request: BaselineRequest) => {
-  const server = request.kind === 'hocuspocus' ? bareHocuspocus(request.states) : request.kind === 'mcp' ? bareMcp() : plainKoa(request.body, request.etag);
+  if (request.kind === 'hocuspocus') {
+    void bareHocuspocus(request.databaseUrl, request.documents).then((ready) => process.send!(ready satisfies BaselineReady));
+    return;
+  }
+  const server = request.kind === 'relay' ? bareRelay(request.states) : request.kind === 'mcp' ? bareMcp() : plainKoa(request.body, request.etag);
   server.listen(0, '127.0.0.1', () => {
     process.on('message', (message: unknown) => {
       if (message !== 'stop') return;

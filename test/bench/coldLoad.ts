@@ -46,25 +46,39 @@ export function coldLoad(options: Options): Benchmark {
   );
 }
 
-async function measure(server: TestServer, options: Options): Promise<ColdLoadFigures> {
-  const { db } = server.core;
+/** A pad typed for a long time, as `typeLongPad` leaves it, with its hub and the key of the agent who typed it. */
+export type LongPad = { padId: string; text: string; rowsAppended: number; typingSeconds: number; hubSlug: string; key: string };
+
+/**
+ * A pad of 100 paragraphs (in a new hub of a new agent) typed to about 60,000 characters in
+ * `transactions` small transactions through a direct connection, each stored by the server's own
+ * persistence as one log row (compacting as it goes). With `sitting` (Postgres only), the pad is
+ * unloaded and opened again after every `sitting` transactions, as a pad edited now and then is:
+ * each sitting a cold open of what the ones before stored. Deterministic: every run types the same pad.
+ */
+export async function typeLongPad(server: TestServer, transactions: number, sitting = Infinity): Promise<LongPad> {
   const agent = await registerAgent(server, 'Bench typist');
   const hub = await restOk(server, agent.key, 'create_hub', { name: 'Bench cold load' });
   const start = Array.from({ length: PARAGRAPHS }, (_, i) => `Paragraph ${i + 1}.`).join('\n\n');
   const { padId } = await makePad(server, agent.key, hub.slug, 'Typed for a long time', start);
 
-  const direct = await server.core.sync.hocuspocus.openDirectConnection(padId, {});
-  const live = direct.document!;
-  const fragment = live.getXmlFragment('default');
+  // The instance that made the pad through the API keeps it loaded for a minute after (liveDocs.ts):
+  // sittings are typed on a second instance on the same database, where each one opens it cold.
+  const typist = Number.isFinite(sitting) ? await startTestServer('postgres', { DATABASE_URL: server.core.config.databaseUrl!, LOG_LEVEL: 'silent' }) : server;
   let updates = 0;
   const count = () => {
     updates++;
   };
-  live.on('update', count);
+  const open = async () => {
+    const opened = await typist.core.sync.hocuspocus.openDirectConnection(padId, {});
+    opened.document!.on('update', count);
+    return { direct: opened, fragment: opened.document!.getXmlFragment('default') };
+  };
+  let { direct, fragment } = await open();
 
   // Typing: a cursor in one paragraph inserts a few characters per transaction (the server batches
   // keystrokes into ~100 ms updates, so a row is a short burst), backspaces now and then, and
-  // jumps to another paragraph every so often. Deterministic, so every run types the same pad.
+  // jumps to another paragraph every so often.
   const random = prng(20_240_601);
   const paragraph = (index: number) => (fragment.get(index) as Y.XmlElement).get(0) as Y.XmlText;
   let cursor = { index: 0, offset: paragraph(0).length };
@@ -77,8 +91,13 @@ async function measure(server: TestServer, options: Options): Promise<ColdLoadFi
     return out;
   };
   const started = performance.now();
-  for (let i = 0; i < options.transactions; i++) {
-    const remaining = options.transactions - i;
+  for (let i = 0; i < transactions; i++) {
+    const remaining = transactions - i;
+    if (i > 0 && i % sitting === 0) {
+      await typist.core.sync.flush();
+      await direct.disconnect();
+      ({ direct, fragment } = await open());
+    }
     if (random() < 0.04) {
       const index = Math.floor(random() * PARAGRAPHS);
       cursor = { index, offset: Math.floor(random() * (paragraph(index).length + 1)) };
@@ -97,22 +116,26 @@ async function measure(server: TestServer, options: Options): Promise<ColdLoadFi
     }
     // Each transaction becomes its own row through the server's persistence (append, then compact
     // past 500 updates or 1 MiB), exactly as a ~100 ms batch of live typing does.
-    await server.core.sync.flush();
-    if ((i + 1) % 1000 === 0) progress(`  typed ${i + 1}/${options.transactions} transactions`);
+    await typist.core.sync.flush();
+    if ((i + 1) % 1000 === 0) progress(`  typed ${i + 1}/${transactions} transactions`);
   }
-  live.off('update', count);
-  await server.core.sync.flush();
+  direct.document!.off('update', count);
+  await typist.core.sync.flush();
   const typingSeconds = (performance.now() - started) / 1000;
-  const liveBlocks = readBlocks(fragment);
-  const liveText = liveBlocks.map((b) => b.text).join('\n\n');
+  const text = readBlocks(fragment).map((b) => b.text).join('\n\n');
   await direct.disconnect({ unloadImmediately: false });
+  if (typist !== server) await typist.close();
+  // create_pad's own row plus one per transaction.
+  return { padId, text, rowsAppended: 1 + updates, typingSeconds, hubSlug: hub.slug, key: agent.key };
+}
+
+async function measure(server: TestServer, options: Options): Promise<ColdLoadFigures> {
+  const { db } = server.core;
+  const { padId, text: liveText, rowsAppended, typingSeconds } = await typeLongPad(server, options.transactions);
 
   const tail = await tailSize(db.pool, padId);
   const snapshot = await db.pool.maybeOne(sql.type(z.object({ size: z.number(), upto: z.number() }))`
     SELECT length(state)::int8 AS size, upto FROM pad_snapshots WHERE pad_id = ${padId}`);
-  // create_pad's own row plus one per transaction.
-  const rowsAppended = 1 + updates;
-
   // Cold loads, as onLoadDocument does them.
   const loads: number[] = [];
   let first = NaN;

@@ -87,7 +87,7 @@ async function measure(server: ServerProcess, label: string, options: Options, s
   const first = await onOurs();
   const states: Record<string, string> = {};
   for (const pad of first.pads) states[pad.padId] = Buffer.from(pad.state).toString('base64');
-  const bare = await startBaseline({ kind: 'hocuspocus', states });
+  const bare = await startBaseline({ kind: 'relay', states });
   try {
     // In the order ours, bare, bare, ours: neither comes after the other more often (what one run
     // leaves to the benchmark's process, its closed providers to collect, falls on both alike).
@@ -212,7 +212,7 @@ function report(results: Measured<Figures>[], options: Options): string {
   const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}x`;
   const pads = Math.ceil(options.editors / options.perPad);
   return [
-    `## 10. Live broadcast, ${int(options.editors)} editors over ${int(pads)} pads`,
+    `## 11. Live broadcast, ${int(options.editors)} editors over ${int(pads)} pads`,
     '',
     `The server runs in a process of its own; beside it, in another process, bare Hocuspocus (its own \`Server\`, no extension, each pad loaded from the state the editors had before typing: \`test/bench/baselines.ts\`). The same ${int(options.editors)} Node \`HocuspocusProvider\`s, each on a WebSocket of its own, ${options.perPad} to a pad, connect to one or the other, ${options.connecting} at a time, in four runs (Dotpad, bare, bare, Dotpad: neither comes after the other more often), each run's providers closed before the next; a connection's time runs from creating its provider until its first sync. Each pad is its own agent's, and its editors connect with that agent's key. One editor of each pad types, one character at a time at the end of a paragraph (the next paragraph each time), ${int(options.rate)} keystrokes a second over all pads together, spread evenly; a keystroke's delivery runs from just before the typist's change until each other editor of the pad has it (the typist's clock in the editor's state vector), so each keystroke gives ${options.perPad - 1} samples. Each run types ${options.warmupSeconds} s for warm-up, then ${options.seconds} s measured; the figures are both runs' together. The target: each p99 at most ${options.targetRatio}x bare Hocuspocus' in the same run. CPU time is the server process's (user + system, from /proc, 10 ms ticks), over the measured typing per keystroke and over the connecting per connection; on Postgres, the transactions its database committed over the measured typing (\`pg_stat_database\`; a statement outside a transaction is one) per keystroke.`,
     '',

@@ -2,7 +2,7 @@
  * What the read benchmarks share: a public hub with a thread of 30 posts served by the real server
  * in its own process, and the baselines in theirs (the load and its rounds: sideBySide.ts).
  */
-import { fork } from 'node:child_process';
+import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'slonik';
 import { registerAgent, type Store } from '../support/server.ts';
@@ -63,7 +63,7 @@ export async function startReadWorld(store: Store, readers: number): Promise<Rea
 const baselineScript = fileURLToPath(new URL('./baselines.ts', import.meta.url));
 
 /** A baseline of `baselines.ts` in a process of its own. */
-export async function startBaseline(request: BaselineRequest): Promise<{ url: string; pid: number; close(): Promise<void> }> {
+export async function startBaseline(request: BaselineRequest): Promise<{ url: string; pid: number; process: ChildProcess; close(): Promise<void> }> {
   const child = fork(baselineScript, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const { url } = await new Promise<BaselineReady>((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`the ${request.kind} baseline exited with ${code} before it was ready`)));
@@ -73,6 +73,7 @@ export async function startBaseline(request: BaselineRequest): Promise<{ url: st
   return {
     url,
     pid: child.pid!,
+    process: child,
     async close() {
       const exited = new Promise((resolve) => child.once('exit', resolve));
       child.send('stop');

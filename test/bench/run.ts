@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import type { Benchmark, StoreTarget } from './benchmark.ts';
 import { coldLoad } from './coldLoad.ts';
+import { coldOpen } from './coldOpen.ts';
 import { liveBroadcast } from './liveBroadcast.ts';
 import { liveEdit } from './liveEdit.ts';
 import { markdownThreadView } from './markdownReads.ts';
@@ -50,6 +51,9 @@ const LOAD_RUNS = Number(process.env.BENCH_LOAD_RUNS ?? 30);
 const BENCHMARKS: Benchmark[] = selected([
   liveEdit({ edits: EDITS, warmup: WARMUP, targetP99: 10, editors: 400 }),
   coldLoad({ transactions: TRANSACTIONS, runs: LOAD_RUNS, targetP50: 30 }),
+  // A cold open through a provider until synced, small pad and the long-typed one, <= 1.3x a bare
+  // Hocuspocus server on the same database at the p50 (BENCH_ONLY=coldopen; Postgres only).
+  coldOpen({ transactions: TRANSACTIONS, runs: Number(process.env.BENCH_OPEN_RUNS ?? 40), targetRatio: 1.3 }),
   // The read benchmarks, each beside its baseline in the same run (BENCH_ONLY=reads runs only these):
   // open_thread and open_hub over MCP at 8 clients >= 0.8x a bare stateless SDK server; the Markdown thread view
   // >= 3,000 req/s and its 304 >= 5,000 req/s on Postgres, beside a plain Koa route; WAL per

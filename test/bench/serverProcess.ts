@@ -10,14 +10,17 @@ import type * as Y from 'yjs';
 import { startServer } from '../../api/app.ts';
 import { loadConfig } from '../../server/config.ts';
 import { appendUpdate } from '../../sync/store.ts';
+import { answerProbes, countStatements } from './probes.ts';
 
 /** The one message this process sends its parent, once it listens. */
 export type ServerReady = { url: string; bareUrl: string };
 /** What the bare endpoint takes: the pad, and the new text of its first paragraph. */
 export type BareEdit = { padId: string; text: string };
 
+countStatements();
 const running = await startServer(loadConfig(), { host: '127.0.0.1' });
 const { core } = running;
+answerProbes(core.sync.hocuspocus);
 type Direct = Awaited<ReturnType<typeof core.sync.hocuspocus.openDirectConnection>>;
 const directs = new Map<string, Promise<Direct>>();
 

@@ -1,4 +1,4 @@
-import { fork } from 'node:child_process';
+import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import * as Y from 'yjs';
 import WebSocket from 'ws';
@@ -104,8 +104,8 @@ export async function onFreshServer<T>(store: Store, run: (server: ServerProcess
   }
 }
 
-/** The server in a process of its own (`serverProcess.ts`), and its bare Hocuspocus endpoint. */
-export type ServerProcess = Reachable & { bareUrl: string; pid: number; openWaits(): Promise<number>; close(): Promise<void> };
+/** The server in a process of its own (`serverProcess.ts`), its bare Hocuspocus endpoint, and the process (its `pid` for CPU figures; to `probe`, probes.ts). */
+export type ServerProcess = Reachable & { bareUrl: string; pid: number; process: ChildProcess; openWaits(): Promise<number>; close(): Promise<void> };
 
 const serverScript = fileURLToPath(new URL('./serverProcess.ts', import.meta.url));
 
@@ -130,6 +130,7 @@ export async function startServerProcess(env: Record<string, string>): Promise<S
     url,
     bareUrl,
     pid: child.pid!,
+    process: child,
     openWaits() {
       return new Promise<number>((resolve) => {
         const onMessage = (message: { waits?: number }) => {
