@@ -17,6 +17,11 @@ export default defineConfig({
     ],
     // Each integration file starts its own server and databases; two cores run two files at once.
     maxWorkers: 2,
+    // The embedded store is WebAssembly in a worker thread, started and stopped many times a file. V8
+    // (Node 24) has aborted a test process now and then while freeing wasm code it had tiered up
+    // ("Check failed: jit_page_->allocations_.erase(addr) == 1" in UnregisterWasmAllocation); without
+    // the collection of wasm code that path runs only when a store closes.
+    execArgv: ['--no-wasm-code-gc'],
     reporters: ['default', './test/support/summaryReporter.ts'],
   },
 });
