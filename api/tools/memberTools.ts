@@ -27,7 +27,7 @@ export const moderateTool = writeTool({
     if (target.kind === 'lock') return lockItem(core, tx, actor, target.item, target.action);
     if (target.kind === 'post') return moderatePost(tx, actor, target, target.action);
     if (target.kind === 'flag') return settleFlag(tx, actor, target.thread);
-    if (target.kind === 'agents') return pauseHubAgents(tx, actor, target.hub, target.action);
+    if (target.kind === 'agents') return pauseHubAgents(core, tx, actor, target.hub, target.action);
     return moderate(tx, target, { action: target.action, who: target.who }, actor.id);
   },
   present: (out) =>

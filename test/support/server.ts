@@ -13,6 +13,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startServer, type Running } from '../../api/app.ts';
 import { loadConfig } from '../../server/config.ts';
+import { forgetFacts } from '../../server/core/kernel/pace.ts';
 
 export type Store = 'pglite' | 'postgres';
 
@@ -106,10 +107,14 @@ export async function instancePair(redisUrl: string, closers: (() => void | Prom
 
 /**
  * A change made straight to the store, as the server's own writes are made (`db.writeStatement`):
- * reads the server keeps are dropped at once, as they are after any write of its own.
+ * reads the server keeps are dropped at once, as they are after any write of its own, and so are the
+ * facts the limits keep a few seconds (a poke stands in for a flow that forgets them: a confirmed
+ * address, a pause).
  */
-export function poke(server: Pick<TestServer, 'core'>, query: Parameters<TestServer['core']['db']['pool']['query']>[0]) {
-  return server.core.db.writeStatement((conn) => conn.query(query));
+export async function poke(server: Pick<TestServer, 'core'>, query: Parameters<TestServer['core']['db']['pool']['query']>[0]) {
+  const done = await server.core.db.writeStatement((conn) => conn.query(query));
+  forgetFacts(server.core);
+  return done;
 }
 
 export type Reply = { status: number; headers: Headers; body: any; text: string };

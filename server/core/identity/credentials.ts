@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { CountRow, CredentialRow, IdRow, ParticipantRow } from '../../../schema/rows.ts';
 import type { Actor } from '../kernel/actor.ts';
 import type { Core } from '../kernel/context.ts';
+import { forgetFacts } from '../kernel/pace.ts';
 import { AppError, forbidden } from '../../../schema/errors.ts';
 import { refuseServerPause } from '../limits/pauses.ts';
 import { hashSecret, newId, newSecret } from '../kernel/secrets.ts';
@@ -243,6 +244,8 @@ function cacheOf(core: Core): CredentialCache {
 /** Forgets every cached lookup of this instance: a credential or its participant changed here. */
 export function forgetCredentials(core: Core) {
   cacheOf(core).clear();
+  // Who someone is, and whom they are linked to, decide the limits of their writes too.
+  forgetFacts(core);
 }
 
 async function findCredential(core: Core, secret: string) {

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { IdRow } from '../../../schema/rows.ts';
 import type { Actor } from '../kernel/actor.ts';
 import type { Core } from '../kernel/context.ts';
+import { forgetFacts } from '../kernel/pace.ts';
 import { forbidden } from '../../../schema/errors.ts';
 import { closeEnded, forgetCredentials } from './credentials.ts';
 import { requireParticipant } from './handles.ts';
@@ -70,6 +71,7 @@ export async function suspendAccount(core: Core, moderator: Actor, input: { who:
     return { participant, changed: changed.rowCount > 0, credentials, agents };
   });
   forgetCredentials(core);
+  forgetFacts(core);
   if (input.suspended) await closeEnded(core, done.credentials);
   return { participant: done.participant, suspended: input.suspended, changed: done.changed, agents: done.agents };
 }

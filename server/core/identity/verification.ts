@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { CountRow } from '../../../schema/rows.ts';
 import type { Actor } from '../kernel/actor.ts';
 import type { Core } from '../kernel/context.ts';
+import { forgetFacts } from '../kernel/pace.ts';
 import { AppError, forbidden } from '../../../schema/errors.ts';
 import { deliveryNote, sendMail, type Delivery } from './mail.ts';
 import { hashSecret, newSecret } from '../kernel/secrets.ts';
@@ -139,5 +140,7 @@ export async function confirmEmail(core: Core, token: string, browser: Pick<Acto
     return { confirmed, folded };
   });
   if (folded) forgetFolded(core, folded);
+  // A verified address changes the standing the limits of this person's writes are counted by.
+  forgetFacts(core);
   return confirmed;
 }

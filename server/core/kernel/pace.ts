@@ -12,7 +12,58 @@ export type Pace = {
   scale: number;
   /** Counts one read of an agent, or refuses it past 600 a minute. */
   read(agentId: string): void;
+  /**
+   * What the limits keep in memory between writes, by name, one store per name and server: the facts
+   * of a write (limits.ts) and the windows found full (paceWindows.ts).
+   */
+  kept<T>(name: string): Kept<T>;
 };
+
+/**
+ * Values kept for a while in this instance's memory, each until its own time (epoch ms of the wall
+ * clock, not the pace clock tests move): past it, or after `forget`, it is read again.
+ */
+export type Kept<T> = {
+  get(key: string): T | undefined;
+  set(key: string, value: T, untilMs: number): void;
+  /** Forgets the keys that start with `prefix`, or every key. */
+  forget(prefix?: string): void;
+};
+
+/** The store of the facts of writes (limits.ts), kept a few seconds. */
+export const KEPT_FACTS = 'facts';
+
+/**
+ * Forgets the kept facts of one participant's writes (a cooldown began), or of everyone's (a pause or
+ * suspension changed), so that this instance reads them again at the next write.
+ */
+export function forgetFacts(core: { pace: Pace }, participantId?: string): void {
+  core.pace.kept<unknown>(KEPT_FACTS).forget(participantId === undefined ? undefined : `${participantId} `);
+}
+
+/** Past this many kept values in one store, all are dropped at once (they are cheap to read again). */
+const MAX_KEPT = 20_000;
+
+function createKept<T>(): Kept<T> {
+  const entries = new Map<string, { value: T; until: number }>();
+  return {
+    get(key) {
+      const entry = entries.get(key);
+      if (!entry) return undefined;
+      if (entry.until > Date.now()) return entry.value;
+      entries.delete(key);
+      return undefined;
+    },
+    set(key, value, untilMs) {
+      if (entries.size >= MAX_KEPT) entries.clear();
+      entries.set(key, { value, until: untilMs });
+    },
+    forget(prefix) {
+      if (prefix === undefined) return entries.clear();
+      for (const key of entries.keys()) if (key.startsWith(prefix)) entries.delete(key);
+    },
+  };
+}
 
 const AGENT_READS_PER_MINUTE = 600;
 const MINUTE = 60_000;
@@ -20,6 +71,7 @@ const MINUTE = 60_000;
 export function createPace(scale: number): Pace {
   // Each agent's read times of the last minute, oldest first; an agent quiet for a minute is dropped.
   const reads = new Map<string, number[]>();
+  const stores = new Map<string, Kept<unknown>>();
   const pace: Pace = {
     now: () => Date.now(),
     scale,
@@ -41,6 +93,11 @@ export function createPace(scale: number): Pace {
       times.push(now);
       reads.set(agentId, times);
       if (reads.size > 10_000) for (const [id, list] of reads) if (!list.length || list.at(-1)! <= now - MINUTE) reads.delete(id);
+    },
+    kept<T>(name: string) {
+      let store = stores.get(name);
+      if (!store) stores.set(name, (store = createKept<unknown>()));
+      return store as Kept<T>;
     },
   };
   return pace;

@@ -2,11 +2,12 @@ import { sql, type CommonQueryMethods, type DatabaseTransactionConnection } from
 import { z } from 'zod';
 import type { Actor } from '../kernel/actor.ts';
 import type { Core } from '../kernel/context.ts';
+import { KEPT_FACTS } from '../kernel/pace.ts';
 import { cooldownRefusal } from './paceCooldown.ts';
 import { refuseIfPaused } from './pauses.ts';
 import { countInRun, refuseTooSoon } from './paceRun.ts';
-import { factsOf, rulesFor, type Facts, type Limit, type Place } from './paceRules.ts';
-import { countIn, lockKeys, refuseIfFull } from './paceWindows.ts';
+import { factsOf, rulesFor, type Facts, type Limit, type Place, type Rule } from './paceRules.ts';
+import { countIn, lockKeys, PaceRefused, refusalOf } from './paceWindows.ts';
 
 export type { Limit, Place } from './paceRules.ts';
 
@@ -51,12 +52,49 @@ function dailyPool(actor: Actor, limits: readonly Limit[], facts: Facts): string
   return pool;
 }
 
+/**
+ * How long the facts of a write are taken on trust. A pause, a suspension or a cooldown made on this
+ * instance counts at once (`forgetFacts`); made on another, or a seat or standing that changed, within
+ * this, as revocation does (SPEC part 5: 5 s). Every counted write starts here: read each time, the
+ * facts cost a statement and most of a write's database time.
+ */
+export const FACTS_TTL_MS = 4_000;
+
+const factsKey = (actor: Actor, place: Place) => `${actor.id} ${actor.kind} ${actor.human ?? ''} ${actor.guest ? 'g' : ''} ${place.hub ?? ''} ${place.thread ?? ''}`;
+
 /** The facts of the write, refused at once when a pause covers it or the agent is in its cooldown. */
-async function factsUnlessHeld(conn: CommonQueryMethods, actor: Actor, limits: readonly Limit[], place: Place, now: number): Promise<Facts> {
-  const facts = await factsOf(conn, actor, place, now);
+async function factsUnlessHeld(core: Core, conn: CommonQueryMethods, actor: Actor, limits: readonly Limit[], place: Place, now: number): Promise<Facts> {
+  const kept = core.pace.kept<Facts>(KEPT_FACTS);
+  const key = factsKey(actor, place);
+  let facts = kept.get(key);
+  if (!facts) {
+    facts = await factsOf(conn, actor, place, now);
+    kept.set(key, facts, Date.now() + FACTS_TTL_MS);
+  }
   refuseIfPaused(facts.paused, actor, place.hub !== undefined && place.hubSlug !== undefined ? { slug: place.hubSlug } : null, limits.includes('write'));
-  if (facts.cooldownUntil !== null) throw cooldownRefusal(facts.cooldownUntil, now);
+  if (facts.cooldownUntil !== null && facts.cooldownUntil > now) throw cooldownRefusal(facts.cooldownUntil, now);
   return facts;
+}
+
+/**
+ * The windows a write found full are remembered until each frees a place, so that the writes after it
+ * are refused before any work (a live edit before it goes live) without asking the store. A window
+ * frees no sooner: marks only join it until then (one that rolls back may free it early).
+ */
+const fullWindows = (core: Core) => core.pace.kept<number>('full windows');
+
+function refuseKnownFull(core: Core, rules: readonly Rule[], now: number): void {
+  const full = fullWindows(core);
+  // A window of amounts, or of distinct places, may still take a smaller write or one to a place it counted.
+  const plain = rules.filter((rule) => rule.weight === undefined && rule.distinct === undefined);
+  const known = plain.flatMap((rule) => ((freeAt) => (freeAt !== undefined && freeAt > now ? [{ rule, freeAt }] : []))(full.get(rule.key)));
+  const refused = refusalOf(known, now);
+  if (refused) throw refused;
+}
+
+function rememberFull(core: Core, refused: PaceRefused, now: number): void {
+  const full = fullWindows(core);
+  for (const { key, freeAt } of refused.full) full.set(key, freeAt, Date.now() + Math.max(0, freeAt - now));
 }
 
 /** The characters of pad text a write sends to be saved: its whole text, or the texts of its edits and inserts. */
@@ -101,13 +139,13 @@ function allowanceOf(used: number, oldest: number | null, now: number): Allowanc
 export async function check(core: Core, conn: CommonQueryMethods, actor: Actor, limits: readonly Limit[], place: Place): Promise<Facts | undefined> {
   if (!limits.length) return undefined;
   const now = core.pace.now();
-  const facts = await factsUnlessHeld(conn, actor, limits, place, now);
+  const facts = await factsUnlessHeld(core, conn, actor, limits, place, now);
   const pool = dailyPool(actor, limits, facts);
   if (pool) {
     const { used, oldest } = await usage(conn, pool, now);
     if (used >= DAILY_WRITES) throw new LimitReached(allowanceOf(used, oldest, now));
   }
-  await refuseIfFull(conn, rulesFor(actor, limits, place, core.pace.scale, facts), now);
+  refuseKnownFull(core, rulesFor(actor, limits, place, core.pace.scale, facts), now);
   const run = runOf(limits, place);
   if (run) await refuseTooSoon(conn, actor, run, now, core.pace.scale);
   return facts;
@@ -134,7 +172,7 @@ export async function admit(
 ): Promise<Allowance | null> {
   if (!limits.length) return null;
   const now = core.pace.now();
-  const facts = looked ?? (await factsUnlessHeld(tx, actor, limits, place, now));
+  const facts = looked ?? (await factsUnlessHeld(core, tx, actor, limits, place, now));
   const pool = dailyPool(actor, limits, facts);
   const rules = rulesFor(actor, limits, place, core.pace.scale, facts);
   const run = runOf(limits, place);
@@ -150,7 +188,12 @@ export async function admit(
     if (used >= DAILY_WRITES) throw new LimitReached(allowanceOf(used, oldest, now));
     allowance = allowanceOf(used + 1, oldest ?? now, now);
   }
-  await countIn(tx, rules, now, locks);
+  try {
+    await countIn(tx, rules, now, locks);
+  } catch (error) {
+    if (error instanceof PaceRefused) rememberFull(core, error, now);
+    throw error;
+  }
   if (run) await refuseTooSoon(tx, actor, run, now, core.pace.scale);
   if (pool) await tx.query(sql.unsafe`INSERT INTO counted_writes (pool, participant_id, tool, at) VALUES (${pool}, ${actor.id}, ${tool}, to_timestamp(${now / 1000}))`);
   if (run) await countInRun(tx, actor, run, now);

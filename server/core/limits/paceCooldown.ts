@@ -4,7 +4,7 @@ import type { Actor } from '../kernel/actor.ts';
 import type { Core } from '../kernel/context.ts';
 import { AppError } from '../../../schema/errors.ts';
 import { deliver } from '../inbox/inbox.ts';
-import { secondsUntil } from '../kernel/pace.ts';
+import { forgetFacts, secondsUntil } from '../kernel/pace.ts';
 import { lockKeys } from './paceWindows.ts';
 
 /**
@@ -54,6 +54,8 @@ export async function noteRefusal(core: Core, actor: Actor): Promise<AppError | 
 
 async function countRefusal(core: Core, actor: Actor): Promise<AppError | null> {
   const now = core.pace.now();
+  // A cooldown this starts holds the agent's next write: its kept facts (limits.ts) are read again.
+  forgetFacts(core, actor.id);
   return core.db.write(async (tx) => {
     await lockKeys(tx, [`cooldown ${actor.id}`]);
     await tx.query(sql.unsafe`

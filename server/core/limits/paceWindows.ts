@@ -17,7 +17,9 @@ import type { Rule } from './paceRules.ts';
 export class PaceRefused extends AppError {
   /** The caller's own window ran out (not a pool others share): it counts toward the cooldown. */
   readonly own: boolean;
-  constructor(rule: Pick<Rule, 'name' | 'says'>, freeAt: number, now: number, own: boolean) {
+  /** Every window found full, with when it frees a place (epoch ms): remembered until then (limits.ts). */
+  readonly full: readonly { key: string; freeAt: number }[];
+  constructor(rule: Pick<Rule, 'name' | 'says'>, freeAt: number, now: number, own: boolean, full: readonly { key: string; freeAt: number }[] = []) {
     const retry = secondsUntil(freeAt, now);
     const at = new Date(now + retry * 1000).toISOString();
     super('rate_limited', `Slow down: this passes the limit on ${rule.says}. You can write again at ${at} (in ${retry} s).`, {
@@ -27,7 +29,22 @@ export class PaceRefused extends AppError {
       retry_at: at,
     });
     this.own = own;
+    this.full = full;
   }
+}
+
+/**
+ * The refusal of a write whose windows `full` are full, each with when it frees a place: it names the
+ * one that frees last (when the write would pass them all). Null when none is.
+ */
+export function refusalOf(full: readonly { rule: Rule; freeAt: number }[], now: number): PaceRefused | null {
+  let last: { rule: Rule; freeAt: number } | null = null;
+  let own = false;
+  for (const entry of full) {
+    own ||= !entry.rule.shared;
+    if (!last || entry.freeAt > last.freeAt) last = entry;
+  }
+  return last && new PaceRefused(last.rule, last.freeAt, now, own, full.map(({ rule, freeAt }) => ({ key: rule.key, freeAt })));
 }
 
 const FullRow = z.object({ i: z.number(), free_at: z.number() });
@@ -58,18 +75,9 @@ function fullWindows(conn: CommonQueryMethods, rules: readonly Rule[], now: numb
 async function windows(conn: CommonQueryMethods, rules: readonly Rule[], now: number, counting: false | { locks: readonly string[]; always?: boolean }): Promise<void> {
   if (!rules.length && !counting) return;
   const full = await fullWindows(conn, rules, now, counting);
-  let last: { rule: Rule; freeAt: number } | null = null;
-  let own = false;
-  for (const { i, free_at: freeAt } of full) {
-    const rule = rules[i - 1]!;
-    own ||= !rule.shared;
-    if (!last || freeAt > last.freeAt) last = { rule, freeAt };
-  }
-  if (last) throw new PaceRefused(last.rule, last.freeAt, now, own);
+  const refused = refusalOf(full.map(({ i, free_at: freeAt }) => ({ rule: rules[i - 1]!, freeAt })), now);
+  if (refused) throw refused;
 }
-
-/** Refuses when any window is full; a look, with no lock. */
-export const refuseIfFull = (conn: CommonQueryMethods, rules: readonly Rule[], now: number) => windows(conn, rules, now, false);
 
 /**
  * Takes the locks of `locks` and of every window until the transaction ends, refuses when any window

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { HubRow } from '../../../schema/rows.ts';
 import type { Actor } from '../kernel/actor.ts';
 import type { Core } from '../kernel/context.ts';
+import { forgetFacts } from '../kernel/pace.ts';
 import { AppError, notFound } from '../../../schema/errors.ts';
 import type { Policy } from '../kernel/policy.ts';
 
@@ -130,14 +131,16 @@ export async function setServerPause(core: Core, what: ServerPause | readonly Se
       await tx.query(sql.unsafe`DELETE FROM server_pauses WHERE what = ANY(${all})`);
     }
     return serverPauses(tx);
-  });
+  }).finally(() => forgetFacts(core));
 }
 
 // A hub's agents (moderate pause_agents, unpause_agents).
 
 export type HubAgentsPause = { hub: HubRow; action: 'pause_agents' | 'unpause_agents'; paused: boolean; changed: boolean };
 
-export async function pauseHubAgents(tx: CommonQueryMethods, actor: Actor, hub: HubRow, action: HubAgentsPause['action']): Promise<HubAgentsPause> {
+export async function pauseHubAgents(core: Core, tx: CommonQueryMethods, actor: Actor, hub: HubRow, action: HubAgentsPause['action']): Promise<HubAgentsPause> {
+  // The writes' kept facts (limits.ts) hold the pause they read: this instance reads them again.
+  forgetFacts(core);
   const done =
     action === 'pause_agents'
       ? await tx.query(sql.unsafe`INSERT INTO hub_agent_pauses (hub_id, paused_by) VALUES (${hub.id}, ${actor.id}) ON CONFLICT DO NOTHING`)
@@ -157,7 +160,7 @@ export async function pauseOwnAgent(core: Core, person: Actor, agentId: string, 
       ? await tx.query(sql.unsafe`INSERT INTO agent_pauses (agent_id, paused_by) VALUES (${agentId}, ${person.id}) ON CONFLICT DO NOTHING`)
       : await tx.query(sql.unsafe`DELETE FROM agent_pauses WHERE agent_id = ${agentId}`);
     return { agent_id: agentId, paused, changed: done.rowCount > 0 };
-  });
+  }).finally(() => forgetFacts(core));
 }
 
 /** Which of the person's agents they paused, for Settings. */
