@@ -2,7 +2,7 @@ import type { CommonQueryMethods, DatabaseTransactionConnection } from 'slonik';
 import type { Document } from '@hocuspocus/server';
 import { PAD_FRAGMENT, PAD_MAX_CHARS } from '../schema/pad.ts';
 import type { Db } from '../server/db/database.ts';
-import type { PlannedWrite } from '../server/db/plannedWrite.ts';
+import type { InlineWrite, PlannedWrite } from '../server/db/plannedWrite.ts';
 import { readBlocks } from './blocks.ts';
 import { applyOps, blockText, parsed, projectedLength, type BlockOp, type Conflict, type Guard } from './blockOps.ts';
 import { diffAgainstBase } from './baseDiff.ts';
@@ -176,21 +176,27 @@ export function createEditEngine(deps: { db: Db; versions: PadVersions; live: Li
     const applied = change.result;
     if (!change.update || applied.changed.length === 0) return unchanged(applied.conflicts);
     const editId = editIdOf(padId, state.version + 1);
-    const record = async (conn: CommonQueryMethods) => {
-      const live = readBlocks(document.getXmlFragment(PAD_FRAGMENT));
-      const changed = new Set(applied.changed);
-      const saved = live.reduce((sum, block) => sum + (changed.has(block.id) ? block.text.length : 0), 0);
-      const written = (await versions.write(conn, padId, state, {
-        kind: 'undo' in request ? 'undo' : 'restore' in request ? 'restore' : 'edit',
-        ...('restore' in request ? { restored: request.restore } : {}),
-        author,
-        live,
-        mine: changed,
-        changed: applied.changed,
-        update: change.update,
-      }))!;
-      const version = written.state.version;
-      return { outcome: { version, editId, conflicts: [...conflicts, ...applied.conflicts], changed: applied.changed, current: version, saved }, written };
+    const blocksNow = readBlocks(document.getXmlFragment(PAD_FRAGMENT));
+    const changed = new Set(applied.changed);
+    const saved = blocksNow.reduce((sum, block) => sum + (changed.has(block.id) ? block.text.length : 0), 0);
+    const outcomeAt = (version: number): EditOutcome => ({ version, editId, conflicts: [...conflicts, ...applied.conflicts], changed: applied.changed, current: version, saved });
+    const record = async (conn: CommonQueryMethods, beside?: InlineWrite) => {
+      let written: Written;
+      try {
+        written = (await versions.write(conn, padId, state, {
+          kind: 'undo' in request ? 'undo' : 'restore' in request ? 'restore' : 'edit',
+          ...('restore' in request ? { restored: request.restore } : {}),
+          author,
+          live: blocksNow,
+          mine: changed,
+          changed: applied.changed,
+          update: change.update,
+          alongside: beside?.sql,
+        }))!;
+      } catch (error) {
+        throw beside?.refusal(error) ?? error;
+      }
+      return { outcome: outcomeAt(written.state.version), written };
     };
     const withWrite = async (tx: DatabaseTransactionConnection) => {
       const recorded = await record(tx);
@@ -198,10 +204,13 @@ export function createEditEngine(deps: { db: Db; versions: PadVersions; live: Li
       return recorded;
     };
     if (locked) return write ? withWrite(locked) : record(locked);
-    // Without anything else to write, the version is one statement: no transaction round trips. A
-    // caller who can send the edit again is turned away as busy rather than kept waiting (the change,
-    // held back from editors until it commits, is then taken back).
-    return write ? db.writeOrBusy(withWrite) : db.writeStatement(record);
+    // Without anything else to write, or with what can be written inside the version's own statement
+    // (the version made is the one after `state`, or none), the version is one statement: no
+    // transaction round trips. A caller who can send the edit again is turned away as busy rather
+    // than kept waiting (the change, held back from editors until it commits, is then taken back).
+    const inline = write?.inline?.(outcomeAt(state.version + 1)) ?? null;
+    if (inline) return db.statementOrBusy((conn) => record(conn, inline));
+    return write ? db.writeOrBusy(withWrite) : db.writeStatement((conn) => record(conn));
   }
 
   return {

@@ -1,4 +1,4 @@
-import type { CommonQueryMethods } from 'slonik';
+import type { CommonQueryMethods, FragmentSqlToken } from 'slonik';
 import type { Db } from '../server/db/database.ts';
 import { changedBetween, deltaBetween, nextBlocks, type VersionBlock } from './blockLists.ts';
 import { sectionChange } from './padSections.ts';
@@ -106,6 +106,8 @@ export function createPadVersions(db: Db) {
         changed?: readonly string[];
         update?: Uint8Array | null;
         restored?: number;
+        /** What the caller writes beside the version, run by the same statement (`VersionWrite.alongside`). */
+        alongside?: FragmentSqlToken | undefined;
       },
     ): Promise<Written | null> {
       const blocks = nextBlocks(state.blocks, change.live, change.mine);
@@ -127,6 +129,7 @@ export function createPadVersions(db: Db) {
           update: change.update,
           // Search's sections, in the same statement: the ones this version changed (all of them at a checkpoint).
           sections: sectionChange(state.blocks, blocks, checkpoint),
+          alongside: change.alongside,
         });
         return {
           padId,

@@ -1,5 +1,5 @@
 import { hash } from 'node:crypto';
-import { sql, type CommonQueryMethods } from 'slonik';
+import { sql, type CommonQueryMethods, type FragmentSqlToken } from 'slonik';
 import * as Y from 'yjs';
 import { z } from 'zod';
 import { VersionRow } from '../schema/rows.ts';
@@ -42,11 +42,16 @@ export type VersionWrite = {
   update?: Uint8Array | null | undefined;
   /** The sections search keeps (`pad_sections`) that the change rewrote or removed, written by the same statement (their text later). */
   sections?: SectionChange | undefined;
+  /**
+   * An expression of the caller's, run by the same statement once the version is made (never when the
+   * pad was past `previous`): what the write counts beside it (server/db/plannedWrite.ts `inline`).
+   */
+  alongside?: FragmentSqlToken | undefined;
 };
 
-const RecordedRow = z.object({ version: z.number(), threaded: z.boolean() });
+const RecordedRow = z.object({ version: z.number(), threaded: z.boolean(), alongside: z.unknown().optional() });
 /** A version recorded: its number, and whether its pad belongs to a thread (whose reading shows the version). */
-export type Recorded = z.infer<typeof RecordedRow>;
+export type Recorded = { version: number; threaded: boolean };
 
 /**
  * Records a version: the pad's number rises by one, the version row, the last writers and the
@@ -80,7 +85,10 @@ export async function recordVersion(conn: CommonQueryMethods, input: VersionWrit
   const delta = 'delta' in input.body ? JSON.stringify(input.body.delta) : null;
   // Prepared once per connection (one name per shape of the text): the hot path of every edit skips
   // parsing and planning its writes.
-  const statement = sql.prepared(`record_version_${isDelta ? 'delta' : 'checkpoint'}${input.update ? '_logged' : ''}${input.sections ? '_sectioned' : ''}`, RecordedRow);
+  // What runs alongside names its statement by its text, which each caller keeps to one shape.
+  const beside = input.alongside ? `_${hash('sha256', input.alongside.sql, 'hex').slice(0, 12)}` : '';
+  const statement = sql.prepared(`record_version_${isDelta ? 'delta' : 'checkpoint'}${input.update ? '_logged' : ''}${input.sections ? '_sectioned' : ''}${beside}`, RecordedRow);
+  const alongside = input.alongside ? sql.fragment`, (SELECT ${input.alongside}) AS alongside` : sql.fragment``;
   const recorded = await conn.maybeOne(statement`
     WITH bumped AS (
       UPDATE pads SET version = version + 1, updated_at = now()
@@ -91,9 +99,9 @@ export async function recordVersion(conn: CommonQueryMethods, input: VersionWrit
       INSERT INTO pad_versions (pad_id, version, kind, actor_id, actor_kind, caller, changed, blocks, delta, restored)
       SELECT ${input.padId}, version, ${input.kind}, ${author.id}, ${author.kind}, ${author.caller}, ${changed}, ${blocks}::jsonb, ${delta}::jsonb, ${input.restored ?? null}::int4
       FROM bumped)
-    SELECT version, thread_id IS NOT NULL AS threaded FROM bumped`);
+    SELECT version, thread_id IS NOT NULL AS threaded${alongside} FROM bumped`);
   if (recorded === null) throw new StaleVersion(input.padId, input.previous);
-  return recorded;
+  return { version: recorded.version, threaded: recorded.threaded };
 }
 
 /**

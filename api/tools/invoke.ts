@@ -5,7 +5,7 @@ import type { Core } from '../../server/core/kernel/context.ts';
 import { AppError } from '../../schema/errors.ts';
 import { idempotencyKey } from '../../server/core/limits/idempotency.ts';
 import { unlessPaused } from '../../server/core/limits/pauses.ts';
-import { admit, check, LimitReached, placeOf, type Allowance } from '../../server/core/limits/limits.ts';
+import { admit, admitInline, check, LimitReached, placeOf, type Allowance } from '../../server/core/limits/limits.ts';
 import { noteRefusal } from '../../server/core/limits/paceCooldown.ts';
 import { PaceRefused } from '../../server/core/limits/paceWindows.ts';
 import { line, type Result } from '../../server/core/kernel/result.ts';
@@ -202,15 +202,18 @@ async function execute(core: Core, actor: Actor, tool: Tool, input: Record<strin
     const { target, place, facts } = looked;
     let allowance: Allowance | null = null;
     // Counted and recorded in the core's own transaction, with what the call answers.
+    const savedAt = (out: unknown) => (tool.savedChars ? { ...place, chars: tool.savedChars(out) } : place);
     const write: PlannedWrite<unknown> | undefined =
       key || tool.limits.length || click
         ? {
             async commit(tx, out) {
               if (click) await spendClick(core, tx, actor, click, input);
-              const saved = tool.savedChars ? { ...place, chars: tool.savedChars(out) } : place;
-              allowance = await admit(core, tx, actor, tool.limits, saved, tool.name, facts);
+              allowance = await admit(core, tx, actor, tool.limits, savedAt(out), tool.name, facts);
               await key?.store(tx, finished(out, allowance));
             },
+            // Only counted (no record to store, no click to spend, no daily allowance to report):
+            // counted inside the core's own statement, with no transaction around it.
+            inline: (out) => (key || click || !facts ? null : admitInline(core, actor, tool.limits, savedAt(out), facts)),
           }
         : undefined;
     return finished(await tool.run({ core, actor, write }, input, target), allowance);

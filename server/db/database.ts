@@ -4,7 +4,6 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import {
-  sql,
   createPool,
   createTypeParserPreset,
   SchemaValidationError,
@@ -36,6 +35,11 @@ export type Db = {
    * nobody could retry (saving live pad edits), wait instead.
    */
   writeOrBusy<T>(handler: (tx: DatabaseTransactionConnection) => Promise<T>): Promise<T>;
+  /**
+   * A write of such a caller that is a single statement, atomic on its own (no BEGIN and COMMIT round
+   * trips): turned away with `busy` as `writeOrBusy` is. Tracked like `write`.
+   */
+  statementOrBusy<T>(handler: (conn: CommonQueryMethods) => Promise<T>): Promise<T>;
   /**
    * The reads a write of such a caller makes before its transaction (a live pad edit's policy and
    * limits, looked at before the change goes live), on one connection, turned away with `busy` as
@@ -126,6 +130,20 @@ class TurnedAway extends Error {}
 /** Postgres' lock_not_available: a statement waited on a lock past the transaction's lock_timeout. */
 const lockTimedOut = (error: unknown) => (error as { code?: unknown } | null)?.code === '55P03';
 
+/**
+ * The database URL with every session's lock_timeout set to the write bound (an `options` parameter
+ * of the connection, kept beside any the URL already has): a statement held up by another's lock (a
+ * table locked for maintenance, a row held long) fails after the bound, and a tool's write is turned
+ * away as busy, with no statement of its own to set it. What must wait longer says so in its own
+ * transaction (the migrations' lock).
+ */
+export function withLockTimeout(url: string, ms: number): string {
+  const parsed = new URL(url);
+  const options = parsed.searchParams.get('options');
+  parsed.searchParams.set('options', `${options ? `${options} ` : ''}-c lock_timeout=${ms}`);
+  return parsed.toString();
+}
+
 /** Whether a process with this id is running here (it may belong to another user). */
 function running(pid: number): boolean {
   try {
@@ -187,7 +205,7 @@ export async function openDatabase(options: { databaseUrl?: string; dataDir: str
   const { log } = options;
   const bound = { writeWaitMs: options.writeWaitMs ?? WRITE_WAIT_MS };
   if (options.databaseUrl) {
-    const pool = await openPool(options.databaseUrl, POSTGRES_POOL_SIZE, log);
+    const pool = await openPool(withLockTimeout(options.databaseUrl, bound.writeWaitMs), POSTGRES_POOL_SIZE, log);
     const url = options.databaseUrl;
     return wrap(pool, 'postgres', { ...bound, size: POSTGRES_POOL_SIZE }, () => pool.end(), (listener) => listenForChanges(url, log, listener));
   }
@@ -309,6 +327,12 @@ function wrap(
       );
     });
   }
+  /** `handler` on a connection of the pool, once `enter` let it in. */
+  const onConnection = <T>(enter: () => void, handler: (conn: CommonQueryMethods) => Promise<T>) =>
+    pool.connect(async (conn) => {
+      enter();
+      return handler(conn);
+    });
   return {
     pool,
     kind,
@@ -319,21 +343,15 @@ function wrap(
         tracked(() =>
           pool.transaction(async (tx) => {
             enter();
-            // On Postgres a write held up by another's lock (a table locked for maintenance, a row held
-            // long) is turned away after the same bound; the embedded store has one session, so no other
-            // holds a lock there.
-            if (kind === 'postgres') await tx.query(sql.unsafe`SELECT set_config('lock_timeout', ${`${bound.writeWaitMs}ms`}, true)`);
+            // On Postgres a write held up by another's lock past the same bound fails (every session's
+            // lock_timeout, `withLockTimeout`) and is turned away; the embedded store has one session,
+            // so no other holds a lock there.
             return handler(tx);
           }),
         ),
       ),
-    readOrBusy: (handler) =>
-      bounded((enter) =>
-        pool.connect(async (conn) => {
-          enter();
-          return handler(conn);
-        }),
-      ),
+    statementOrBusy: (handler) => bounded((enter) => tracked(() => onConnection(enter, handler))),
+    readOrBusy: (handler) => bounded((enter) => onConnection(enter, handler)),
     oldestWriteMs() {
       let oldest = Infinity;
       for (const at of started.values()) oldest = Math.min(oldest, at);

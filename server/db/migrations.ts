@@ -80,6 +80,9 @@ export async function applyMigrations(pool: DatabasePool, log: Logger): Promise<
   const applied: string[] = [];
   for (const migration of listMigrations()) {
     const done = await pool.transaction(async (tx) => {
+      // Instances starting together wait their turn, and a migration may wait on a busy table, past
+      // the sessions' lock_timeout (database.ts `withLockTimeout`).
+      await tx.query(sql.unsafe`SELECT set_config('lock_timeout', '0', true)`);
       await tx.query(sql.unsafe`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`);
       const exists = await tx.exists(
         sql.type(MigrationRow)`SELECT version FROM schema_migrations WHERE version = ${migration.version}`,

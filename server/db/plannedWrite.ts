@@ -1,4 +1,4 @@
-import type { DatabaseTransactionConnection } from 'slonik';
+import type { DatabaseTransactionConnection, FragmentSqlToken } from 'slonik';
 
 /**
  * What the tool pipeline writes beside a write the core commits itself (a live pad's version, a new
@@ -9,9 +9,21 @@ import type { DatabaseTransactionConnection } from 'slonik';
  */
 export type PlannedWrite<Answer> = {
   commit(tx: DatabaseTransactionConnection, answer: Answer): Promise<void>;
+  /**
+   * The same write as one SQL expression, when it can be one (only counting, nothing read back): the
+   * layer below that commits in a single statement runs it inside that statement, once, after its own
+   * writes and only when they were made, instead of opening a transaction for `commit`. An error of
+   * the statement goes through `refusal`, which answers the pipeline's own error for one of its
+   * expression's (a window found full), or null. Null when this call's write cannot be inline.
+   */
+  inline?(answer: Answer): InlineWrite | null;
 };
+
+export type InlineWrite = { sql: FragmentSqlToken; refusal(error: unknown): Error | null };
 
 /** The hook for a layer below that answers in its own terms: `as` turns its answer into the caller's. */
 export function answering<Inner, Answer>(write: PlannedWrite<Answer> | undefined, as: (inner: Inner) => Answer): PlannedWrite<Inner> | undefined {
-  return write && { commit: (tx, inner) => write.commit(tx, as(inner)) };
+  if (!write) return undefined;
+  const { inline } = write;
+  return { commit: (tx, inner) => write.commit(tx, as(inner)), ...(inline ? { inline: (inner: Inner) => inline(as(inner)) } : {}) };
 }

@@ -30,8 +30,9 @@ export type Kept<T> = {
   forget(prefix?: string): void;
 };
 
-/** The store of the facts of writes (limits.ts), kept a few seconds. */
+/** The store of the facts of writes (limits.ts), kept a few seconds; and of whether a hub or thread holds anyone but one human and their agents. */
 export const KEPT_FACTS = 'facts';
+export const KEPT_SHARED = 'shared';
 
 /**
  * Forgets the kept facts of one participant's writes (a cooldown began), or of everyone's (a pause or
@@ -39,6 +40,7 @@ export const KEPT_FACTS = 'facts';
  */
 export function forgetFacts(core: { pace: Pace }, participantId?: string): void {
   core.pace.kept<unknown>(KEPT_FACTS).forget(participantId === undefined ? undefined : `${participantId} `);
+  if (participantId === undefined) core.pace.kept<unknown>(KEPT_SHARED).forget();
 }
 
 /** Past this many kept values in one store, all are dropped at once (they are cheap to read again). */

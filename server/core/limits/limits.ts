@@ -2,12 +2,13 @@ import { sql, type CommonQueryMethods, type DatabaseTransactionConnection } from
 import { z } from 'zod';
 import type { Actor } from '../kernel/actor.ts';
 import type { Core } from '../kernel/context.ts';
-import { KEPT_FACTS } from '../kernel/pace.ts';
+import { KEPT_FACTS, KEPT_SHARED } from '../kernel/pace.ts';
 import { cooldownRefusal } from './paceCooldown.ts';
 import { refuseIfPaused } from './pauses.ts';
 import { countInRun, refuseTooSoon } from './paceRun.ts';
+import type { InlineWrite } from '../../db/plannedWrite.ts';
 import { factsOf, rulesFor, type Facts, type Limit, type Place, type Rule } from './paceRules.ts';
-import { countIn, lockKeys, PaceRefused, refusalOf } from './paceWindows.ts';
+import { countIn, countInline, lockKeys, PaceRefused, refusalOf } from './paceWindows.ts';
 
 export type { Limit, Place } from './paceRules.ts';
 
@@ -68,8 +69,14 @@ async function factsUnlessHeld(core: Core, conn: CommonQueryMethods, actor: Acto
   const key = factsKey(actor, place);
   let facts = kept.get(key);
   if (!facts) {
-    facts = await factsOf(conn, actor, place, now);
+    // Whether others take part is one answer for all of a human's agents in one place: the costliest
+    // fact (it may pass every seat of the hub), read once for them all.
+    const shared = core.pace.kept<boolean>(KEPT_SHARED);
+    const sharedKey = `${actor.human ?? ''} ${place.hub ?? ''} ${place.thread ?? ''}`;
+    const knownShared = actor.human === null ? undefined : shared.get(sharedKey);
+    facts = await factsOf(conn, actor, place, now, knownShared);
     kept.set(key, facts, Date.now() + FACTS_TTL_MS);
+    if (actor.human !== null && knownShared === undefined) shared.set(sharedKey, facts.shared, Date.now() + FACTS_TTL_MS);
   }
   refuseIfPaused(facts.paused, actor, place.hub !== undefined && place.hubSlug !== undefined ? { slug: place.hubSlug } : null, limits.includes('write'));
   if (facts.cooldownUntil !== null && facts.cooldownUntil > now) throw cooldownRefusal(facts.cooldownUntil, now);
@@ -198,4 +205,25 @@ export async function admit(
   if (pool) await tx.query(sql.unsafe`INSERT INTO counted_writes (pool, participant_id, tool, at) VALUES (${pool}, ${actor.id}, ${tool}, to_timestamp(${now / 1000}))`);
   if (run) await countInRun(tx, actor, run, now);
   return allowance;
+}
+
+/**
+ * `admit` as one SQL expression for a write that commits in a single statement of its own (a pad
+ * edit's version), when counting it is only its windows: no daily pool, no agent-only run. The
+ * windows are counted inside that statement, which fails whole when one is full (`countInline`);
+ * `refusal` answers the PaceRefused `admit` would throw, and remembers the full windows. Null when
+ * the write needs `admit` in a transaction.
+ */
+export function admitInline(core: Core, actor: Actor, limits: readonly Limit[], place: Place, facts: Facts): InlineWrite | null {
+  if (!limits.length || dailyPool(actor, limits, facts) || runOf(limits, place)) return null;
+  const now = core.pace.now();
+  const counted = countInline(rulesFor(actor, limits, place, core.pace.scale, facts), now);
+  return {
+    sql: counted.sql,
+    refusal(error) {
+      const refused = counted.refused(error);
+      if (refused) rememberFull(core, refused, now);
+      return refused;
+    },
+  };
 }

@@ -88,7 +88,7 @@ const FactsRow = z.object({
  * pool together), for a linked agent writing in a hub, whether anyone else takes part there, and the
  * pauses covering the write.
  */
-export async function factsOf(conn: CommonQueryMethods, actor: Actor, place: Place, now: number): Promise<Facts> {
+export async function factsOf(conn: CommonQueryMethods, actor: Actor, place: Place, now: number, knownShared?: boolean): Promise<Facts> {
   const owner = actor.human ?? actor.id;
   const agent = actor.kind === 'agent';
   const others = sql.fragment`o.id <> ${actor.human ?? ''} AND o.linked_human IS DISTINCT FROM ${actor.human ?? ''}`;
@@ -99,7 +99,7 @@ export async function factsOf(conn: CommonQueryMethods, actor: Actor, place: Pla
       (SELECT until FROM pace_cooldowns WHERE ${agent} AND participant_id = ${actor.id} AND until > ${now}) AS cooldown,
       ${verifiedSql('p')} AS verified, ${readsVerifiedSql('p')} AS reach,
       CASE WHEN p.email_verified_at IS NOT NULL THEN p.email_key END AS address,
-      ${agent && actor.human !== null && place.hub !== undefined} AND (
+      ${agent && actor.human !== null && place.hub !== undefined && knownShared === undefined} AND (
         EXISTS (SELECT 1 FROM hub_members m JOIN participants o ON o.id = m.participant_id WHERE m.hub_id = ${place.hub ?? ''} AND ${others})
         OR EXISTS (SELECT 1 FROM item_members m JOIN participants o ON o.id = m.participant_id WHERE m.item_id = ${place.thread ?? ''} AND ${others})) AS shared,
       ${pauseColumns(actor, place.hub !== undefined ? { id: place.hub } : null)}
@@ -107,7 +107,7 @@ export async function factsOf(conn: CommonQueryMethods, actor: Actor, place: Pla
   return {
     cooldownUntil: row.cooldown,
     standing: { pool: row.address ? `addr:${row.address}` : `id:${owner}`, verified: row.verified ?? false, reach: row.reach ?? false },
-    shared: row.shared,
+    shared: knownShared ?? row.shared,
     paused: pausedFrom(row),
   };
 }

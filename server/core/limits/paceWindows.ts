@@ -1,4 +1,4 @@
-import { sql, type CommonQueryMethods, type DatabaseTransactionConnection } from 'slonik';
+import { sql, type CommonQueryMethods, type DatabaseTransactionConnection, type FragmentSqlToken } from 'slonik';
 import { z } from 'zod';
 import { AppError } from '../../../schema/errors.ts';
 import { secondsUntil } from '../kernel/pace.ts';
@@ -57,15 +57,37 @@ const FullRow = z.object({ i: z.number(), free_at: z.number() });
  */
 function fullWindows(conn: CommonQueryMethods, rules: readonly Rule[], now: number, counting: false | { locks: readonly string[]; always?: boolean }) {
   return conn.any(sql.type(FullRow)`
-    SELECT i, free_at FROM pace_windows(
-      ${sql.array(counting ? [...counting.locks] : [], 'text')},
+    SELECT i, free_at FROM pace_windows(${windowArguments(counting ? counting.locks : [], rules, now)}, ${counting !== false}, ${counting !== false && counting.always === true})`);
+}
+
+/** The locks, the rules and the time as `pace_windows` and `pace_count_or_refuse` take them. */
+const windowArguments = (locks: readonly string[], rules: readonly Rule[], now: number) => sql.fragment`
+      ${sql.array([...locks], 'text')},
       ${sql.array(rules.map((rule) => rule.key), 'text')},
       ${sql.array(rules.map((rule) => rule.max), 'int8')},
       ${sql.array(rules.map((rule) => rule.windowMs), 'int8')},
       ${sql.array(rules.map((rule) => rule.distinct ?? null), 'text')},
       ${sql.array(rules.map((rule) => rule.weight ?? 1), 'int8')},
       ${sql.array(rules.map((rule) => rule.bucketMs ?? 0), 'int8')},
-      ${now}::int8, ${counting !== false}, ${counting !== false && counting.always === true})`);
+      ${now}::int8`;
+
+/** pace_count_or_refuse's error (migration 0040): a window was full; its detail, the full windows as [[i, free_at], ...]. */
+const INLINE_REFUSED = 'DP429';
+
+/**
+ * `countIn` as one SQL expression inside another statement (`pace_count_or_refuse`, migration 0040):
+ * the windows locked, looked at and counted, and the whole statement failed when one is full.
+ * `refused` turns that failure into the PaceRefused `countIn` would throw, or null for another error.
+ */
+export function countInline(rules: readonly Rule[], now: number): { sql: FragmentSqlToken; refused(error: unknown): PaceRefused | null } {
+  return {
+    sql: sql.fragment`pace_count_or_refuse(${windowArguments([], rules, now)})`,
+    refused(error) {
+      const failed = error as { code?: unknown; detail?: unknown } | null;
+      if (failed?.code !== INLINE_REFUSED || typeof failed.detail !== 'string') return null;
+      return refusalOf((JSON.parse(failed.detail) as [number, number][]).map(([i, freeAt]) => ({ rule: rules[i - 1]!, freeAt })), now);
+    },
+  };
 }
 
 /**

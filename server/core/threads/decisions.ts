@@ -7,7 +7,7 @@ import type { EditablePad } from '../kernel/editors.ts';
 import { editPad, type EditPadInput, type PadEdit } from '../pads/padEdits.ts';
 import type { PlannedWrite } from '../../db/plannedWrite.ts';
 import { newId } from '../kernel/secrets.ts';
-import { settleFixedFlags } from './flags.ts';
+import { settleFixedFlags, settlesFlags } from './flags.ts';
 
 /**
  * Decisions (SPEC part 4 `edit_pad` `decision`): a short text recorded with a pad edit, in the
@@ -87,12 +87,15 @@ export async function editPadDeciding(
   const text = input.decision;
   let decision: Recorded | null = null;
   let settled: string[] = [];
+  const inline = write?.inline;
   const edit = await editPad(core, actor, target, input, {
     async commit(tx, out) {
       if (text !== undefined) decision = await recordDecision(tx, actor, target, { text, version: out.outcome.version!, editId: out.outcome.editId });
       settled = await settleFixedFlags(tx, actor, target, out.outcome);
       await write?.commit(tx, { ...out, decision, settled });
     },
+    // With no decision to record and no flag the edit could settle, only what the pipeline writes goes beside it.
+    ...(inline && text === undefined && !settlesFlags(target.seat) ? { inline: (out: PadEdit) => inline({ ...out, decision: null, settled: [] }) } : {}),
   });
   return { ...edit, decision, settled };
 }

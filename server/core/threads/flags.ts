@@ -95,8 +95,11 @@ const FlaggedRow = z.object({ id: z.string(), about_block: z.string() });
  * records the edit's version, so the flag moves exactly when the fix commits. Returns the threads
  * whose flag it settled.
  */
+/** Whether an edit from this seat may settle flags (settleFixedFlags): only owners' and helpers' do. */
+export const settlesFlags = (seat: EditablePad['seat']) => allows(seat, 'moderate');
+
 export async function settleFixedFlags(tx: CommonQueryMethods, actor: Actor, { pad, seat }: Pick<EditablePad, 'seat'> & { pad: { id: string } }, outcome: PadEdit['outcome']): Promise<string[]> {
-  if (outcome.version === null || !allows(seat, 'moderate')) return [];
+  if (outcome.version === null || !settlesFlags(seat)) return [];
   const flagged = await tx.any(sql.type(FlaggedRow)`SELECT id, about_block FROM threads WHERE about_pad_id = ${pad.id} AND flag = 'open' ORDER BY id`);
   if (!flagged.length) return [];
   const fixed = await sectionsChangedBy(tx, pad.id, outcome.version, outcome.changed);
