@@ -8,6 +8,7 @@ import { refuseServerPause } from '../limits/pauses.ts';
 import { hashSecret, newId, newSecret } from '../kernel/secrets.ts';
 import { addressKey, SUSPENDED, suspendedSql } from './standing.ts';
 import { authenticateAccessToken } from './oauthTokens.ts';
+import { afterCommit, credentialsEnded } from '../kernel/afterCommit.ts';
 
 const HandleRow = z.object({ handle: z.string() });
 
@@ -179,6 +180,7 @@ export async function openSession(tx: CommonQueryMethods, input: { name: string;
     throw forbidden(SUSPENDED);
   } else if (input.verified) {
     await tx.query(sql.unsafe`UPDATE participants SET email_verified_at = coalesce(email_verified_at, now()) WHERE id = ${participant.id}`);
+    afterCommit(tx, { reads: 'participants' });
   }
   const session = await issueCredential(tx, participant.id, 'session', 'signin', SESSION_TTL);
   return { participant: publicParticipant(participant), session: session.secret, expiresAt: session.expiresAt };
@@ -340,12 +342,14 @@ export async function requireSession(core: Core, token: string | undefined): Pro
 
 /** Revokes a web session at once: lookups on this instance, and its open pad connections too. */
 export async function signOut(core: Core, token: string) {
-  const revoked = await core.db.write((tx) =>
-    tx.anyFirst(sql.type(IdRow)`
+  const revoked = await core.db.write(async (tx) => {
+    const ids = await tx.anyFirst(sql.type(IdRow)`
       UPDATE credentials SET revoked_at = now()
       WHERE secret_hash = ${hashSecret(token)} AND kind = 'session' AND revoked_at IS NULL
-      RETURNING id`),
-  );
+      RETURNING id`);
+    credentialsEnded(tx, ids);
+    return ids;
+  });
   cacheOf(core).delete(hashSecret(token));
   for (const id of revoked) core.sync.closeCredential(id);
 }
