@@ -59,7 +59,8 @@ export type Db = {
    * this process (committed or not), and, on Postgres, of every change another instance commits
    * (`changeFeed.ts`). The embedded store is one process's alone, so it hears everything at once.
    * On Postgres `credentialEnded` hears every credential that ends, and `woke` every key waiters
-   * wait on, this instance's own included; the embedded store tells neither.
+   * wait on, this instance's own included (as it announces them, after their commit); the embedded
+   * store tells neither.
    */
   watchChanges(listener: ChangeListener): void;
   /**
@@ -276,10 +277,21 @@ function wrap(
       told.changed();
     }
   }
+  /**
+   * Tells the other instances over the feed, and this one's listeners at once: its kept reads were
+   * dropped when the write finished (`tracked`), its waits and credential lookups hear it here.
+   */
   function announce(what: Announcement) {
-    if ('wake' in what) feed?.announce(WAITS_CHANNEL, what.wake);
-    else if ('reads' in what) feed?.announce(READ_CHANGES_CHANNEL, what.reads);
-    else feed?.announce(CREDENTIALS_CHANNEL, what.credentialEnded);
+    if (!feed) return;
+    if ('wake' in what) {
+      feed.announce(WAITS_CHANNEL, what.wake);
+      told.woke?.(what.wake);
+    } else if ('reads' in what) {
+      feed.announce(READ_CHANGES_CHANNEL, what.reads);
+    } else {
+      feed.announce(CREDENTIALS_CHANNEL, what.credentialEnded);
+      told.credentialEnded?.(what.credentialEnded);
+    }
   }
   /**
    * Runs `transact`, which hands its connection and the write's handler to `collect`; once it has

@@ -218,8 +218,10 @@ type CredentialLookup = z.infer<typeof CredentialWithParticipant>;
 /**
  * Credential lookups are cached for a few seconds, per instance (per store): every call of an agent
  * starts with one. A credential that ends (revoked, cut short, deleted) is heard at once on every
- * instance through the change feed of migration 0008, which drops the cache and closes the live
- * connections opened with it; the TTL bounds what a lost feed could keep (SPEC part 5 allows 5 s).
+ * instance through the change feed (the write that ended it announces it after its commit), which
+ * drops the cache and closes the live connections opened with it; the TTL bounds what a lost feed or
+ * a lost announcement (the writer stopped between its commit and the announcement) could keep, and
+ * the live connections' own re-check (ACCESS_CHECK_MS, 4 s) closes theirs: SPEC part 5 allows 5 s.
  */
 const CREDENTIAL_TTL_MS = 4_000;
 type CredentialCache = Map<string, { row: CredentialLookup | null; at: number }>;
