@@ -34,12 +34,12 @@ export function afterCommit(conn: CommonQueryMethods, ...what: Announcement[]): 
  * Runs `handler` with announcements collected for `conn`; returns them with its answer. A handler
  * run again (a transaction retried) starts a fresh list.
  */
-export async function collecting<C extends CommonQueryMethods, T>(conn: C, handler: (conn: C) => Promise<T>): Promise<{ value: T; told: Announcement[] }> {
+export async function collecting<C extends CommonQueryMethods, T>(conn: C, handler: (conn: C) => Promise<T>): Promise<{ value: T; announcements: Announcement[] }> {
   const list = new Set<string>();
   pending.set(conn, list);
   try {
     const value = await handler(conn);
-    return { value, told: [...list].map((one) => JSON.parse(one) as Announcement) };
+    return { value, announcements: [...list].map((one) => JSON.parse(one) as Announcement) };
   } finally {
     pending.delete(conn);
   }

@@ -298,13 +298,13 @@ function wrap(
    * committed, what the handler said to announce goes out. Nothing goes out of a write that failed.
    */
   async function announcing<T>(transact: (collect: <C extends CommonQueryMethods>(conn: C, handler: (conn: C) => Promise<T>) => Promise<T>) => Promise<T>): Promise<T> {
-    let told: Announcement[] = [];
+    let announcements: Announcement[] = [];
     const value = await transact(async (conn, handler) => {
       const out = await collecting(conn, handler);
-      told = out.told;
+      announcements = out.announcements;
       return out.value;
     });
-    for (const what of told) announce(what);
+    for (const what of announcements) announce(what);
     return value;
   }
   /** `busy` with a wait that grows with the line for connections: a second per pool's worth waiting, 1 to 30. */

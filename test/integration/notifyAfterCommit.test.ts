@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
+import { afterCommit } from '../../server/db/afterCommit.ts';
 import { authenticateBearer } from '../../server/core/identity/credentials.ts';
 import { revokeCredentials } from '../../server/core/identity/keys.ts';
 import { openProvider, registerAgent, rest, startTestServer, typeInto, type TestServer } from '../support/server.ts';
@@ -120,5 +121,21 @@ describe.skipIf(!databaseUrl)('writes notify only after their commit', () => {
 
     const names = await senders([...new Set(heard.map((h) => h.pid))]);
     for (const h of heard) expect({ ...h, sender: names.get(h.pid) }).toEqual({ ...h, sender: 'dotpad change feed' });
+  });
+  it('a write that rolls back announces nothing, and one that commits announces once it has', async () => {
+    const { db } = server.core;
+    const marker = `thr_told_${Date.now()}`;
+    await expect(
+      db.write(async (tx) => {
+        afterCommit(tx, { wake: `thread:${marker}-rolled-back` });
+        throw new Error('rolled back');
+      }),
+    ).rejects.toThrow('rolled back');
+    // One announcement goes out after the other, so once the second is heard the first would have been.
+    await db.writeStatement(async (conn) => afterCommit(conn, { wake: `thread:${marker}-committed` }));
+    await expect.poll(() => heard.some((h) => h.payload === `thread:${marker}-committed`)).toBe(true);
+    expect(heard.filter((h) => h.payload.includes(marker)).map((h) => h.payload)).toEqual([`thread:${marker}-committed`]);
+    // Outside a write of Db there is nobody to announce after a commit.
+    expect(() => afterCommit(db.pool, { reads: 'threads' })).toThrow(/afterCommit needs the connection of a write/);
   });
 });

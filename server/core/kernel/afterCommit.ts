@@ -1,11 +1,12 @@
-/**
- * What a write tells every instance once it commits (kept reads dropped, waits woken, credential
- * caches dropped), said from inside its transaction: `afterCommit(tx, { wake: `thread:${id}` })`.
- * Every write to a table kept reads come from, to a thread's version, an inbox or a credential's end
- * says so here; the database tells nobody by itself (migration 0040).
- */
 import type { CommonQueryMethods } from 'slonik';
 import { afterCommit } from '../../db/afterCommit.ts';
+
+/*
+ * What a write tells every instance once it commits (kept reads dropped, waits woken, credential
+ * lookups dropped), said from inside its transaction: `afterCommit(tx, { reads: 'hubs' })`. Every
+ * write to a table kept reads come from, to a thread's version, to an inbox or to a credential's end
+ * says so; no trigger tells anyone any more (docs/storage.md "Changes are told after their commit").
+ */
 
 export { afterCommit, type Announcement, type KeptTable, type WakeKey } from '../../db/afterCommit.ts';
 
