@@ -1,11 +1,11 @@
 import pg from 'pg';
 import type { Logger } from './logger.ts';
 
-/** The channel the triggers of migration 0007 notify when a table that reads keep changes. */
+/** The channel told, with the table's name, when a table that reads keep changes (`afterCommit.ts`). */
 export const READ_CHANGES_CHANNEL = 'dotpad_reads';
-/** The channel the triggers of migration 0008 notify, with the credential's id, when one ends. */
+/** The channel told, with the credential's id, when one ends (revoked, cut short, deleted). */
 export const CREDENTIALS_CHANNEL = 'dotpad_credentials';
-/** The channel the triggers of migrations 0015 and 0018 notify with the key of what waiters wait on. */
+/** The channel told the key of what waiters wait on (`thread:<id>`, `pad:<id>`, `inbox:<participant id>`). */
 export const WAITS_CHANNEL = 'dotpad_waits';
 
 const RETRY_MIN_MS = 200;
@@ -32,9 +32,10 @@ export type ChangeListener = {
 /** The change feed of one instance: what it hears, and what it tells the others. */
 export type ChangeFeed = {
   /**
-   * Tells every instance (this one included) on `channel`, after the change has committed and
-   * outside any write's transaction: a NOTIFY takes a lock over the whole database at commit, which
-   * would let one committing write through at a time. Sent in batches, one statement each.
+   * Tells every other instance on `channel`, after the change has committed and outside any write's
+   * transaction: a NOTIFY takes a lock over the whole database at commit, which would let one
+   * committing write through at a time. Sent in batches, one statement each. The feed does not hand
+   * its own back to the listener: the caller tells this instance's listeners itself, at once.
    */
   announce(channel: string, payload: string): void;
   close(): Promise<void>;
@@ -109,7 +110,10 @@ export function listenForChanges(url: string, log: Logger, listener: ChangeListe
     if (closed) return;
     const next = new pg.Client({ connectionString: url, connectionTimeoutMillis: 10_000, application_name: 'dotpad change feed' });
     client = next;
+    // This instance's own announcements come back to it: it told its own listeners when it announced.
+    let ownPid: number | null = null;
     next.on('notification', (message) => {
+      if (message.processId === ownPid) return;
       if (message.channel === CREDENTIALS_CHANNEL) listener.credentialEnded?.(message.payload ?? '');
       else if (message.channel === WAITS_CHANNEL) listener.woke?.(message.payload ?? '');
       else listener.changed();
@@ -119,6 +123,7 @@ export function listenForChanges(url: string, log: Logger, listener: ChangeListe
     try {
       await next.connect();
       await next.query(`LISTEN ${READ_CHANGES_CHANNEL}; LISTEN ${CREDENTIALS_CHANNEL}; LISTEN ${WAITS_CHANNEL}`);
+      ownPid = (await next.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
     } catch (error) {
       lost((error as Error).message);
       return;

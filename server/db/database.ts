@@ -15,16 +15,22 @@ import {
 } from 'slonik';
 import type { Logger } from './logger.ts';
 import { AppError } from '../../schema/errors.ts';
-import { listenForChanges, READ_CHANGES_CHANNEL, WAITS_CHANNEL, type ChangeFeed, type ChangeListener } from './changeFeed.ts';
+import { listenForChanges, CREDENTIALS_CHANNEL, READ_CHANGES_CHANNEL, WAITS_CHANNEL, type ChangeFeed, type ChangeListener } from './changeFeed.ts';
+import { collecting, type Announcement } from './afterCommit.ts';
+
+export type { Announcement } from './afterCommit.ts';
 
 export type Db = {
   pool: DatabasePool;
   kind: 'postgres' | 'pglite';
-  /** Runs `handler` in one transaction; tracked so /healthz can tell when writes stall. */
+  /**
+   * Runs `handler` in one transaction; tracked so /healthz can tell when writes stall. What the
+   * handler says to announce (`afterCommit` on its connection) is announced once it has committed.
+   */
   write<T>(handler: (tx: DatabaseTransactionConnection) => Promise<T>): Promise<T>;
   /**
    * A write that is a single statement, atomic on its own: no BEGIN and COMMIT round trips around
-   * it. Tracked like `write`.
+   * it. Tracked and announced like `write`.
    */
   writeStatement<T>(handler: (conn: CommonQueryMethods) => Promise<T>): Promise<T>;
   /**
@@ -57,20 +63,19 @@ export type Db = {
    * this process (committed or not), and, on Postgres, of every change another instance commits
    * (`changeFeed.ts`). The embedded store is one process's alone, so it hears everything at once.
    * On Postgres `credentialEnded` hears every credential that ends, and `woke` every key waiters
-   * wait on, this instance's own included; the embedded store tells neither.
+   * wait on, this instance's own included (as it announces them, after their commit); the embedded
+   * store tells neither.
    */
   watchChanges(listener: ChangeListener): void;
   /**
    * Tells every instance, once the caller's change has committed, that `key` moved (`pad:<id>` wakes
-   * the waits on it; `reads` with a table name drops kept reads): on Postgres over the change feed,
-   * outside any write's transaction (`changeFeed.ts`); the embedded store has no other instance.
+   * the waits on it; `reads` with a table name drops kept reads; `credentialEnded` drops credential
+   * caches): on Postgres over the change feed, outside any write's transaction (`changeFeed.ts`); the
+   * embedded store has no other instance. A write says it from inside with `afterCommit`.
    */
   announce(what: Announcement): void;
   close(): Promise<void>;
 };
-
-/** What an instance tells the others after a commit: a key waiters wait on, or a table reads keep. */
-export type Announcement = { wake: string } | { reads: string };
 
 /**
  * slonik's `sql.type(schema)` only declares a row type; this interceptor makes every typed query
@@ -290,6 +295,36 @@ function wrap(
       told.changed();
     }
   }
+  /**
+   * Tells the other instances over the feed, and this one's listeners at once: its kept reads were
+   * dropped when the write finished (`tracked`), its waits and credential lookups hear it here.
+   */
+  function announce(what: Announcement) {
+    if (!feed) return;
+    if ('wake' in what) {
+      feed.announce(WAITS_CHANNEL, what.wake);
+      told.woke?.(what.wake);
+    } else if ('reads' in what) {
+      feed.announce(READ_CHANGES_CHANNEL, what.reads);
+    } else {
+      feed.announce(CREDENTIALS_CHANNEL, what.credentialEnded);
+      told.credentialEnded?.(what.credentialEnded);
+    }
+  }
+  /**
+   * Runs `transact`, which hands its connection and the write's handler to `collect`; once it has
+   * committed, what the handler said to announce goes out. Nothing goes out of a write that failed.
+   */
+  async function announcing<T>(transact: (collect: <C extends CommonQueryMethods>(conn: C, handler: (conn: C) => Promise<T>) => Promise<T>) => Promise<T>): Promise<T> {
+    let announcements: Announcement[] = [];
+    const value = await transact(async (conn, handler) => {
+      const out = await collecting(conn, handler);
+      announcements = out.announcements;
+      return out.value;
+    });
+    for (const what of announcements) announce(what);
+    return value;
+  }
   /** `busy` with a wait that grows with the line for connections: a second per pool's worth waiting, 1 to 30. */
   const busy = () => {
     const seconds = Math.min(30, Math.max(1, Math.ceil(pool.state().waitingClients / bound.size)));
@@ -336,21 +371,22 @@ function wrap(
   return {
     pool,
     kind,
-    write: (handler) => tracked(() => pool.transaction(handler)),
-    writeStatement: (handler) => tracked(() => handler(pool)),
+    write: (handler) => tracked(() => announcing((collect) => pool.transaction((tx) => collect(tx, handler)))),
+    // A connection of its own per write (the pool's methods, which need no `this`), for its announcements.
+    writeStatement: (handler) => tracked(() => announcing((collect) => collect({ ...pool }, handler))),
     writeOrBusy: (handler) =>
       bounded((enter) =>
         tracked(() =>
-          pool.transaction(async (tx) => {
+          announcing((collect) => pool.transaction(async (tx) => {
             enter();
             // On Postgres a write held up by another's lock past the same bound fails (every session's
             // lock_timeout, `withLockTimeout`) and is turned away; the embedded store has one session,
             // so no other holds a lock there.
-            return handler(tx);
-          }),
+            return collect(tx, handler);
+          })),
         ),
       ),
-    statementOrBusy: (handler) => bounded((enter) => tracked(() => onConnection(enter, handler))),
+    statementOrBusy: (handler) => bounded((enter) => tracked(() => announcing((collect) => onConnection(enter, (conn) => collect(conn, handler))))),
     readOrBusy: (handler) => bounded((enter) => onConnection(enter, handler)),
     oldestWriteMs() {
       let oldest = Infinity;
@@ -361,10 +397,7 @@ function wrap(
       listeners.push(listener);
       listener.hearing(hearing);
     },
-    announce(what) {
-      if ('wake' in what) feed?.announce(WAITS_CHANNEL, what.wake);
-      else feed?.announce(READ_CHANGES_CHANNEL, what.reads);
-    },
+    announce,
     async close() {
       if (closed) return;
       closed = true;

@@ -1,21 +1,24 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
+import { afterCommit } from '../../server/db/afterCommit.ts';
+import { authenticateBearer } from '../../server/core/identity/credentials.ts';
+import { revokeCredentials } from '../../server/core/identity/keys.ts';
 import { openProvider, registerAgent, rest, startTestServer, typeInto, type TestServer } from '../support/server.ts';
 
 /**
  * A NOTIFY takes one lock over the whole database while its transaction commits: a write transaction
- * that notifies lets one such write commit at a time, however many run. Pad versions (edit_pad, live
- * typing, undo) tell the other instances after their commit instead, over the change feed's
- * own connection. Heard here: every notification of those writes comes from that connection, never
- * from a pool connection that ran the write. Postgres only (the embedded store has no NOTIFY); in CI
- * Postgres is required.
+ * that notifies lets one such write commit at a time, however many run. No write notifies inside its
+ * transaction: the instance that wrote tells the others after the commit, over the change feed's own
+ * connection (pad versions, posts, threads, inbox items, tasks, seats, ended credentials). Heard
+ * here: every notification of those writes comes from that connection, never from a pool connection
+ * that ran the write. Postgres only (the embedded store has no NOTIFY); in CI Postgres is required.
  */
 const databaseUrl = process.env.TEST_DATABASE_URL;
 if (process.env.CI === 'true' && !databaseUrl) throw new Error('CI=true needs TEST_DATABASE_URL: the notification suite may not be skipped.');
 
 type Heard = { channel: string; payload: string; pid: number };
 
-describe.skipIf(!databaseUrl)('pad writes notify only after their commit', () => {
+describe.skipIf(!databaseUrl)('writes notify only after their commit', () => {
   let server: TestServer;
   let listener: pg.Client;
   const heard: Heard[] = [];
@@ -69,5 +72,70 @@ describe.skipIf(!databaseUrl)('pad writes notify only after their commit', () =>
     const names = await senders([...new Set(heard.map((h) => h.pid))]);
     for (const h of heard) expect({ ...h, sender: names.get(h.pid) }).toEqual({ ...h, sender: 'dotpad change feed' });
     provider.close();
+  });
+  it('a thread, a post with a mention, a DM, a task, a member removed and keys ended notify from the change feed alone', async () => {
+    const owner = await registerAgent(server, 'Owner');
+    const member = await registerAgent(server, 'Member');
+    const hub = (await rest(server, owner.key, 'create_hub', { name: 'Notifies Too' })).body.data;
+    await rest(server, member.key, 'join_hub', { hub: hub.slug });
+    expect((await rest(server, owner.key, 'moderate', { hub: hub.slug, action: 'let_in', who: member.id })).status).toBe(200);
+    await expect.poll(() => heard.some((h) => h.payload === 'hub_members')).toBe(true);
+    heard.length = 0;
+    // Heard since the step began (`from`), so that each step is shown to notify on its own.
+    let from = 0;
+    const step = () => (from = heard.length);
+    const expectHeard = (channel: string, payload: string) => expect.poll(() => heard.slice(from).some((h) => h.channel === channel && h.payload === payload)).toBe(true);
+
+    const thread = (await rest(server, owner.key, 'start_thread', { hub: hub.slug, title: 'Heard', body: 'A thread others hear of.' })).body.data;
+    await expectHeard('dotpad_waits', `thread:${thread.thread_id}`);
+    await expectHeard('dotpad_reads', 'threads');
+    await expectHeard('dotpad_reads', 'hubs');
+    step();
+    const reply = await rest(server, owner.key, 'post_reply', { thread_id: thread.thread_id, body: `Over to you, ${member.handle}.` });
+    expect(reply.status, reply.text).toBe(200);
+    await expectHeard('dotpad_waits', `inbox:${member.id}`);
+
+    step();
+    expect((await rest(server, member.key, 'start_dm', { with: owner.handle, body: 'A word in private.' })).status).toBe(200);
+    await expectHeard('dotpad_waits', `inbox:${owner.id}`);
+
+    step();
+    const task = await rest(server, owner.key, 'create_task', { thread_id: thread.thread_id, title: 'Hear this', assignee: member.id });
+    expect(task.status, task.text).toBe(200);
+    await expectHeard('dotpad_waits', `inbox:${member.id}`);
+    await expectHeard('dotpad_waits', `thread:${thread.thread_id}`);
+
+    const before = (await authenticateBearer(server.core, owner.key)).credentialId;
+    step();
+    expect((await rest(server, owner.key, 'rotate_key', {})).status).toBe(200);
+    await expectHeard('dotpad_credentials', before);
+
+    step();
+    expect((await rest(server, owner.key, 'moderate', { hub: hub.slug, action: 'remove', who: member.id })).status).toBe(200);
+    await expectHeard('dotpad_reads', 'hub_members');
+
+    const revoked = (await authenticateBearer(server.core, member.key)).credentialId;
+    step();
+    await revokeCredentials(server.core, [revoked]);
+    await expectHeard('dotpad_credentials', revoked);
+
+    const names = await senders([...new Set(heard.map((h) => h.pid))]);
+    for (const h of heard) expect({ ...h, sender: names.get(h.pid) }).toEqual({ ...h, sender: 'dotpad change feed' });
+  });
+  it('a write that rolls back announces nothing, and one that commits announces once it has', async () => {
+    const { db } = server.core;
+    const marker = `thr_told_${Date.now()}`;
+    await expect(
+      db.write(async (tx) => {
+        afterCommit(tx, { wake: `thread:${marker}-rolled-back` });
+        throw new Error('rolled back');
+      }),
+    ).rejects.toThrow('rolled back');
+    // One announcement goes out after the other, so once the second is heard the first would have been.
+    await db.writeStatement(async (conn) => afterCommit(conn, { wake: `thread:${marker}-committed` }));
+    await expect.poll(() => heard.some((h) => h.payload === `thread:${marker}-committed`)).toBe(true);
+    expect(heard.filter((h) => h.payload.includes(marker)).map((h) => h.payload)).toEqual([`thread:${marker}-committed`]);
+    // Outside a write of Db there is nobody to announce after a commit.
+    expect(() => afterCommit(db.pool, { reads: 'threads' })).toThrow(/afterCommit needs the connection of a write/);
   });
 });

@@ -83,7 +83,7 @@ describe.skipIf(!redisUrl || !databaseUrl)('revocation across instances', () => 
     expect(heard).toContain(credentialId);
   });
 
-  it('a key revoked straight in the database is heard by every instance, and a renewal closes nothing', async () => {
+  it('a renewal is heard by every instance and closes nothing; a key revoked straight in the database, told by nobody, is refused everywhere all the same', async () => {
     const [a, b] = await pair();
     const { agent, padId, credentialId, live } = await keyedPad(a, b);
     const heard: string[] = [];
@@ -98,7 +98,9 @@ describe.skipIf(!redisUrl || !databaseUrl)('revocation across instances', () => 
     expect(stillGood.status).toBe(200);
     expect(own.closed()).toBe(0);
 
-    // As another service would: straight in the database, past both instances.
+    // As another service would: straight in the database, past both instances, so no instance tells
+    // the others (nor would one that stopped between its commit and its announcement): B's 4 s
+    // lookups and its live connections' 4 s re-check refuse the key and close its connection.
     const fresh = renewed.body.data.agent_key as string;
     const onB = await live(fresh);
     await poke(a, sql.unsafe`UPDATE credentials SET revoked_at = now() WHERE id = ${(await authenticateBearer(a.core, fresh)).credentialId}`);

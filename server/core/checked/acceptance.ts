@@ -11,6 +11,7 @@ import { newId } from '../kernel/secrets.ts';
 import { deliver } from '../inbox/inbox.ts';
 import { findSuggestion, type SuggestionRow } from './suggestions.ts';
 import { settleFixedFlags } from '../threads/flags.ts';
+import { threadsMoved } from '../kernel/afterCommit.ts';
 
 /**
  * Accepting, merging and turning down suggestions: the functions the verify tool, the web app's
@@ -110,7 +111,10 @@ async function recordSuggestedDecision(tx: CommonQueryMethods, s: SuggestionRow,
     INSERT INTO decisions (id, pad_id, thread_id, hub_id, text, decided_by, pad_version, edit_id, proposed, checked_by, checked_at)
     VALUES (${id}, ${s.pad_id}, ${threadId}, ${s.hub_id}, ${s.decision}, ${s.author_id}, ${outcome.version!}, ${outcome.editId}, ${checker === null},
             ${checker?.id ?? null}, ${checker ? sql.fragment`now()` : null})`);
-  if (threadId !== null) await tx.query(sql.unsafe`UPDATE threads SET version = version + 1, updated_at = now() WHERE id = ${threadId}`);
+  if (threadId !== null) {
+    await tx.query(sql.unsafe`UPDATE threads SET version = version + 1, updated_at = now() WHERE id = ${threadId}`);
+    threadsMoved(tx, threadId);
+  }
   return id;
 }
 
@@ -199,7 +203,7 @@ export async function applySuggestion(
       conflicts: outcome.conflicts.map((c) => ({ block_id: c.block_id, reason: c.reason })),
     });
   }
-  await core.db.pool.transaction((tx) => record(tx, outcome));
+  await core.db.write((tx) => record(tx, outcome));
   return decided!;
 }
 

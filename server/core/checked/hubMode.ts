@@ -1,6 +1,7 @@
 import { sql, type CommonQueryMethods } from 'slonik';
 import type { HubRow } from '../../../schema/rows.ts';
 import type { Core } from '../kernel/context.ts';
+import { afterCommit } from '../kernel/afterCommit.ts';
 
 export type ModeChange = { hub: HubRow; mode: HubRow['mode']; changed: boolean };
 
@@ -12,6 +13,7 @@ export type ModeChange = { hub: HubRow; mode: HubRow['mode']; changed: boolean }
 export async function setHubMode(core: Core, tx: CommonQueryMethods, hub: HubRow, mode: HubRow['mode']): Promise<ModeChange> {
   if (hub.mode === mode) return { hub, mode, changed: false };
   await tx.query(sql.unsafe`UPDATE hubs SET mode = ${mode}, updated_at = now() WHERE id = ${hub.id}`);
+  afterCommit(tx, { reads: 'hubs' });
   core.editors.forget();
   return { hub: { ...hub, mode }, mode, changed: true };
 }

@@ -122,7 +122,7 @@ export async function suggestEdit(
     reason,
     saved: change.saved,
   };
-  return core.db.pool.transaction(async (tx) => {
+  return core.db.write(async (tx) => {
     await refuseTooManyWaiting(tx, pad.id, actor.id);
     await tx.query(sql.unsafe`
       INSERT INTO suggestions (id, pad_id, hub_id, author_id, caller, source, base_version, text, changed, sections, small, summary, decision)

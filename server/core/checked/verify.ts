@@ -15,6 +15,7 @@ import { readableThread } from '../threads/threadAccess.ts';
 import { applySuggestion, markSections, recordCheck, turnDownSuggestion } from './acceptance.ts';
 import { requireChecker } from './checkers.ts';
 import { findSuggestion, type SuggestionRow } from './suggestions.ts';
+import { threadsMoved } from '../kernel/afterCommit.ts';
 
 /**
  * verify (SPEC part 4): someone other than the author verifies or turns down a suggestion, a pad
@@ -160,7 +161,10 @@ async function checkOther(tx: CommonQueryMethods, actor: Actor, target: VerifyTa
       });
       if (verdict === 'verified') {
         await tx.query(sql.unsafe`UPDATE decisions SET proposed = false, checked_by = ${actor.id}, checked_at = now() WHERE id = ${decision.id}`);
-        if (decision.thread_id) await tx.query(sql.unsafe`UPDATE threads SET version = version + 1, updated_at = now() WHERE id = ${decision.thread_id}`);
+        if (decision.thread_id) {
+          await tx.query(sql.unsafe`UPDATE threads SET version = version + 1, updated_at = now() WHERE id = ${decision.thread_id}`);
+          threadsMoved(tx, decision.thread_id);
+        }
       }
       return { id: decision.id, subject: 'decision', state: verdict, hub, check_id };
     }
@@ -177,7 +181,7 @@ export async function verifyWork(core: Core, actor: Actor, target: VerifyTarget,
   const hub = { slug: target.hub.slug, mode: target.hub.mode };
   if (target.kind === 'none') {
     const out: Verified = { id: target.id, subject: 'none', state: 'unchanged', hub };
-    if (write) await core.db.pool.transaction((tx) => write.commit(tx, out));
+    if (write) await core.db.write((tx) => write.commit(tx, out));
     return out;
   }
   if (target.kind === 'suggestion' && input.verdict === 'verify') {
@@ -186,7 +190,7 @@ export async function verifyWork(core: Core, actor: Actor, target: VerifyTarget,
     });
     return acceptedOf(decided, hub);
   }
-  return core.db.pool.transaction(async (tx) => {
+  return core.db.write(async (tx) => {
     let out: Verified;
     if (target.kind === 'suggestion') {
       const decided = await turnDownSuggestion(tx, actor, target.suggestion.id, input.note);

@@ -5,6 +5,7 @@ import type { Core } from '../kernel/context.ts';
 import { forbidden, invalid } from '../../../schema/errors.ts';
 import { forgetCredentials } from './credentials.ts';
 import { endGrantsOf } from './oauthTokens.ts';
+import { afterCommit, credentialsEnded } from '../kernel/afterCommit.ts';
 
 const SeatRow = z.object({ participant_id: z.string() });
 
@@ -53,7 +54,10 @@ export async function deleteAccount(core: Core, person: Actor, confirmHandle: st
     await tx.query(sql.unsafe`
       UPDATE participants SET name = 'Deleted person', email = NULL, handle = ${`@deleted-${person.id.slice(4, 16)}`}
       WHERE id = ${person.id}`);
-    return [...agentKeys, ...own];
+    const ended = [...agentKeys, ...own];
+    afterCommit(tx, { reads: 'hubs' }, { reads: 'hub_members' }, { reads: 'item_members' }, { reads: 'link_requests' }, { reads: 'participants' });
+    credentialsEnded(tx, ended);
+    return ended;
   });
   forgetCredentials(core);
   for (const id of revoked) core.sync.closeCredential(id);

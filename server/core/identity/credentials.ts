@@ -9,6 +9,7 @@ import { refuseServerPause } from '../limits/pauses.ts';
 import { hashSecret, newId, newSecret } from '../kernel/secrets.ts';
 import { addressKey, SUSPENDED, suspendedSql } from './standing.ts';
 import { authenticateAccessToken } from './oauthTokens.ts';
+import { afterCommit, credentialsEnded } from '../kernel/afterCommit.ts';
 
 const HandleRow = z.object({ handle: z.string() });
 
@@ -180,6 +181,7 @@ export async function openSession(tx: CommonQueryMethods, input: { name: string;
     throw forbidden(SUSPENDED);
   } else if (input.verified) {
     await tx.query(sql.unsafe`UPDATE participants SET email_verified_at = coalesce(email_verified_at, now()) WHERE id = ${participant.id}`);
+    afterCommit(tx, { reads: 'participants' });
   }
   const session = await issueCredential(tx, participant.id, 'session', 'signin', SESSION_TTL);
   return { participant: publicParticipant(participant), session: session.secret, expiresAt: session.expiresAt };
@@ -217,8 +219,10 @@ type CredentialLookup = z.infer<typeof CredentialWithParticipant>;
 /**
  * Credential lookups are cached for a few seconds, per instance (per store): every call of an agent
  * starts with one. A credential that ends (revoked, cut short, deleted) is heard at once on every
- * instance through the change feed of migration 0008, which drops the cache and closes the live
- * connections opened with it; the TTL bounds what a lost feed could keep (SPEC part 5 allows 5 s).
+ * instance through the change feed (the write that ended it announces it after its commit), which
+ * drops the cache and closes the live connections opened with it; the TTL bounds what a lost feed or
+ * a lost announcement (the writer stopped between its commit and the announcement) could keep, and
+ * the live connections' own re-check (ACCESS_CHECK_MS, 4 s) closes theirs: SPEC part 5 allows 5 s.
  */
 const CREDENTIAL_TTL_MS = 4_000;
 type CredentialCache = Map<string, { row: CredentialLookup | null; at: number }>;
@@ -343,12 +347,14 @@ export async function requireSession(core: Core, token: string | undefined): Pro
 
 /** Revokes a web session at once: lookups on this instance, and its open pad connections too. */
 export async function signOut(core: Core, token: string) {
-  const revoked = await core.db.write((tx) =>
-    tx.anyFirst(sql.type(IdRow)`
+  const revoked = await core.db.write(async (tx) => {
+    const ids = await tx.anyFirst(sql.type(IdRow)`
       UPDATE credentials SET revoked_at = now()
       WHERE secret_hash = ${hashSecret(token)} AND kind = 'session' AND revoked_at IS NULL
-      RETURNING id`),
-  );
+      RETURNING id`);
+    credentialsEnded(tx, ids);
+    return ids;
+  });
   cacheOf(core).delete(hashSecret(token));
   for (const id of revoked) core.sync.closeCredential(id);
 }

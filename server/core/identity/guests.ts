@@ -11,6 +11,7 @@ import { refuseServerPause } from '../limits/pauses.ts';
 import type { ThreadTarget } from '../kernel/policy.ts';
 import { newId } from '../kernel/secrets.ts';
 import { readableThread } from '../threads/threadAccess.ts';
+import { afterCommit, credentialsEnded, threadsMoved } from '../kernel/afterCommit.ts';
 
 /**
  * Guest people (SPEC part 2 "Guest people"): `ppl_…` ids with a 30-day session, only where
@@ -190,9 +191,10 @@ export async function mayPostAsGuest(core: Core, conn: CommonQueryMethods, actor
 
 /** Opens a thread to guests, or closes it; its version rises, as its front matter shows it. */
 export async function setAcceptsGuests(core: Core, tx: CommonQueryMethods, { thread, hub }: ThreadTarget, accepts: boolean) {
-  await tx.query(sql.unsafe`
+  const done = await tx.query(sql.unsafe`
     UPDATE threads SET accepts_guests = ${accepts}, version = version + 1, updated_at = now()
     WHERE id = ${thread.id} AND accepts_guests <> ${accepts}`);
+  if (done.rowCount > 0) threadsMoved(tx, thread.id);
   return {
     thread_id: thread.id,
     title: thread.title,
@@ -221,7 +223,7 @@ export type Merged = { posts: number; threads: readonly string[]; revokedCredent
  * Folds a guest person into an account (at sign-in or email verification): their posts, reactions,
  * threads and pads started, hub and item seats, held names and join requests move to `humanId`, and
  * the guest's sessions are revoked. Threads whose posts moved change version, so no kept page shows
- * the old author. The revocation reaches every instance through the credentials trigger; the caller
+ * the old author. The revocation reaches every instance once the merge commits (`afterCommit`); the caller
  * (sign-in) may also call `forgetCredentials(core)` and `core.sync.closeCredential` with
  * `revokedCredentials` for the instance it runs on, and starts the account's own session.
  */
@@ -244,5 +246,8 @@ export async function mergeGuest(tx: CommonQueryMethods, guestId: string, humanI
   await tx.query(sql.unsafe`UPDATE guest_names SET participant_id = ${humanId} WHERE participant_id = ${guestId}`);
   const revoked = await tx.anyFirst(sql.type(IdRow)`
     UPDATE credentials SET revoked_at = now() WHERE participant_id = ${guestId} AND revoked_at IS NULL RETURNING id`);
+  threadsMoved(tx, ...threads);
+  afterCommit(tx, { reads: 'pads' }, { reads: 'hub_members' }, { reads: 'item_members' });
+  credentialsEnded(tx, revoked);
   return { posts: moved.length, threads, revokedCredentials: revoked };
 }

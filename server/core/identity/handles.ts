@@ -6,6 +6,7 @@ import type { Core } from '../kernel/context.ts';
 import { AppError, invalid, notFound } from '../../../schema/errors.ts';
 import { forgetCredentials } from './credentials.ts';
 import { lockParticipant, paceRefused, requireOwnKey } from './ownKey.ts';
+import { afterCommit } from '../kernel/afterCommit.ts';
 
 export const HANDLE_CHANGES_PER_DAY = 5;
 
@@ -58,6 +59,7 @@ export async function moveHandle(tx: CommonQueryMethods, participantId: string, 
   if (taken !== null) throw new AppError('conflict', `${to} is taken (handles are compared without case, and old ones keep pointing to their holder); choose another.`);
   try {
     await tx.query(sql.unsafe`UPDATE participants SET handle = ${to} WHERE id = ${participantId}`);
+    afterCommit(tx, { reads: 'participants' });
   } catch (error) {
     if (error instanceof UniqueIntegrityConstraintViolationError) throw new AppError('conflict', `${to} was just taken; choose another.`);
     throw error;

@@ -8,6 +8,7 @@ import { AGENT_KEY_TTL, closeEnded, forgetCredentials, issueCredential } from '.
 import { readablePad } from '../pads/pads.ts';
 import { readableThread } from '../threads/threadAccess.ts';
 import { paceRefused, requireOwnKey, lockParticipant } from './ownKey.ts';
+import { credentialsEnded } from '../kernel/afterCommit.ts';
 
 const HOUR = 3_600_000;
 /** After a renewal the old key keeps working this long, so copies of an agent can catch up. */
@@ -37,6 +38,7 @@ export async function rotateKey(core: Core, tx: CommonQueryMethods, actor: Actor
   const previousKeyExpiresAt = Math.min(actor.expiresAt, Date.now() + ROTATION_GRACE);
   await tx.query(sql.unsafe`
     UPDATE credentials SET expires_at = ${new Date(previousKeyExpiresAt).toISOString()} WHERE id = ${actor.credentialId}`);
+  if (previousKeyExpiresAt < actor.expiresAt) credentialsEnded(tx, [actor.credentialId]);
   forgetCredentials(core);
   return { agentKey: fresh.secret, keyExpiresAt: fresh.expiresAt, previousKeyExpiresAt };
 }
@@ -96,10 +98,12 @@ export async function mintSubagent(tx: CommonQueryMethods, actor: Actor, items: 
  */
 export async function revokeCredentials(core: Core, ids: readonly string[]): Promise<string[]> {
   if (!ids.length) return [];
-  const revoked = await core.db.write((tx) =>
-    tx.anyFirst(sql.type(IdRow)`
-      UPDATE credentials SET revoked_at = now() WHERE id = ANY(${sql.array(ids, 'text')}) AND revoked_at IS NULL RETURNING id`),
-  );
+  const revoked = await core.db.write(async (tx) => {
+    const ended = await tx.anyFirst(sql.type(IdRow)`
+      UPDATE credentials SET revoked_at = now() WHERE id = ANY(${sql.array(ids, 'text')}) AND revoked_at IS NULL RETURNING id`);
+    credentialsEnded(tx, ended);
+    return ended;
+  });
   forgetCredentials(core);
   await closeEnded(core, revoked);
   return [...revoked];

@@ -10,6 +10,7 @@ import { participantIdOf } from './handles.ts';
 import type { PlannedWrite } from '../../db/plannedWrite.ts';
 import { countedEvents, recordEvent, spendEvent } from '../limits/participantEvents.ts';
 import { hashSecret, newId } from '../kernel/secrets.ts';
+import { afterCommit, credentialsEnded } from '../kernel/afterCommit.ts';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -70,6 +71,7 @@ async function linkTo(core: Core, tx: CommonQueryMethods, agent: AgentRow, human
   const handle = await freeHandle(tx, `@${plainName(agent.handle)}.${plainName(human.handle)}`, agent.id);
   await tx.query(sql.unsafe`UPDATE participants SET linked_human = ${human.id}, handle = ${handle} WHERE id = ${agent.id}`);
   await tx.query(sql.unsafe`DELETE FROM link_requests WHERE agent_id = ${agent.id}`);
+  afterCommit(tx, { reads: 'participants' }, { reads: 'link_requests' });
   forgetCredentials(core);
   core.log.info('agent linked', { agent: agent.id, human: human.id });
   return human;
@@ -153,6 +155,7 @@ export async function askToLink(core: Core, human: Actor, token: string): Promis
     const open = await tx.oneFirst(sql.type(CountRow)`SELECT count(*) AS n FROM link_requests WHERE agent_id = ${link.agent_id}`);
     if (open >= LINKING.openRequestsPerAgent) throw new AppError('rate_limited', 'This agent has too many open requests; it must answer some first.', { retry_after_seconds: 3600 });
     await tx.query(sql.unsafe`INSERT INTO link_requests (agent_id, human_id) VALUES (${link.agent_id}, ${human.id})`);
+    afterCommit(tx, { reads: 'link_requests' });
     return { agent, status: 'asked' as const };
   });
 }
@@ -185,6 +188,8 @@ async function unlink(core: Core, tx: DatabaseTransactionConnection, agent: Agen
     UPDATE credentials SET revoked_at = now()
     WHERE participant_id = ${agent.id} AND kind = 'agent_key' AND origin = 'settings' AND revoked_at IS NULL
     RETURNING id`);
+  afterCommit(tx, { reads: 'participants' });
+  credentialsEnded(tx, stopped);
   forgetCredentials(core);
   core.log.info('agent unlinked', { agent: agent.id, human: agent.linked_human, keysStopped: stopped.length });
   return [...stopped];
@@ -278,6 +283,7 @@ export async function link(core: Core, actor: Actor, input: LinkAction, write?: 
       return core.db.write(async (tx) => {
         const human = await humanByHandle(tx, input.handle);
         const removed = human ? await tx.query(sql.unsafe`DELETE FROM link_requests WHERE agent_id = ${actor.id} AND human_id = ${human.id}`) : null;
+        afterCommit(tx, { reads: 'link_requests' });
         if (!human || !removed?.rowCount) throw notFound('Nobody by that handle asked to link you; the requests waiting are in link_requests of your replies.');
         return made(tx, { action: 'decline', status: 'declined', handle: human.handle });
       });

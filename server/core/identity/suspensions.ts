@@ -8,6 +8,7 @@ import { forbidden } from '../../../schema/errors.ts';
 import { closeEnded, forgetCredentials } from './credentials.ts';
 import { requireParticipant } from './handles.ts';
 import { addressKey } from './standing.ts';
+import { credentialsEnded } from '../kernel/afterCommit.ts';
 
 /**
  * Platform moderators and the accounts they suspend (SPEC part 4 "Web app only": `suspend`; part 5:
@@ -48,8 +49,8 @@ export type Suspension = { participant: { id: string; kind: 'human' | 'agent'; n
  * `platformModerator` checked). A moderator cannot be suspended
  * here (nor suspend themselves): the configuration names them. Suspending again keeps the first time
  * and takes the new note. Once committed, this instance forgets its cached lookups and closes the
- * live connections of the account and its agents; other instances hear it on the change feed (the
- * trigger of migration 0025 tells them as it tells an ended credential) and do the same.
+ * live connections of the account and its agents; other instances hear it on the change feed (told,
+ * once it commits, as the ending of each of those credentials) and do the same.
  */
 export async function suspendAccount(core: Core, moderator: Actor, input: { who: string; suspended: boolean; note?: string | undefined }): Promise<Suspension> {
   const done = await core.db.write(async (tx) => {
@@ -68,6 +69,8 @@ export async function suspendAccount(core: Core, moderator: Actor, input: { who:
       WHERE (p.id = ${participant.id} OR p.linked_human = ${participant.id}) AND c.revoked_at IS NULL AND c.expires_at > now()`);
     const agents = await tx.oneFirst(sql.type(z.object({ n: z.number() }))`
       SELECT count(*)::int AS n FROM participants WHERE linked_human = ${participant.id}`);
+    // A suspension made or lifted is told as the ending of the account's credentials (and its agents').
+    if (changed.rowCount > 0) credentialsEnded(tx, credentials);
     return { participant, changed: changed.rowCount > 0, credentials, agents };
   });
   forgetCredentials(core);

@@ -12,6 +12,7 @@ import { mergeGuest, type Merged } from './guests.ts';
 import { issueCredential, SESSION_TTL } from './credentials.ts';
 import { forgetFolded } from './signin.ts';
 import { addressKey, refuseDisposable } from './standing.ts';
+import { afterCommit } from '../kernel/afterCommit.ts';
 
 const HOUR = 3_600_000;
 export const VERIFICATION_TTL = 24 * HOUR;
@@ -132,6 +133,7 @@ export async function confirmEmail(core: Core, token: string, browser: Pick<Acto
       await tx.query(sql.unsafe`
         UPDATE participants SET email = ${guest ? null : row.email}, email_key = ${row.email_key}, email_verified_at = now()
         WHERE id = ${row.participant_id}`);
+      afterCommit(tx, { reads: 'participants' });
     }
     const takesBrowser = guest && (!browser || browser.id === row.participant_id || browser.id === target.id);
     const session = takesBrowser ? (await issueCredential(tx, target.id, 'session', 'signin', SESSION_TTL)).secret : null;

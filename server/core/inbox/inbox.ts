@@ -6,6 +6,7 @@ import { decodeCursor, encodeCursor } from '../kernel/cursor.ts';
 import { notFound } from '../../../schema/errors.ts';
 import { clip } from '../kernel/framing.ts';
 import { INBOX_KINDS, INBOX_PAGE_MAX, LEASE_SECONDS_MAX, type InboxKind } from '../../../schema/tools/inbox.ts';
+import { afterCommit } from '../kernel/afterCommit.ts';
 
 /**
  * The inbox (docs/features.md, "Inbox and mentions"): what was sent to a participant, read with
@@ -74,7 +75,7 @@ const oneLine = (text: string) => clip(text.replace(/\s+/g, ' ').trim(), SUMMARY
  * recipient cannot read, one item per recipient and sender per call. Past 20 notices an hour from one
  * sender into one inbox the rest fold into one item, whose count rises and which comes back after
  * any cursor. Each recipient's deliveries are serialized (a lock until commit), so their items
- * commit in seq order.
+ * commit in seq order. `tx` is a write of `Db`: the recipients' waits are woken after its commit.
  */
 export async function deliver(tx: CommonQueryMethods, deliveries: readonly Delivery[]): Promise<void> {
   const seen = new Set<string>();
@@ -116,6 +117,9 @@ export async function deliver(tx: CommonQueryMethods, deliveries: readonly Deliv
       count = x.count + 1, seq = nextval('inbox_items_seq'), last_at = now(), kind = EXCLUDED.kind,
       thread_id = EXCLUDED.thread_id, post_id = EXCLUDED.post_id, task_id = EXCLUDED.task_id, dm_id = EXCLUDED.dm_id,
       hub_id = EXCLUDED.hub_id, summary = EXCLUDED.summary, quiet = EXCLUDED.quiet, chain = EXCLUDED.chain`);
+  // Recipients' waits wake once this commits, unless the item is quiet. One that the access check kept
+  // out is woken too: the wait looks, finds nothing new, and waits on.
+  afterCommit(tx, ...rows.filter((row) => !row.quiet).map((row) => ({ wake: `inbox:${row.recipient_id}` as const })));
 }
 
 /** A task's item (assigned, review, handed in, done) for each of `to` there is, one each. */

@@ -2,6 +2,13 @@ import type { Db } from '../../db/database.ts';
 
 /** Past this many kept reads, all are dropped at once (they are cheap to read again). */
 const MAX_ENTRIES = 20_000;
+/**
+ * The largest age of any kept read. Changes are told after their commit by the instance that wrote
+ * them (`afterCommit`); one that stopped between its commit and telling leaves the others' reads
+ * (who may read a thread, which hubs one sits in) as they were: this bounds how long, below the 5 s
+ * SPEC part 5 gives a revocation.
+ */
+export const KEPT_READ_MS = 4_000;
 
 export type ReadCache = ReturnType<typeof createReadCache>;
 
@@ -13,11 +20,11 @@ export type ReadCache = ReturnType<typeof createReadCache>;
  * cannot be heard (the feed's connection is down) nothing is kept.
  *
  * A read that was loading while a change came is handed to its caller but not kept: it may hold
- * what was there before the change. A read of something the feed carries only in part is kept with
- * a largest age (`maxAgeMs`), past which it is read again though nothing was heard.
+ * what was there before the change. Every read is read again once KEPT_READ_MS old though nothing was
+ * heard; a read of something the feed carries only in part is kept a shorter while (`maxAgeMs`).
  */
 export function createReadCache(db: Pick<Db, 'watchChanges'>, now: () => number = performance.now.bind(performance)) {
-  /** Each read with when it goes stale on its own (Infinity: only a change drops it). */
+  /** Each read with when it goes stale on its own. */
   const kept = new Map<string, { value: unknown; until: number }>();
   let generation = 0;
   let hearing = false;
@@ -38,8 +45,9 @@ export function createReadCache(db: Pick<Db, 'watchChanges'>, now: () => number 
       return hearing;
     },
     /**
-     * The kept read of `key`, or what `load` reads now, kept for the next caller. With `maxAgeMs`, a
-     * read of something the change feed does not carry in full is also read again once that old.
+     * The kept read of `key`, or what `load` reads now, kept for the next caller until a change or
+     * KEPT_READ_MS; with `maxAgeMs`, a read of something the change feed does not carry in full is read
+     * again once that old.
      */
     async read<T>(key: string, load: () => Promise<T>, options: { maxAgeMs?: number } = {}): Promise<T> {
       const found = hearing ? kept.get(key) : undefined;
@@ -48,7 +56,7 @@ export function createReadCache(db: Pick<Db, 'watchChanges'>, now: () => number 
       const value = await load();
       if (hearing && at === generation) {
         if (kept.size >= MAX_ENTRIES) kept.clear();
-        kept.set(key, { value, until: options.maxAgeMs === undefined ? Infinity : now() + options.maxAgeMs });
+        kept.set(key, { value, until: now() + Math.min(options.maxAgeMs ?? KEPT_READ_MS, KEPT_READ_MS) });
       }
       return value;
     },

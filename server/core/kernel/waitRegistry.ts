@@ -30,8 +30,8 @@ export type WaitRegistry = ReturnType<typeof createWaitRegistry>;
 /**
  * This instance's open waits, filed under the keys of what they wait on. A wait holds no database
  * connection: it is checked once when it starts and again only when one of its keys is woken. Keys
- * are woken by the notifications of migrations 0015 and 0018, which every instance hears for every
- * commit on Postgres (its own included), and by this instance's live pads as their versions commit.
+ * are woken by what writes announce after their commit (`afterCommit`), which every instance hears
+ * on Postgres (its own included), and by this instance's live pads as their versions commit.
  * The embedded store tells no keys but has no other instance either: after each of its writes every
  * wait is checked. Checks of the same version, however many wait on it, are one query; checks woken
  * together are one query for them all.

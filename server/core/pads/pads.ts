@@ -18,6 +18,7 @@ import { newId } from '../kernel/secrets.ts';
 import type { EditablePad } from '../kernel/editors.ts';
 import { mayLock, requireUnlocked } from '../kernel/locks.ts';
 import { sections, type Section } from './sections.ts';
+import { afterCommit } from '../kernel/afterCommit.ts';
 
 
 
@@ -100,6 +101,7 @@ export async function createPad(
     await tx.query(sql.unsafe`
       INSERT INTO pads (id, hub_id, thread_id, title, created_by) VALUES (${padId}, ${hub.id}, ${threadId}, ${input.title}, ${actor.id})`);
     await tx.query(sql.unsafe`UPDATE hubs SET updated_at = now() WHERE id = ${hub.id}`);
+    afterCommit(tx, { reads: 'hubs' }, ...(threadId === null ? [] : [{ reads: 'pads' as const }]));
   };
   const made = await core.sync.createPad(padId, authorOf(actor), text, prepare, answering(write, (first: { version: number; blocks: number }) => created(first.version, first.blocks)));
   return created(made.version, made.blocks);

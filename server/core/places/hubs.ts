@@ -16,6 +16,7 @@ import { readsVerifiedSql } from '../identity/standing.ts';
 import type { Reach } from '../kernel/result.ts';
 import { SILENCE_DAYS } from '../../../schema/tools/moderation.ts';
 import { ownerActiveMs, TakeoverJson, waitingTakeoverJson, withDue, type TakeoverRequest } from './takeover.ts';
+import { afterCommit } from '../kernel/afterCommit.ts';
 
 export const HUB_PAGE = 30;
 
@@ -70,6 +71,7 @@ export async function createHub(tx: CommonQueryMethods, actor: Actor, input: { n
   }
   await tx.query(sql.unsafe`
     INSERT INTO hub_members (hub_id, participant_id, role) VALUES (${id}, ${actor.id}, 'owner')`);
+  afterCommit(tx, { reads: 'hubs' }, { reads: 'hub_members' });
   return { hub_id: id, slug, name: input.name };
 }
 

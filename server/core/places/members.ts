@@ -11,6 +11,7 @@ import { seatInHub } from './seats.ts';
 import type { MemberCan } from '../../../schema/tools/hubs.ts';
 import type { ModerateAction } from '../../../schema/tools/members.ts';
 import { ownersAndHelpers } from './deciders.ts';
+import { afterCommit } from '../kernel/afterCommit.ts';
 
 /** Members and waiting requests shown at once by open_hub and the hub page; the rest are counted. */
 export const PEOPLE_SHOWN = 100;
@@ -157,11 +158,13 @@ export async function moderate(
     if (!memberCan(seat, was).remove) throw forbidden('Only the owner removes a helper; helpers remove members.');
     await tx.query(sql.unsafe`DELETE FROM hub_members WHERE hub_id = ${hub.id} AND participant_id = ${person.id}`);
     await tx.query(sql.unsafe`DELETE FROM item_members WHERE hub_id = ${hub.id} AND participant_id = ${person.id}`);
+    afterCommit(tx, { reads: 'hub_members' }, { reads: 'item_members' });
     return { hub, action, person, role: null, changed: true };
   }
   const role = action === 'name_helper' ? 'helper' : 'member';
   if (role === was) return { hub, action, person, role, changed: false };
   await tx.query(sql.unsafe`UPDATE hub_members SET role = ${role} WHERE hub_id = ${hub.id} AND participant_id = ${person.id}`);
+  afterCommit(tx, { reads: 'hub_members' });
   return { hub, action, person, role, changed: true };
 }
 
@@ -176,6 +179,7 @@ export type GuideChange = { hub: HubRow; characters: number; changed: boolean };
 export async function setHubGuide(tx: CommonQueryMethods, actor: Actor, hub: HubRow, text: string): Promise<GuideChange> {
   if (text === hub.readme) return { hub, characters: text.length, changed: false };
   await tx.query(sql.unsafe`UPDATE hubs SET readme = ${text}, readme_by = ${text ? actor.id : null}, updated_at = now() WHERE id = ${hub.id}`);
+  afterCommit(tx, { reads: 'hubs' });
   return { hub: { ...hub, readme: text }, characters: text.length, changed: true };
 }
 
@@ -223,6 +227,7 @@ export async function setHubVisibility(
   const guestsChanged = guests !== hub.accepts_guests;
   if (!moving && !guestsChanged) return { hub, audience: hub.audience, status: 'unchanged', reach, accepts_guests: guests, guests_changed: false };
   await tx.query(sql.unsafe`UPDATE hubs SET audience = ${input.audience}, accepts_guests = ${guests}, updated_at = now() WHERE id = ${hub.id}`);
+  afterCommit(tx, { reads: 'hubs' });
   const status = !moving ? 'unchanged' : input.audience === 'public' ? 'published' : 'made_private';
   return { hub: { ...hub, audience: input.audience, accepts_guests: guests }, audience: input.audience, status, reach, accepts_guests: guests, guests_changed: guestsChanged };
 }

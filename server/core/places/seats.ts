@@ -1,6 +1,7 @@
 import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import { AppError } from '../../../schema/errors.ts';
+import { afterCommit } from '../kernel/afterCommit.ts';
 
 /** SPEC part 8 "Identity and registration": members per thread, pad or hub. */
 const MEMBERS_MAX = 5_000;
@@ -32,6 +33,7 @@ export async function seatInHub(tx: CommonQueryMethods, hub: { id: string; slug:
   await tx.query(sql.unsafe`
     INSERT INTO hub_members (hub_id, participant_id, role) VALUES (${hub.id}, ${participantId}, 'member')
     ON CONFLICT DO NOTHING`);
+  afterCommit(tx, { reads: 'hub_members' });
 }
 
 /** Seats a participant in one thread or pad of a hub by an invite (nothing when already seated), unless it is full. */
@@ -41,4 +43,5 @@ export async function seatInItem(tx: CommonQueryMethods, item: { id: string; hub
     INSERT INTO item_members (item_id, participant_id, hub_id, invite_id)
     VALUES (${item.id}, ${participantId}, ${item.hubId}, ${item.inviteId})
     ON CONFLICT DO NOTHING`);
+  afterCommit(tx, { reads: 'item_members' });
 }

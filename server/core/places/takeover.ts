@@ -9,6 +9,7 @@ import type { HubTarget } from '../kernel/policy.ts';
 import { newId } from '../kernel/secrets.ts';
 import { deliver } from '../inbox/inbox.ts';
 import { isVerified } from '../identity/standing.ts';
+import { afterCommit } from '../kernel/afterCommit.ts';
 
 /**
  * Taking over a hub whose owner went quiet (SPEC part 3 "Hub states", part 8 "Owner silence",
@@ -73,6 +74,7 @@ export async function handOver(tx: CommonQueryMethods, hub: Pick<HubRow, 'id' | 
     ON CONFLICT (hub_id, participant_id) DO UPDATE SET role = 'owner'`);
   await tx.query(sql.unsafe`UPDATE hubs SET owner_id = ${newOwner}, owner_silent_since = NULL, owner_seen_at = now(), updated_at = now() WHERE id = ${hub.id}`);
   await tx.query(sql.unsafe`UPDATE takeover_requests SET state = ${reason === 'taken_over' ? 'done' : 'cancelled'}, reason = ${reason}, ended_at = now() WHERE hub_id = ${hub.id} AND state = 'waiting'`);
+  afterCommit(tx, { reads: 'hubs' }, { reads: 'hub_members' }, { reads: 'takeover_requests' });
   await deliver(tx, [{ to: hub.owner_id, kind: 'takeover', from: newOwner, hub_id: hub.id, summary: `took over ${hub.name} after ${SILENCE_DAYS} quiet days; you are a helper of it now` }]);
 }
 
@@ -84,8 +86,10 @@ export async function takeOverHub(core: Core, tx: CommonQueryMethods, actor: Act
   const waiting = await waitingTakeover(tx, hub.id);
   if (seat === 'owner') {
     await tx.query(sql.unsafe`UPDATE hubs SET owner_seen_at = now(), owner_silent_since = NULL WHERE id = ${hub.id}`);
+    afterCommit(tx, { reads: 'hubs' });
     if (!waiting) return { hub, status: 'no_request', request: null };
     await tx.query(sql.unsafe`UPDATE takeover_requests SET state = 'cancelled', reason = 'owner_objected', ended_at = now() WHERE id = ${waiting.id}`);
+    afterCommit(tx, { reads: 'takeover_requests' });
     await deliver(tx, [{ to: waiting.asker_id, kind: 'takeover', from: actor.id, hub_id: hub.id, summary: `objected: ${hub.name} stays theirs` }]);
     return { hub, status: 'objected', request: null };
   }
@@ -112,6 +116,7 @@ export async function takeOverHub(core: Core, tx: CommonQueryMethods, actor: Act
   }
   const id = newId('tko_');
   await tx.query(sql.unsafe`INSERT INTO takeover_requests (id, hub_id, asker_id) VALUES (${id}, ${hub.id}, ${actor.id})`);
+  afterCommit(tx, { reads: 'takeover_requests' });
   await deliver(tx, [
     {
       to: hub.owner_id,

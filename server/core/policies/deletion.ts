@@ -7,6 +7,7 @@ import type { HubRow, PadRow } from '../../../schema/rows.ts';
 import { forbidden } from '../../../schema/errors.ts';
 import { allows, requireWriter } from '../kernel/rights.ts';
 import { readHub, readPad } from './policies.ts';
+import { afterCommit } from '../kernel/afterCommit.ts';
 
 /**
  * Deleting a pad or a whole hub (the web app's `ui_delete_pad`, `ui_delete_hub`). A first call
@@ -50,6 +51,7 @@ export async function deletePad(core: Core, tx: CommonQueryMethods, actor: Actor
   if (!confirm) return out;
   await tx.query(sql.unsafe`UPDATE pads SET deleted_at = now(), deleted_by = ${actor.id} WHERE id = ${pad.id} AND deleted_at IS NULL`);
   await tx.query(sql.unsafe`DELETE FROM hub_front_pads WHERE pad_id = ${pad.id}`);
+  afterCommit(tx, { reads: 'pads' });
   // Edit grants kept for a few seconds would outlive the pad on this instance.
   core.editors.forget();
   return { ...out, deleted: true };
@@ -64,6 +66,7 @@ export async function deleteHub(core: Core, tx: CommonQueryMethods, actor: Actor
   const out = { kind: 'hub' as const, id: hub.id, name: hub.name, deleted: false, ...counts };
   if (!confirm) return out;
   await tx.query(sql.unsafe`UPDATE hubs SET deleted_at = now(), deleted_by = ${actor.id} WHERE id = ${hub.id} AND deleted_at IS NULL`);
+  afterCommit(tx, { reads: 'hubs' });
   core.editors.forget();
   return { ...out, deleted: true };
 }

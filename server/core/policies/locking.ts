@@ -8,6 +8,7 @@ import type { PolicyScope } from '../kernel/policy.ts';
 import { mayLock } from '../kernel/locks.ts';
 import { allows, type Seat } from '../kernel/rights.ts';
 import { readPad, readThread } from './policies.ts';
+import { afterCommit, threadsMoved } from '../kernel/afterCommit.ts';
 
 /**
  * `moderate` lock and unlock (SPEC part 2 "Hub roles and rights"): a locked thread takes no posts,
@@ -53,6 +54,8 @@ export async function lockItem(core: Core, tx: CommonQueryMethods, actor: Actor,
       ? await tx.query(sql.unsafe`UPDATE threads SET ${set}, version = version + 1, updated_at = now() WHERE id = ${target.id} AND ${when}`)
       : await tx.query(sql.unsafe`UPDATE pads SET ${set}, updated_at = now() WHERE id = ${target.id} AND ${when}`);
   const changed = done.rowCount > 0;
+  if (changed && target.kind === 'thread') threadsMoved(tx, target.id);
+  else if (changed) afterCommit(tx, { reads: 'pads' });
   if (changed) core.editors.forget();
   const lockedBy = changed ? (action === 'lock' ? actor.id : null) : target.locked_by;
   return { kind: target.kind, item_id: target.id, action, locked: lockedBy !== null, locked_by: lockedBy, changed };

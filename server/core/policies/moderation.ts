@@ -7,6 +7,7 @@ import { lockTarget, type LockTarget } from './locking.ts';
 import { hubWith, moderateHub, readPost, readThread } from './policies.ts';
 import type { HubTarget, Policy, PostTarget, PolicyScope, ThreadTarget } from '../kernel/policy.ts';
 import { allows } from '../kernel/rights.ts';
+import { threadsMoved } from '../kernel/afterCommit.ts';
 
 /**
  * `moderate` on posts and threads (SPEC part 2 "Hub roles and rights"): the hub's owner and helpers
@@ -92,7 +93,10 @@ export async function moderatePost(tx: CommonQueryMethods, actor: Actor, { post,
   }[action];
   const done = await tx.query(sql.unsafe`UPDATE posts SET ${change}`);
   const changed = done.rowCount > 0;
-  if (changed) await tx.query(sql.unsafe`UPDATE threads SET version = version + 1, updated_at = now() WHERE id = ${thread.id}`);
+  if (changed) {
+    await tx.query(sql.unsafe`UPDATE threads SET version = version + 1, updated_at = now() WHERE id = ${thread.id}`);
+    threadsMoved(tx, thread.id);
+  }
   const state = await tx.one(sql.type(PostStateRow)`
     SELECT o.hidden_at IS NOT NULL AS hidden, o.deleted_at IS NOT NULL AS deleted, t.version
     FROM posts o JOIN threads t ON t.id = o.thread_id WHERE o.id = ${post.id}`);

@@ -8,6 +8,7 @@ import { EDITS_PER_POST } from '../../../schema/tools/ownWork.ts';
 import { foldReason } from '../threads/folding.ts';
 import { reactToPost } from './policies.ts';
 import { moderatePost } from './moderation.ts';
+import { threadsMoved } from '../kernel/afterCommit.ts';
 
 /**
  * A person's own posts (the web app's `ui_edit_post` and `ui_delete_post`): only the author edits or
@@ -58,6 +59,7 @@ export async function editOwnPost(core: Core, tx: CommonQueryMethods, actor: Act
     WHERE id = ${post.id}`);
   const version = await tx.oneFirst(sql.type(VersionRow)`
     UPDATE threads SET version = version + 1, updated_at = now() WHERE id = ${thread.id} RETURNING version`);
+  threadsMoved(tx, thread.id);
   const edits = state.edit_count + 1;
   return { post_id: post.id, thread_id: thread.id, edits, edits_left: EDITS_PER_POST - edits, version, changed: true };
 }

@@ -5,6 +5,7 @@ import type { HubRow } from '../../../schema/rows.ts';
 import { forbidden } from '../../../schema/errors.ts';
 import { allows, requireWriter, type Seat } from '../kernel/rights.ts';
 import { readHub, readPad, readThread } from './policies.ts';
+import { afterCommit, threadsMoved } from '../kernel/afterCommit.ts';
 
 /**
  * Renaming a hub, a thread or a pad (the web app's `ui_rename`): the hub's owner and helpers rename
@@ -46,5 +47,7 @@ const COLUMN = { hub: sql.fragment`name`, thread: sql.fragment`title`, pad: sql.
 export async function renameItem(tx: CommonQueryMethods, target: RenameTarget, name: string) {
   const done = await tx.query(sql.unsafe`
     UPDATE ${TABLE[target.kind]} = ${name}, updated_at = now() WHERE id = ${target.id} AND ${COLUMN[target.kind]} <> ${name}`);
+  if (done.rowCount > 0 && target.kind === 'thread') threadsMoved(tx, target.id);
+  else if (done.rowCount > 0) afterCommit(tx, { reads: target.kind === 'hub' ? 'hubs' : 'pads' });
   return { kind: target.kind, id: target.id, name, ...(target.kind === 'hub' ? { slug: target.hub.slug } : {}), changed: done.rowCount > 0 };
 }

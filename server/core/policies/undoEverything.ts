@@ -14,6 +14,7 @@ import { linkedGroup } from '../identity/linkedGroup.ts';
 import { authorOf } from '../pads/pads.ts';
 import { HELD } from '../tasks/tasks.ts';
 import { hubWith } from './policies.ts';
+import { threadsMoved } from '../kernel/afterCommit.ts';
 
 /**
  * `undo_everything` (SPEC part 4 "Hubs"): the hub's owner and helpers undo what one participant did
@@ -101,8 +102,11 @@ export function standingRun(conn: CommonQueryMethods, hubId: string, id: string)
     WHERE hub_id = ${hubId} AND target_id = ${id} AND taken_back_at IS NULL ORDER BY created_at DESC, id DESC LIMIT 1`);
 }
 
-const bumpThreads = (tx: CommonQueryMethods, ids: readonly string[]) =>
-  ids.length ? tx.query(sql.unsafe`UPDATE threads SET version = version + 1, updated_at = now() WHERE id = ANY(${sql.array([...new Set(ids)], 'text')})`) : null;
+function bumpThreads(tx: CommonQueryMethods, ids: readonly string[]) {
+  if (!ids.length) return null;
+  threadsMoved(tx, ...new Set(ids));
+  return tx.query(sql.unsafe`UPDATE threads SET version = version + 1, updated_at = now() WHERE id = ANY(${sql.array([...new Set(ids)], 'text')})`);
+}
 
 const record = (tx: CommonQueryMethods, runId: string, kind: string, rows: readonly { ref: string; detail: object }[]) =>
   rows.length

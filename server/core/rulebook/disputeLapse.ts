@@ -1,6 +1,7 @@
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { HOUR, movedObjects, type TransactionRule } from './rule.ts';
+import { threadsMoved } from '../kernel/afterCommit.ts';
 
 export const LAPSE_DAYS = 14;
 
@@ -19,6 +20,7 @@ export const disputeLapse: TransactionRule = {
       UPDATE threads SET flag = 'unresolved', flag_moved_at = ${now.toISOString()}, flag_moved_by = NULL, version = version + 1
       WHERE flag = 'open' AND updated_at < ${before}
       RETURNING id`);
+    threadsMoved(tx, ...moved);
     return movedObjects(moved);
   },
 };

@@ -2,6 +2,7 @@ import { sql } from 'slonik';
 import { z } from 'zod';
 import { HELD, IDLE_HOURS } from '../tasks/tasks.ts';
 import { HOUR, movedObjects, type TransactionRule } from './rule.ts';
+import { threadsMoved } from '../kernel/afterCommit.ts';
 
 /**
  * Idle task (SPEC part 3 "Task timing"): a task someone holds with no progress for 48 hours opens
@@ -18,7 +19,10 @@ export const idleTask: TransactionRule = {
       WHERE state = ANY(${sql.array([...HELD], 'text')}) AND progress_at < ${before}
       RETURNING id, thread_id`);
     const threads = [...new Set(rows.map((row) => row.thread_id))];
-    if (threads.length) await tx.query(sql.unsafe`UPDATE threads SET version = version + 1, updated_at = now() WHERE id = ANY(${sql.array(threads, 'text')})`);
+    if (threads.length) {
+      await tx.query(sql.unsafe`UPDATE threads SET version = version + 1, updated_at = now() WHERE id = ANY(${sql.array(threads, 'text')})`);
+      threadsMoved(tx, ...threads);
+    }
     return movedObjects(rows.map((row) => row.id));
   },
 };

@@ -4,6 +4,7 @@ import { SILENCE_DAYS } from '../../../schema/tools/moderation.ts';
 import { deliver } from '../inbox/inbox.ts';
 import { ownerActiveSql } from '../places/takeover.ts';
 import { movedObjects, type Rule } from './rule.ts';
+import { afterCommit } from '../kernel/afterCommit.ts';
 
 const DAY = 86_400_000;
 const SilentRow = z.object({ id: z.string(), name: z.string(), owner_id: z.string() });
@@ -25,6 +26,7 @@ export const ownerSilence: Rule = {
       UPDATE hubs h SET owner_silent_since = ${now.toISOString()}
       WHERE h.owner_silent_since IS NULL AND h.deleted_at IS NULL AND ${ownerActiveSql('h')} < ${before}
       RETURNING h.id, h.name, h.owner_id`);
+    if (back.rowCount > 0 || silent.length) afterCommit(tx, { reads: 'hubs' });
     if (silent.length) {
       const helpers = await tx.any(sql.type(HelperRow)`
         SELECT hub_id, participant_id FROM hub_members WHERE role = 'helper' AND hub_id = ANY(${sql.array(silent.map((h) => h.id), 'text')})`);

@@ -4,6 +4,7 @@ import { NOTICE_DAYS } from '../../../schema/tools/moderation.ts';
 import { deliver } from '../inbox/inbox.ts';
 import { handOver, ownerActiveSql } from '../places/takeover.ts';
 import { movedObjects, type Rule } from './rule.ts';
+import { afterCommit } from '../kernel/afterCommit.ts';
 
 const DAY = 86_400_000;
 const RequestRow = z.object({
@@ -41,6 +42,7 @@ export const takeoverNotice: Rule = {
       if (request.owner_acted || !request.still_asks) {
         const reason = request.owner_acted ? 'owner_active' : 'no_longer_open';
         await tx.query(sql.unsafe`UPDATE takeover_requests SET state = 'cancelled', reason = ${reason}, ended_at = ${now.toISOString()} WHERE id = ${request.id}`);
+        afterCommit(tx, { reads: 'takeover_requests' });
         const summary = request.owner_acted
           ? `is active in ${request.name} again: your takeover request ended`
           : `owns ${request.name} still: your takeover request ended, as you left it or it has a helper now`;

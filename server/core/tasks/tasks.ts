@@ -12,6 +12,7 @@ import { newId } from '../kernel/secrets.ts';
 import { noticeTask } from '../inbox/inbox.ts';
 import { blocksAt } from '../../../sync/versions.ts';
 import { TASK_ACTIONS, TASK_PAGE_MAX, TASK_STATES, type TaskState } from '../../../schema/tools/tasks.ts';
+import { threadsMoved } from '../kernel/afterCommit.ts';
 
 export type { TaskState };
 
@@ -99,6 +100,7 @@ async function seated(conn: CommonQueryMethods, ref: string, target: ThreadTarge
 
 async function bumpThread(tx: CommonQueryMethods, threadId: string) {
   await tx.query(sql.unsafe`UPDATE threads SET version = version + 1, updated_at = now() WHERE id = ${threadId}`);
+  threadsMoved(tx, threadId);
 }
 
 export type TaskChange = { task: Task; did: string };

@@ -8,6 +8,7 @@ import { editPad, type EditPadInput, type PadEdit } from '../pads/padEdits.ts';
 import type { PlannedWrite } from '../../db/plannedWrite.ts';
 import { newId } from '../kernel/secrets.ts';
 import { settleFixedFlags, settlesFlags } from './flags.ts';
+import { threadsMoved } from '../kernel/afterCommit.ts';
 
 /**
  * Decisions (SPEC part 4 `edit_pad` `decision`): a short text recorded with a pad edit, in the
@@ -62,6 +63,7 @@ export async function recordDecision(
     VALUES (${id}, ${pad.id}, ${pad.thread_id}, ${hub.id}, ${input.text}, ${actor.id}, ${input.version}, ${input.editId}, ${isUnclickedAssistant(actor)})`);
   if (pad.thread_id !== null) {
     await tx.query(sql.unsafe`UPDATE threads SET version = version + 1, updated_at = now() WHERE id = ${pad.thread_id}`);
+    threadsMoved(tx, pad.thread_id);
   }
   return { id, thread_id: pad.thread_id, proposed: isUnclickedAssistant(actor) };
 }

@@ -11,6 +11,7 @@ import type { PadEdit } from '../pads/padEdits.ts';
 import type { EditablePad } from '../kernel/editors.ts';
 import { allows } from '../kernel/rights.ts';
 import { isVerified } from '../identity/standing.ts';
+import { threadsMoved } from '../kernel/afterCommit.ts';
 
 /**
  * Threads about a pad section, and flags on one (SPEC part 3 "Flag (dispute) on a pad section"): a
@@ -84,6 +85,7 @@ export async function settleIn(tx: CommonQueryMethods, actor: Actor, threadId: s
     UPDATE threads SET flag = 'settled', flag_moved_at = now(), flag_moved_by = ${actor.id}, version = version + 1, updated_at = now()
     WHERE id = ${threadId} AND flag IN ('open', 'unresolved')
     RETURNING flag, version`);
+  if (row) threadsMoved(tx, threadId);
   return row && { flag: row.flag!, version: row.version };
 }
 

@@ -14,6 +14,7 @@ import { noticePost, type MentionNote } from '../inbox/mentions.ts';
 import { loadPosts, postPages, type PostView, type PostSelector, type Reaction } from './posts.ts';
 import { readableThread } from './threadAccess.ts';
 import { foldReason } from './folding.ts';
+import { afterCommit, threadsMoved } from '../kernel/afterCommit.ts';
 
 const PostCountRow = z.object({ post_count: z.number() });
 const IdReplyToRow = z.object({ id: z.string(), reply_to: z.string().nullable() });
@@ -30,6 +31,7 @@ async function appendPost(tx: CommonQueryMethods, threadId: string, author: Acto
     UPDATE threads SET post_count = post_count + 1, version = version + 1, updated_at = now()
       ${folded === null ? sql.fragment`` : sql.fragment`, status = 'folded'`}
     WHERE id = ${threadId} RETURNING post_count`);
+  threadsMoved(tx, threadId);
   const id = newId('msg_');
   await tx.query(sql.unsafe`
     INSERT INTO posts (id, thread_id, seq, author_id, body, reply_to, folded, caller)
@@ -67,6 +69,7 @@ export async function startThread(
     VALUES (${threadId}, ${hub.id}, ${input.title}, ${actor.id}, 0, ${about?.padId ?? null}, ${about?.block ?? null}, ${about?.title ?? null},
             ${about?.flag ? 'open' : null}, ${about?.flag ? sql.fragment`now()` : null}, ${about?.flag ? actor.id : null})`);
   await tx.query(sql.unsafe`UPDATE hubs SET updated_at = now() WHERE id = ${hub.id}`);
+  afterCommit(tx, { reads: 'hubs' });
   const folded = input.folded ?? null;
   const post = await appendPost(tx, threadId, actor, input.body, null, folded);
   const mentions = await noticePost(tx, actor, { id: threadId, hub_id: hub.id }, { id: post.id, body: input.body, reply_to: null });
@@ -194,6 +197,7 @@ export async function markAnswer(tx: CommonQueryMethods, actor: Actor, { post, t
         version = version + 1, updated_at = now()
     WHERE id = ${thread.id}
     RETURNING status, version, answer_post_id`);
+  threadsMoved(tx, thread.id);
   const settled = !unmark && thread.flag !== null && allows(seat, 'moderate') ? await settleIn(tx, actor, thread.id) : null;
   return {
     ...base,
@@ -218,6 +222,7 @@ export async function react(tx: CommonQueryMethods, actor: Actor, { post, thread
         ON CONFLICT DO NOTHING`);
   if (changed.rowCount > 0) {
     await tx.query(sql.unsafe`UPDATE threads SET version = version + 1, updated_at = now() WHERE id = ${thread.id}`);
+    threadsMoved(tx, thread.id);
   }
   const count = await tx.oneFirst(sql.type(CountRow)`
     SELECT count(*) AS n FROM reactions WHERE post_id = ${post.id} AND reaction = ${input.reaction}`);
