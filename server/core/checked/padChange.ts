@@ -1,5 +1,4 @@
-import { sql, type CommonQueryMethods } from 'slonik';
-import { z } from 'zod';
+import type { CommonQueryMethods } from 'slonik';
 import type { PlannedWrite } from '../../db/plannedWrite.ts';
 import type { Actor } from '../kernel/actor.ts';
 import type { Core } from '../kernel/context.ts';
@@ -19,22 +18,14 @@ import { requireUnlocked } from '../kernel/locks.ts';
  */
 export type PadChangeTarget = EditablePad & { suggest: Exclude<SuggestReason, 'edit_war'> | null };
 
-const SectionRow = z.object({ section_id: z.string() });
-
-/** Sections of the pad that take suggestions only (SPEC part 3 "Edit war"). */
-async function sectionsAtWar(conn: CommonQueryMethods, padId: string): Promise<string[]> {
-  return [...(await conn.anyFirst(sql.type(SectionRow)`SELECT section_id FROM section_marks WHERE pad_id = ${padId} AND kind = 'edit_war'`))];
-}
-
 /**
  * A pad the caller may change: edit directly, or suggest to (anyone with a seat who may write). A
  * direct editor's grant is remembered in the editor cache as editablePad does, so a warm edit reads nothing.
  */
 export async function changeablePad(core: Core, conn: CommonQueryMethods, padId: string, actor: Actor, propose: boolean): Promise<PadChangeTarget> {
   const granted = propose ? null : core.editors.get(actor.id, padId);
-  // A grant kept by another path (editablePad) has not read the pad's wars: read again.
   if (granted?.war && grantsPad(actor, granted.pad)) return { ...granted, suggest: null };
-  const { pad, hub, seat } = await readablePad(core, conn, padId, actor);
+  const { pad, hub, seat, war } = await readablePad(core, conn, padId, actor);
   requireWriter(seat, hub);
   // A locked pad takes neither edits nor suggestions (`moderate` lock).
   requireUnlocked('pad', { ...pad, maker: pad.created_by }, hub);
@@ -43,7 +34,7 @@ export async function changeablePad(core: Core, conn: CommonQueryMethods, padId:
   if (propose) return { ...target, suggest: 'proposal' };
   if (!mayEditPad(seat, hub)) return { ...target, suggest: 'checked' };
   // Remembered with the grant, so a warm edit reads nothing more (a new war counts within the grant's few seconds).
-  const editable = { ...target, war: await sectionsAtWar(conn, padId) };
+  const editable = { ...target, war };
   core.editors.set(actor.id, editable);
   return { ...editable, suggest: null };
 }

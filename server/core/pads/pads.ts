@@ -25,11 +25,13 @@ import { afterCommit } from '../kernel/afterCommit.ts';
 const PadAccessRow = PadRow.extend({
   hub: HubRow,
   role: Role.nullable(),
+  war: z.array(z.string()),
 });
 
 /**
- * The pad (with its current version), its hub and the reader's seat, in one query: this sits on the
- * path of every edit, so it is prepared. Private and missing answer the same `not_found`.
+ * The pad (with its current version), its hub, the reader's seat and the sections under an edit war
+ * (SPEC part 3: they take suggestions only), in one query: this sits on the path of every edit, so it
+ * is prepared. Private and missing answer the same `not_found`.
  */
 export async function readablePad(core: Core, conn: CommonQueryMethods, padId: string, reader: Actor | null) {
   const row = await conn.maybeOne(sql.prepared('readable_pad', PadAccessRow)`
@@ -38,13 +40,14 @@ export async function readablePad(core: Core, conn: CommonQueryMethods, padId: s
              'mode', h.mode, 'owner_id', h.owner_id, 'accepts_guests', h.accepts_guests,
              'created_at', floor(extract(epoch FROM h.created_at) * 1000), 'updated_at', floor(extract(epoch FROM h.updated_at) * 1000)) AS hub,
            coalesce(m.role, (SELECT i.role FROM item_members i
-             WHERE i.item_id IN (p.id, p.thread_id) AND i.participant_id = ${reader?.id ?? null} LIMIT 1)) AS role
+             WHERE i.item_id IN (p.id, p.thread_id) AND i.participant_id = ${reader?.id ?? null} LIMIT 1)) AS role,
+           ARRAY(SELECT w.section_id FROM section_marks w WHERE w.pad_id = p.id AND w.kind = 'edit_war') AS war
     FROM pads p JOIN hubs h ON h.id = p.hub_id
     LEFT JOIN hub_members m ON m.hub_id = p.hub_id AND m.participant_id = ${reader?.id ?? null}
     WHERE p.id = ${padId} AND p.deleted_at IS NULL AND h.deleted_at IS NULL`);
   if (!row || (row.role === null && !readsPublic(core, row.hub)) || !grantsPad(reader, row)) throw notFound('No such pad, or it is private.');
-  const { hub, role, ...pad } = row;
-  return { pad, hub, seat: role as Seat };
+  const { hub, role, war, ...pad } = row;
+  return { pad, hub, seat: role as Seat, war };
 }
 
 /**
@@ -55,11 +58,11 @@ export async function readablePad(core: Core, conn: CommonQueryMethods, padId: s
 export async function editablePad(core: Core, conn: CommonQueryMethods, padId: string, actor: Actor): Promise<EditablePad> {
   const granted = core.editors.get(actor.id, padId);
   if (granted && grantsPad(actor, granted.pad)) return granted;
-  const { pad, hub, seat } = await readablePad(core, conn, padId, actor);
+  const { pad, hub, seat, war } = await readablePad(core, conn, padId, actor);
   requireEditor(seat, hub);
   requireUnlocked('pad', { ...pad, maker: pad.created_by }, hub);
   const { version: _version, ...rest } = pad;
-  const editable = { pad: rest, hub, seat };
+  const editable = { pad: rest, hub, seat, war };
   core.editors.set(actor.id, editable);
   return editable;
 }
