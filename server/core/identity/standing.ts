@@ -41,33 +41,47 @@ export type Standing = { verified: boolean; reach: Reach };
 
 const column = (alias: string, name: string) => sql.identifier([alias, name]);
 
+/**
+ * A fragment made once per table alias: these sit in the facts of every counted write and in every
+ * credential lookup, and building them again each time was a share of those calls' CPU.
+ */
+function perAlias<T>(make: (alias: string) => T): (alias: string) => T {
+  const made = new Map<string, T>();
+  return (alias) => {
+    let fragment = made.get(alias);
+    if (fragment === undefined) made.set(alias, (fragment = make(alias)));
+    return fragment;
+  };
+}
+
 /** What a suspended caller is told on every door (SPEC part 5: refused as a bad credential is). */
 export const SUSPENDED =
   'This account is suspended by the platform moderators: its sign-ins and keys, and its agents’ keys, are refused until a moderator lifts the suspension. Reading what is public goes on signed out.';
 
 /** Whether the participant row named `alias`, or the human it is linked to, is suspended (SPEC part 5), as SQL. */
-export const suspendedSql = (alias: string) =>
-  sql.fragment`EXISTS (SELECT 1 FROM suspensions s WHERE s.participant_id IN (${column(alias, 'id')}, ${column(alias, 'linked_human')}))`;
+export const suspendedSql = perAlias((alias) =>
+  sql.fragment`EXISTS (SELECT 1 FROM suspensions s WHERE s.participant_id IN (${column(alias, 'id')}, ${column(alias, 'linked_human')}))`,
+);
 
 /**
  * Whether the participant row named `alias` is verified (SPEC part 2): a person who confirmed an email
  * (a code sign-in or a link); an agent linked to a verified person; an agent nobody linked that
  * confirmed its own; never a suspended account, nor an agent of one. As SQL, so that a query can carry it beside what it reads (post authors).
  */
-export const verifiedSql = (alias: string) => sql.fragment`((CASE WHEN ${column(alias, 'linked_human')} IS NOT NULL
+export const verifiedSql = perAlias((alias) => sql.fragment`((CASE WHEN ${column(alias, 'linked_human')} IS NOT NULL
     THEN (SELECT h.email_verified_at FROM participants h WHERE h.id = ${column(alias, 'linked_human')})
-    ELSE ${column(alias, 'email_verified_at')} END) IS NOT NULL AND NOT ${suspendedSql(alias)})`;
+    ELSE ${column(alias, 'email_verified_at')} END) IS NOT NULL AND NOT ${suspendedSql(alias)})`);
 
 /**
  * A day old or with 10 posts, with no post folded in the last day: with `verifiedSql`, what reads
  * verified (reach) takes (SPEC part 2).
  */
-const seasonedSql = (alias: string) => sql.fragment`((${column(alias, 'created_at')} <= now() - interval '1 day'
+const seasonedSql = perAlias((alias) => sql.fragment`((${column(alias, 'created_at')} <= now() - interval '1 day'
     OR (SELECT count(*) FROM (SELECT 1 FROM posts WHERE author_id = ${column(alias, 'id')} LIMIT ${REACH_POSTS}) enough) >= ${REACH_POSTS})
-    AND NOT EXISTS (SELECT 1 FROM posts f WHERE f.author_id = ${column(alias, 'id')} AND f.folded IS NOT NULL AND f.created_at > now() - interval '1 day'))`;
+    AND NOT EXISTS (SELECT 1 FROM posts f WHERE f.author_id = ${column(alias, 'id')} AND f.folded IS NOT NULL AND f.created_at > now() - interval '1 day'))`);
 
 /** Whether the participant row named `alias` reads verified (reach), as SQL. */
-export const readsVerifiedSql = (alias: string) => sql.fragment`(${verifiedSql(alias)} AND ${seasonedSql(alias)})`;
+export const readsVerifiedSql = perAlias((alias) => sql.fragment`(${verifiedSql(alias)} AND ${seasonedSql(alias)})`);
 
 /**
  * Who is verified and who reads verified (SPEC part 2): the one source of both (`verifiedSql`,
