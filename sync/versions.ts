@@ -113,7 +113,7 @@ export async function recordVersion(conn: CommonQueryMethods, input: VersionWrit
 function sectionWrites(padId: string, change: SectionChange) {
   const rows = change.rows.map((row) => [row.id, row.after, row.title, row.level, row.body]);
   const moved = (column: 'id' | 'after' | 'title' | 'level', type: 'text' | 'int4') => sql.array(change.changed.map((row) => row[column]), type);
-  // The lists are read through functions of one row (migration 0045), so that the statement's generic
+  // The lists are read through functions of one row (migration 0042), so that the statement's generic
   // plan is as cheap as a custom one and Postgres stops planning it on every edit.
   const gone = change.whole
     ? sql.fragment`section_id <> ALL(${sql.array(change.rows.map((row) => row.id), 'text')})`

@@ -38,7 +38,10 @@ export const openPadTool = readTool({
     'Read a pad, as mode says; data.version is the base_version for edit_pad.',
   input: OpenPadInput,
   policy: (input) => readPad(input.pad_id),
-  run: async ({ core, conn, actor }, input, target) => ({ ...(await openPad(core, conn, actor, target, input)), suggestions: await waitingSuggestions(conn, { padId: target.pad.id }) }),
+  run: async ({ core, conn, actor }, input, target) => {
+    const opened = await openPad(core, conn, actor, target, input);
+    return { ...opened, suggestions: opened.suggested ? await waitingSuggestions(conn, { padId: target.pad.id }) : [] };
+  },
   present: (out) => withSuggestions(presentPad(out), out.suggestions, out.hub),
 });
 

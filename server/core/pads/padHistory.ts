@@ -1,4 +1,4 @@
-import { sql, type CommonQueryMethods } from 'slonik';
+import { sql, type CommonQueryMethods, type FragmentSqlToken } from 'slonik';
 import { z } from 'zod';
 import type { Block } from '../../../sync/blocks.ts';
 import { blocksAt, editIdOf } from '../../../sync/versions.ts';
@@ -8,7 +8,7 @@ import type { Actor } from '../kernel/actor.ts';
 import type { Core } from '../kernel/context.ts';
 import { mayEditPad, padContent, padReading, type OpenPadInput, type PadReading } from './pads.ts';
 import { allows, type Seat } from '../kernel/rights.ts';
-import { padStatus, type PadStatus, type Section } from './sections.ts';
+import { statusColumns, statusOf, StatusRow, type PadStatus, type Section } from './sections.ts';
 import type { HubRow, PadRow } from '../../../schema/rows.ts';
 import { linkForm } from '../kernel/framing.ts';
 import { readsVerifiedSql } from '../identity/standing.ts';
@@ -40,28 +40,42 @@ const known = new Map<string, Known>();
 const KNOWN_PADS = 1_000;
 
 const FreshRow = z.object({
-  fresh: z.array(z.object({ version: z.number(), actor_id: z.string().nullable(), actor_kind: z.string().nullable(), caller: z.string().nullable(), ids: z.array(z.string()) })),
-  names: z.record(z.string(), z.object({ name: z.string(), reach: z.boolean() })).nullable(),
+  writers: z.object({
+    fresh: z.array(z.object({ version: z.number(), actor_id: z.string().nullable(), actor_kind: z.string().nullable(), caller: z.string().nullable(), ids: z.array(z.string()) })),
+    names: z.record(z.string(), z.object({ name: z.string(), reach: z.boolean() })).nullable(),
+  }),
 });
 
-/** The last writer of each of `blocks` that someone wrote (a block last touched by the service has none). */
-export async function blockWriters(conn: CommonQueryMethods, padId: string, blocks: readonly Pick<Block, 'id'>[]): Promise<Map<string, BlockWriter>> {
+/**
+ * The column `writers` (`FreshRow`) of a pad's block writers, for a statement of the caller's: the
+ * versions after those this instance has folded, each with the blocks it changed (its `changed`, or
+ * the ids its delta names), and the names and reach of everyone who wrote any of them; and `base`,
+ * what this instance knew then, for `writersOf` to fold them into.
+ */
+function writerColumns(padId: string): { sql: FragmentSqlToken; base: Known | undefined } {
   const cached = known.get(padId);
-  const since = cached?.version ?? 0;
   const actors = [...new Set([...(cached?.writers.values() ?? [])].flatMap((w) => (w ? [w.id] : [])))];
-  // The versions after those already folded, each with the blocks it changed (its `changed`, or the
-  // ids its delta names), and the names and reach of everyone who wrote any of them.
-  const row = await conn.one(sql.type(FreshRow)`
-    WITH fresh AS (
+  const columns = sql.fragment`
+    (WITH fresh AS (
       SELECT v.version, v.actor_id, v.actor_kind, v.caller,
              coalesce(v.changed, ARRAY(SELECT e->>0 FROM jsonb_array_elements(v.delta) AS e)) AS ids
-      FROM pad_versions v WHERE v.pad_id = ${padId} AND v.version > ${since})
-    SELECT coalesce((SELECT json_agg(fresh ORDER BY version) FROM fresh), '[]') AS fresh,
-           (SELECT json_object_agg(p.id, json_build_object('name', p.name, 'reach', ${readsVerifiedSql('p')})) FROM participants p
-            WHERE p.id = ANY(${sql.array(actors, 'text')}) OR p.id IN (SELECT actor_id FROM fresh)) AS names`);
+      FROM pad_versions v WHERE v.pad_id = ${padId} AND v.version > ${cached?.version ?? 0})
+    SELECT json_build_object(
+      'fresh', coalesce((SELECT json_agg(fresh ORDER BY version) FROM fresh), '[]'),
+      'names', (SELECT json_object_agg(p.id, json_build_object('name', p.name, 'reach', ${readsVerifiedSql('p')})) FROM participants p
+                WHERE p.id = ANY(${sql.array(actors, 'text')}) OR p.id IN (SELECT actor_id FROM fresh)))) AS writers`;
+  return { sql: columns, base: cached };
+}
+
+/** The last writer of each of `blocks` that someone wrote (a block last touched by the service has none), from a pad's `writerColumns`. */
+function writersOf(padId: string, base: Known | undefined, { writers: row }: z.infer<typeof FreshRow>, blocks: readonly Pick<Block, 'id'>[]): Map<string, BlockWriter> {
+  // Another read may have folded past `base` meanwhile: its versions are skipped below.
+  const now = known.get(padId);
+  const cached = now && now.version >= (base?.version ?? 0) ? now : base;
   const writers = new Map(cached?.writers);
-  let version = since;
+  let version = cached?.version ?? 0;
   for (const v of row.fresh) {
+    if (v.version <= version) continue;
     version = v.version;
     const writer = v.actor_id ? { id: v.actor_id, kind: writerKind(v.actor_kind), ...(v.caller ? { caller: v.caller } : {}), version: v.version } : null;
     for (const id of v.ids) writers.set(id, writer);
@@ -76,6 +90,27 @@ export async function blockWriters(conn: CommonQueryMethods, padId: string, bloc
     if (writer) out.set(block.id, { ...writer, name: named ? named.name : 'Someone', reach: named ? named.reach : false });
   }
   return out;
+}
+
+/** The last writer of each of `blocks` that someone wrote (a block last touched by the service has none): one query. */
+export async function blockWriters(conn: CommonQueryMethods, padId: string, blocks: readonly Pick<Block, 'id'>[]): Promise<Map<string, BlockWriter>> {
+  const columns = writerColumns(padId);
+  return writersOf(padId, columns.base, await conn.one(sql.type(FreshRow)`SELECT ${columns.sql}`), blocks);
+}
+
+const PadSideRow = StatusRow.extend(FreshRow.shape).extend({ suggested: z.boolean() });
+
+/**
+ * What a reading of a pad shows beside its text, in one query: the status of its sections
+ * (`padStatus`), the last writer of each of `blocks` (`blockWriters`), and whether suggestions to it
+ * wait for a check.
+ */
+export async function padSide(conn: CommonQueryMethods, padId: string, blocks: readonly Pick<Block, 'id'>[]) {
+  const writers = writerColumns(padId);
+  const row = await conn.one(sql.type(PadSideRow)`
+    SELECT ${statusColumns(padId)}, ${writers.sql},
+           EXISTS (SELECT 1 FROM suggestions s WHERE s.pad_id = ${padId} AND s.state = 'waiting') AS suggested`);
+  return { status: statusOf(row), writers: writersOf(padId, writers.base, row, blocks), suggested: row.suggested };
 }
 
 /**
@@ -198,15 +233,18 @@ export async function padAtVersion(conn: CommonQueryMethods, target: { pad: PadR
   return { pad: target.pad, version, blocks: at.blocks };
 }
 
-export type OpenedPad = PadReading & { status: PadStatus; writers?: Map<string, BlockWriter>; blockWriters?: Map<string, BlockWriter> };
+/** `suggested`: whether suggestions to the pad wait for a check (the caller reads them when so). */
+export type OpenedPad = PadReading & { status: PadStatus; suggested: boolean; writers?: Map<string, BlockWriter>; blockWriters?: Map<string, BlockWriter> };
 
 /**
  * open_pad: the reading and the status of the pad's sections, and, but for `changes`, whose text each
- * section is (its last writer), so an agent knows whose words it is about to change.
+ * section is (its last writer), so an agent knows whose words it is about to change. Beside the pad's
+ * own row (the caller's target), one query.
  */
 export async function openPad(core: Core, conn: CommonQueryMethods, actor: Actor, target: { pad: PadRow; hub: HubRow; seat: Seat }, input: OpenPadInput): Promise<OpenedPad> {
-  const [reading, status] = await Promise.all([padReading(core, conn, target, input, actor), padStatus(conn, target.pad.id)]);
-  if (reading.mode === 'changes') return { ...reading, status };
-  const byBlock = await blockWriters(conn, reading.pad.id, reading.blocks);
-  return { ...reading, status, writers: sectionWriters(reading.sections, byBlock), blockWriters: byBlock };
+  const reading = await padReading(core, conn, target, input, actor);
+  const side = await padSide(conn, reading.pad.id, reading.blocks);
+  const opened = { ...reading, status: side.status, suggested: side.suggested };
+  if (reading.mode === 'changes') return opened;
+  return { ...opened, writers: sectionWriters(reading.sections, side.writers), blockWriters: side.writers };
 }

@@ -167,7 +167,10 @@ export async function padReading(
   reader: Actor,
 ): Promise<PadReading> {
   const { pad, hub, seat } = target;
-  const { blocks, version } = await padContent(core, pad.id);
+  // The version is the one read with the pad's row a moment ago (the target), as current as a read of
+  // its own would be: the text is the live one.
+  const { version } = pad;
+  const blocks = await core.sync.read(pad.id);
   const all = sections(blocks);
   const lockable = { ...pad, maker: pad.created_by };
   const canEdit = mayEditPad(seat, hub) && pad.locked_by === null;

@@ -108,19 +108,20 @@ export function sectionMarks(rows: readonly MarkRow[]): Map<string, SectionMark>
   return out;
 }
 
-const StatusRow = z.object({
+export const StatusRow = z.object({
   states: z.array(z.object({ block: z.string(), open_threads: z.number(), disputed: z.boolean(), unresolved: z.boolean(), stale: z.boolean() })),
   marks: z.array(MarkRow),
 });
 
 /**
- * Where the threads about a pad's sections leave them, which sections are stale at `now`, and the
- * marks of its sections (those still in the pad): one indexed query.
+ * The columns `states` and `marks` of a pad's status at `now` (`StatusRow`), for a statement of the
+ * caller's: where the threads about its sections leave them, which sections are stale, and the marks
+ * of its sections (those still in the pad), each one indexed subquery.
  */
-export async function padStatus(conn: CommonQueryMethods, padId: string, now: Date = new Date()): Promise<PadStatus> {
+export function statusColumns(padId: string, now: Date = new Date()) {
   const staleBefore = new Date(now.getTime() - STALE_DAYS * 86_400_000).toISOString();
-  const row = await conn.one(sql.type(StatusRow)`
-    WITH t AS (
+  return sql.fragment`
+    (WITH t AS (
       SELECT about_block AS block, count(*) FILTER (WHERE status = 'open') AS open_threads,
              coalesce(bool_or(flag = 'open'), false) AS disputed, coalesce(bool_or(flag = 'unresolved'), false) AS unresolved
       FROM threads WHERE about_pad_id = ${padId} GROUP BY about_block),
@@ -129,21 +130,29 @@ export async function padStatus(conn: CommonQueryMethods, padId: string, now: Da
       SELECT coalesce(t.block, s.block) AS block, coalesce(t.open_threads, 0) AS open_threads, coalesce(t.disputed, false) AS disputed,
              coalesce(t.unresolved, false) AS unresolved, s.block IS NOT NULL AS stale
       FROM t FULL JOIN s ON s.block = t.block)
-    SELECT coalesce((SELECT json_agg(states) FROM states), '[]') AS states,
-           coalesce((SELECT json_agg(json_build_object('section', m.section_id, 'kind', m.kind, 'by', p.name, 'note', m.note, 'version', m.version, 'current', ps.version))
-             FROM section_marks m JOIN pad_sections ps ON ps.pad_id = m.pad_id AND ps.section_id = m.section_id
-             LEFT JOIN participants p ON p.id = m.by_id WHERE m.pad_id = ${padId}), '[]') AS marks`);
-  const rows = row.states;
+    SELECT coalesce(json_agg(states), '[]') FROM states) AS states,
+    coalesce((SELECT json_agg(json_build_object('section', m.section_id, 'kind', m.kind, 'by', p.name, 'note', m.note, 'version', m.version, 'current', ps.version))
+      FROM section_marks m JOIN pad_sections ps ON ps.pad_id = m.pad_id AND ps.section_id = m.section_id
+      LEFT JOIN participants p ON p.id = m.by_id WHERE m.pad_id = ${padId}), '[]') AS marks`;
+}
+
+/** A pad's status from its `statusColumns`. */
+export function statusOf(row: z.infer<typeof StatusRow>): PadStatus {
   const sections = new Map<string, SectionState>();
-  for (const row of rows) {
-    const status = row.disputed ? 'disputed' : row.unresolved ? 'unresolved' : row.open_threads ? 'open' : row.stale ? 'stale' : 'settled';
-    if (status !== 'settled') sections.set(row.block, { status, openThreads: row.open_threads });
+  for (const state of row.states) {
+    const status = state.disputed ? 'disputed' : state.unresolved ? 'unresolved' : state.open_threads ? 'open' : state.stale ? 'stale' : 'settled';
+    if (status !== 'settled') sections.set(state.block, { status, openThreads: state.open_threads });
   }
   const all = [...sections.values()];
   // A lapsed flag is a dispute nobody settled: the pad as a whole reads disputed for it too. A stale
   // section leaves the pad settled.
   const status = all.some((s) => s.status === 'disputed' || s.status === 'unresolved') ? 'disputed' : all.some((s) => s.status === 'open') ? 'open' : 'settled';
   return { status, sections, marks: sectionMarks(row.marks) };
+}
+
+/** Where the threads about a pad's sections leave them, which sections are stale at `now`, and their marks: one query. */
+export async function padStatus(conn: CommonQueryMethods, padId: string, now: Date = new Date()): Promise<PadStatus> {
+  return statusOf(await conn.one(sql.type(StatusRow)`SELECT ${statusColumns(padId, now)}`));
 }
 
 /**
