@@ -44,22 +44,23 @@ export type PadLog = z.infer<typeof PadLogRow>;
 export const padLogColumns = sql.fragment`s.state, s.generation, t.updates, t.ids`;
 
 /**
- * The snapshot (and its generation) and every update still in the log, with their ids, joined to a
- * query as one row however long the log: what a load reads, alone (`readPadLog`) or in the statement
- * that reads a live connection's access (`readablePadWithLog`). The log holds only updates not in the
- * snapshot: compaction deletes exactly the rows it folded, so a row committed after a lower id was
- * read (ids are taken when a row is written, not when it commits) stays, and is loaded.
+ * The snapshot (and its generation) and every update still in the log, with their ids, joined as one
+ * row however long the log to a query whose `p.id` is the pad: what a load reads, alone (`readPadLog`)
+ * or in the statement that reads a live connection's access (`readablePadWithLog`). The log holds
+ * only updates not in the snapshot: compaction deletes exactly the rows it folded, so a row committed
+ * after a lower id was read (ids are taken when a row is written, not when it commits) stays, and is
+ * loaded.
  */
-export const padLogJoin = (padId: string) => sql.fragment`
-    LEFT JOIN pad_snapshots s ON s.pad_id = ${padId}
+export const padLogJoin = sql.fragment`
+    LEFT JOIN pad_snapshots s ON s.pad_id = p.id
     CROSS JOIN LATERAL (
       SELECT coalesce(array_agg(u.update ORDER BY u.id), '{}') AS updates,
              coalesce(array_agg(u.id ORDER BY u.id), '{}') AS ids
-      FROM pad_updates u WHERE u.pad_id = ${padId}) AS t`;
+      FROM pad_updates u WHERE u.pad_id = p.id) AS t`;
 
 /** The pad's log (`padLogJoin`), in one query. */
 export async function readPadLog(conn: CommonQueryMethods, padId: string): Promise<PadLog> {
-  return conn.one(sql.type(PadLogRow)`SELECT ${padLogColumns} FROM (SELECT 1) AS one ${padLogJoin(padId)}`);
+  return conn.one(sql.type(PadLogRow)`SELECT ${padLogColumns} FROM (SELECT ${padId}::text AS id) AS p ${padLogJoin}`);
 }
 
 /** Whether a log this long outside its snapshot is due to be folded. */

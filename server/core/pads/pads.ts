@@ -30,20 +30,22 @@ const PadAccessRow = PadRow.extend({
 });
 
 /**
- * The pad (with its current version), its hub, the reader's seat and the sections under an edit war
- * (SPEC part 3: they take suggestions only), with `also` more columns (and their joins).
+ * What `readablePad` reads of the pad `x.pad_id` for the reader `x.reader_id`: the pad (with its
+ * current version), its hub, the reader's seat and the sections under an edit war (SPEC part 3: they
+ * take suggestions only). Without values of its own, so the statements that read it do not rebuild it.
  */
-const readableSql = (padId: string, readerId: string | null, also = { columns: sql.fragment``, joins: sql.fragment`` }) => sql.fragment`
-    SELECT p.id, p.hub_id, p.thread_id, p.title, p.version, p.created_by, p.created_at, p.updated_at, p.locked_by,
-           json_build_object('id', h.id, 'slug', h.slug, 'name', h.name, 'readme', h.readme, 'audience', h.audience,
-             'mode', h.mode, 'owner_id', h.owner_id, 'accepts_guests', h.accepts_guests,
-             'created_at', floor(extract(epoch FROM h.created_at) * 1000), 'updated_at', floor(extract(epoch FROM h.updated_at) * 1000)) AS hub,
-           coalesce(m.role, (SELECT i.role FROM item_members i
-             WHERE i.item_id IN (p.id, p.thread_id) AND i.participant_id = ${readerId} LIMIT 1)) AS role,
-           ARRAY(SELECT w.section_id FROM section_marks w WHERE w.pad_id = p.id AND w.kind = 'edit_war') AS war${also.columns}
-    FROM pads p JOIN hubs h ON h.id = p.hub_id
-    LEFT JOIN hub_members m ON m.hub_id = p.hub_id AND m.participant_id = ${readerId}${also.joins}
-    WHERE p.id = ${padId} AND p.deleted_at IS NULL AND h.deleted_at IS NULL`;
+const padAccessColumns = sql.fragment`
+    p.id, p.hub_id, p.thread_id, p.title, p.version, p.created_by, p.created_at, p.updated_at, p.locked_by,
+    json_build_object('id', h.id, 'slug', h.slug, 'name', h.name, 'readme', h.readme, 'audience', h.audience,
+      'mode', h.mode, 'owner_id', h.owner_id, 'accepts_guests', h.accepts_guests,
+      'created_at', floor(extract(epoch FROM h.created_at) * 1000), 'updated_at', floor(extract(epoch FROM h.updated_at) * 1000)) AS hub,
+    coalesce(m.role, (SELECT i.role FROM item_members i
+      WHERE i.item_id IN (p.id, p.thread_id) AND i.participant_id = x.reader_id LIMIT 1)) AS role,
+    ARRAY(SELECT w.section_id FROM section_marks w WHERE w.pad_id = p.id AND w.kind = 'edit_war') AS war`;
+const padAccessJoins = sql.fragment`
+    JOIN pads p ON p.id = x.pad_id AND p.deleted_at IS NULL
+    JOIN hubs h ON h.id = p.hub_id AND h.deleted_at IS NULL
+    LEFT JOIN hub_members m ON m.hub_id = p.hub_id AND m.participant_id = x.reader_id`;
 
 /** Private and missing answer the same. */
 const padNotFound = () => notFound('No such pad, or it is private.');
@@ -60,7 +62,9 @@ function readable(core: Core, reader: Actor | null, row: z.infer<typeof PadAcces
  * in one query: this sits on the path of every edit, so it is prepared.
  */
 export async function readablePad(core: Core, conn: CommonQueryMethods, padId: string, reader: Actor | null) {
-  return readable(core, reader, await conn.maybeOne(sql.prepared('readable_pad', PadAccessRow)`${readableSql(padId, reader?.id ?? null)}`));
+  const row = await conn.maybeOne(sql.prepared('readable_pad', PadAccessRow)`
+    SELECT ${padAccessColumns} FROM (SELECT ${padId}::text AS pad_id, ${reader?.id ?? null}::text AS reader_id) AS x ${padAccessJoins}`);
+  return readable(core, reader, row);
 }
 
 const PadAccessLogRow = PadAccessRow.extend(PadLogRow.shape);
@@ -68,12 +72,12 @@ const PadAccessLogRow = PadAccessRow.extend(PadLogRow.shape);
 /**
  * As `readablePad`, with the pad's log (snapshot and updates) in the same statement: a live
  * connection that is about to load the pad reads what it may do and what it will load in one round
- * trip (sync/readAhead.ts). A reader refused is refused as by `readablePad`, and its log dropped.
+ * trip (sync/readAhead.ts). A reader refused is refused as by `readablePad`, and the log dropped.
  */
 export async function readablePadWithLog(core: Core, conn: CommonQueryMethods, padId: string, reader: Actor | null) {
-  const row = await conn.maybeOne(
-    sql.prepared('readable_pad_log', PadAccessLogRow)`${readableSql(padId, reader?.id ?? null, { columns: sql.fragment`, ${padLogColumns}`, joins: padLogJoin(padId) })}`,
-  );
+  const row = await conn.maybeOne(sql.prepared('readable_pad_log', PadAccessLogRow)`
+    SELECT ${padAccessColumns}, ${padLogColumns}
+    FROM (SELECT ${padId}::text AS pad_id, ${reader?.id ?? null}::text AS reader_id) AS x ${padAccessJoins} ${padLogJoin}`);
   if (!row) throw padNotFound();
   const { state, generation, updates, ids, ...access } = row;
   return { ...readable(core, reader, access), log: { state, generation, updates, ids } };
