@@ -102,7 +102,7 @@ export function createPadSync(options: { db: Db; log: Logger; redisUrl?: string 
     attach(server: Server, rules: SyncAccess) {
       access = new AccessChecks(hocuspocus, rules.recheck, log);
       padText = new PadTextPace(hocuspocus, rules.padText, log);
-      addExtensions(hocuspocus, [new Authentication(rules.authenticate, rules.hosts, log), access, padText]);
+      addExtensions(hocuspocus, [new Authentication(rules.authenticate, rules.hosts, log, persistence), access, padText]);
       wss = handleUpgrades(server, hocuspocus, rules.hosts, log);
     },
 

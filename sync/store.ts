@@ -30,38 +30,48 @@ export async function appendUpdate(conn: CommonQueryMethods, padId: string, upda
     VALUES (${padId}, ${sql.binary(Buffer.from(update))}, ${sql.binary(Buffer.from(stateVector))})`);
 }
 
-const LogRow = z.object({
+/** A pad's log as one row: its snapshot (and the snapshot's generation), and every update after it with their ids. */
+export const PadLogRow = z.object({
   state: bytes.nullable(),
   generation: z.number().nullable(),
   updates: z.array(bytes),
   ids: z.array(z.number()),
 });
 
-export type PadLog = z.infer<typeof LogRow>;
+export type PadLog = z.infer<typeof PadLogRow>;
+
+/** The columns of `padLogJoin`, as `PadLogRow` reads them. */
+export const padLogColumns = sql.fragment`s.state, s.generation, t.updates, t.ids`;
 
 /**
- * The snapshot (and its generation) and every update still in the log, with their
- * ids, in one query and one row however long the log. The log holds only updates not in the
- * snapshot: compaction deletes exactly the rows it folded, so a row committed after a lower id was
- * read (ids are taken when a row is written, not when it commits) stays, and is loaded.
+ * The snapshot (and its generation) and every update still in the log, with their ids, joined as one
+ * row however long the log to a query whose `p.id` is the pad: what a load reads, alone (`readPadLog`)
+ * or in the statement that reads a live connection's access (`readablePadWithLog`). The log holds
+ * only updates not in the snapshot: compaction deletes exactly the rows it folded, so a row committed
+ * after a lower id was read (ids are taken when a row is written, not when it commits) stays, and is
+ * loaded.
  */
-export async function readPadLog(conn: CommonQueryMethods, padId: string): Promise<PadLog> {
-  return conn.one(sql.type(LogRow)`
-    SELECT s.state, s.generation, t.updates, t.ids
-    FROM (SELECT 1) AS one
-    LEFT JOIN pad_snapshots s ON s.pad_id = ${padId}
+export const padLogJoin = sql.fragment`
+    LEFT JOIN pad_snapshots s ON s.pad_id = p.id
     CROSS JOIN LATERAL (
       SELECT coalesce(array_agg(u.update ORDER BY u.id), '{}') AS updates,
              coalesce(array_agg(u.id ORDER BY u.id), '{}') AS ids
-      FROM pad_updates u WHERE u.pad_id = ${padId}) AS t`);
+      FROM pad_updates u WHERE u.pad_id = p.id) AS t`;
+
+/** The pad's log (`padLogJoin`), in one query. */
+export async function readPadLog(conn: CommonQueryMethods, padId: string): Promise<PadLog> {
+  return conn.one(sql.type(PadLogRow)`SELECT ${padLogColumns} FROM (SELECT ${padId}::text AS id) AS p ${padLogJoin}`);
 }
 
 /** Whether a log this long outside its snapshot is due to be folded. */
 export const compactionDue = (tail: { n: number; bytes: number }) => tail.n > COMPACT_AFTER_UPDATES || tail.bytes > COMPACT_AFTER_BYTES;
 
-/** Loads a pad into `doc`: what a cold open does. Returns the tail's size, and the log as read (for `compact`). */
-export async function loadInto(db: Db, padId: string, doc: Y.Doc): Promise<{ tail: number; tailBytes: number; log: PadLog }> {
-  const log = await readPadLog(db.pool, padId);
+/**
+ * Loads a pad into `doc`: what a cold open does, from its log as `read` already (with the access of
+ * the connection that opens it) or read now. Returns the tail's size, and the log (for `compact`).
+ */
+export async function loadInto(db: Db, padId: string, doc: Y.Doc, read?: PadLog): Promise<{ tail: number; tailBytes: number; log: PadLog }> {
+  const log = read ?? (await readPadLog(db.pool, padId));
   applyPadLog(doc, log);
   return { tail: log.updates.length, tailBytes: log.updates.reduce((sum, update) => sum + update.length, 0), log };
 }

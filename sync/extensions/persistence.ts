@@ -1,10 +1,11 @@
 import * as Y from 'yjs';
 import { ForeignKeyIntegrityConstraintViolationError } from 'slonik';
-import type { Extension, onChangePayload, onLoadDocumentPayload, afterUnloadDocumentPayload } from '@hocuspocus/server';
+import type { Extension, Hocuspocus, onChangePayload, onLoadDocumentPayload, afterUnloadDocumentPayload } from '@hocuspocus/server';
 import type { Db } from '../../server/db/database.ts';
 import type { Logger } from '../../server/db/logger.ts';
 import { appendUpdate, compact, compactionDue, loadInto, tailSize, type PadLog } from '../store.ts';
 import { startFolding } from '../fold.ts';
+import { ReadAheads } from '../readAhead.ts';
 import type { SyncContext } from '../syncContext.ts';
 
 /** Live updates reach the database within this long. */
@@ -25,6 +26,8 @@ export class Persistence implements Extension<SyncContext> {
   private readonly appends = new Map<string, number>();
   private compactions = Promise.resolve();
   private closing = false;
+  /** Logs read with the access of the connection that opens the pad, for its load. */
+  readonly readAheads = new ReadAheads();
 
   private readonly db: Db;
   private readonly log: Logger;
@@ -39,10 +42,13 @@ export class Persistence implements Extension<SyncContext> {
    * A pad loads from its snapshot and log. Appends are counted per load, so a pad opened for short
    * sittings (fewer than TAIL_CHECK_EVERY appends each) would never be looked at, and its log would
    * grow without end, every cold open replaying all of it: a load that finds the log due folds it,
-   * from what it has just read, once the open is served.
+   * from what it has just read, once the open is served. A connection's load applies the log its
+   * authentication read, if it read one and nothing here touched the pad since (readAhead.ts).
    */
-  async onLoadDocument({ document, documentName }: onLoadDocumentPayload<SyncContext>) {
-    const loaded = await loadInto(this.db, documentName, document);
+  async onLoadDocument({ document, documentName, connectionConfig }: onLoadDocumentPayload<SyncContext>) {
+    const read = this.readAheads.take(connectionConfig, documentName);
+    this.readAheads.touch(documentName);
+    const loaded = await loadInto(this.db, documentName, document, read);
     if (compactionDue({ n: loaded.tail, bytes: loaded.tailBytes })) this.compactLater(documentName, loaded.log);
   }
 
@@ -55,10 +61,17 @@ export class Persistence implements Extension<SyncContext> {
 
   async afterUnloadDocument({ documentName }: afterUnloadDocumentPayload) {
     this.appends.delete(documentName);
+    this.readAheads.touch(documentName);
+  }
+
+  /** The mark with which a connection may read the pad's log with its access, or null (`ReadAheads.mark`). */
+  readAheadMark(instance: Hocuspocus, padId: string): number | null {
+    return this.readAheads.mark(instance, padId, this.queues.has(padId));
   }
 
   /** Puts an update on the pad's queue, to be appended shortly. */
   queue(padId: string, update: Uint8Array) {
+    this.readAheads.touch(padId);
     const queue = this.queues.get(padId);
     if (queue) queue.updates.push(update);
     else this.queues.set(padId, { updates: [update], timer: setTimeout(() => void this.flushPad(padId), LIVE_FLUSH_MS) });
@@ -92,6 +105,7 @@ export class Persistence implements Extension<SyncContext> {
 
   /** Counts an append to the pad's log (live typing and API edits alike); every so many, compacts a grown log. */
   appended(padId: string) {
+    this.readAheads.touch(padId);
     const count = (this.appends.get(padId) ?? 0) + 1;
     this.appends.set(padId, count);
     if (count < TAIL_CHECK_EVERY) return;

@@ -1,4 +1,5 @@
 // @module-tag heavy
+import pg from 'pg';
 import { sql } from 'slonik';
 import * as Y from 'yjs';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -74,6 +75,69 @@ describe.each(stores())('cold open of a pad with a long history on %s', (store: 
       await expect.poll(() => hocuspocus.documents.has(padId)).toBe(false);
       // Again cold, from the snapshot, through a new provider.
       expect(await openedText(server, padId, agent.key)).toBe(text);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+/**
+ * A cold open through a provider reads the connection's access and the pad's log in one statement
+ * (sync/readAhead.ts): a pad this instance does not hold is read once, with who may open it. A
+ * second connection to the pad while it is open reads the access alone; two at once both sync.
+ */
+describe.each(stores())('the statements of a cold open on %s', (store: Store) => {
+  const drops: (() => Promise<void>)[] = [];
+  const query = pg.Client.prototype.query;
+  afterAll(async () => {
+    pg.Client.prototype.query = query;
+    for (const drop of drops) await drop();
+  });
+
+  it('a cold open reads the access and the pad in one statement, and an open of a loaded pad the access alone', async () => {
+    const durable = await durableStore(store);
+    drops.push(durable.drop);
+    const maker = await startTestServer(store, durable.env);
+    const agent = await registerAgent(maker, 'Cold opener');
+    const hub = await rest(maker, agent.key, 'create_hub', { name: 'Cold opens' });
+    const text = 'One.\n\nTwo.\n\nThree.';
+    const pad = await rest(maker, agent.key, 'create_pad', { hub: hub.body.data.slug, title: 'Cold', text });
+    const padId = pad.body.data.pad_id as string;
+    await maker.close();
+
+    // Counted: the statements that read a pad's access (its edit-war marks) or its log.
+    const sent: string[] = [];
+    (pg.Client.prototype as { query: unknown }).query = function (this: pg.Client, config: unknown, ...rest: unknown[]) {
+      const text = typeof config === 'string' ? config : String((config as { text?: string }).text ?? '');
+      if (/section_marks|pad_updates/.test(text)) sent.push(text);
+      return (query as (...args: unknown[]) => unknown).call(this, config, ...rest);
+    };
+    const server = await startTestServer(store, durable.env);
+    try {
+      const hocuspocus = server.core.sync.hocuspocus;
+      const opened = async (statements: number) => {
+        sent.length = 0;
+        const editor = await openProvider(server, padId, agent.key);
+        await editor.synced;
+        expect(editor.text()).toBe(text);
+        expect(sent, sent.join('\n---\n')).toHaveLength(statements);
+        return editor;
+      };
+      const first = await opened(1);
+      expect(sent[0]).toMatch(/section_marks[\s\S]*pad_updates/);
+      const second = await opened(1);
+      expect(sent[0]).not.toMatch(/pad_updates/);
+      first.close();
+      second.close();
+      await expect.poll(() => hocuspocus.documents.has(padId)).toBe(false);
+      (await opened(1)).close();
+      await expect.poll(() => hocuspocus.documents.has(padId)).toBe(false);
+
+      // Two at once: each reads ahead, one loads, and both sync with the text.
+      const both = await Promise.all([openProvider(server, padId, agent.key), openProvider(server, padId, agent.key)]);
+      await Promise.all(both.map((editor) => editor.synced));
+      for (const editor of both) expect(editor.text()).toBe(text);
+      for (const editor of both) editor.close();
     } finally {
       await server.close();
     }

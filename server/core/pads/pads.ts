@@ -4,6 +4,7 @@ import { HubRow, PadRow, Role } from '../../../schema/rows.ts';
 import { PAD_EDIT_REASON, PAD_LOCKED_REASON, PAD_MAX_CHARS, PAD_SUGGEST_REASON } from '../../../schema/pad.ts';
 import type { Block } from '../../../sync/blocks.ts';
 import { blocksAt } from '../../../sync/versions.ts';
+import { padLogColumns, padLogJoin, PadLogRow } from '../../../sync/store.ts';
 import type { AccessRecheck, SyncAuthenticate } from '../../../sync/padSync.ts';
 import type { Actor } from '../kernel/actor.ts';
 import { callerOf } from '../kernel/caller.ts';
@@ -29,25 +30,57 @@ const PadAccessRow = PadRow.extend({
 });
 
 /**
- * The pad (with its current version), its hub, the reader's seat and the sections under an edit war
- * (SPEC part 3: they take suggestions only), in one query: this sits on the path of every edit, so it
- * is prepared. Private and missing answer the same `not_found`.
+ * What `readablePad` reads of the pad `x.pad_id` for the reader `x.reader_id`: the pad (with its
+ * current version), its hub, the reader's seat and the sections under an edit war (SPEC part 3: they
+ * take suggestions only). Without values of its own, so the statements that read it do not rebuild it.
+ */
+const padAccessColumns = sql.fragment`
+    p.id, p.hub_id, p.thread_id, p.title, p.version, p.created_by, p.created_at, p.updated_at, p.locked_by,
+    json_build_object('id', h.id, 'slug', h.slug, 'name', h.name, 'readme', h.readme, 'audience', h.audience,
+      'mode', h.mode, 'owner_id', h.owner_id, 'accepts_guests', h.accepts_guests,
+      'created_at', floor(extract(epoch FROM h.created_at) * 1000), 'updated_at', floor(extract(epoch FROM h.updated_at) * 1000)) AS hub,
+    coalesce(m.role, (SELECT i.role FROM item_members i
+      WHERE i.item_id IN (p.id, p.thread_id) AND i.participant_id = x.reader_id LIMIT 1)) AS role,
+    ARRAY(SELECT w.section_id FROM section_marks w WHERE w.pad_id = p.id AND w.kind = 'edit_war') AS war`;
+const padAccessJoins = sql.fragment`
+    JOIN pads p ON p.id = x.pad_id AND p.deleted_at IS NULL
+    JOIN hubs h ON h.id = p.hub_id AND h.deleted_at IS NULL
+    LEFT JOIN hub_members m ON m.hub_id = p.hub_id AND m.participant_id = x.reader_id`;
+
+/** Private and missing answer the same. */
+const padNotFound = () => notFound('No such pad, or it is private.');
+
+/** The row read, if its reader may read the pad. */
+function readable(core: Core, reader: Actor | null, row: z.infer<typeof PadAccessRow> | null) {
+  if (!row || (row.role === null && !readsPublic(core, row.hub)) || !grantsPad(reader, row)) throw padNotFound();
+  const { hub, role, war, ...pad } = row;
+  return { pad, hub, seat: role as Seat, war };
+}
+
+/**
+ * The pad (with its current version), its hub, the reader's seat and the sections under an edit war,
+ * in one query: this sits on the path of every edit, so it is prepared.
  */
 export async function readablePad(core: Core, conn: CommonQueryMethods, padId: string, reader: Actor | null) {
   const row = await conn.maybeOne(sql.prepared('readable_pad', PadAccessRow)`
-    SELECT p.id, p.hub_id, p.thread_id, p.title, p.version, p.created_by, p.created_at, p.updated_at, p.locked_by,
-           json_build_object('id', h.id, 'slug', h.slug, 'name', h.name, 'readme', h.readme, 'audience', h.audience,
-             'mode', h.mode, 'owner_id', h.owner_id, 'accepts_guests', h.accepts_guests,
-             'created_at', floor(extract(epoch FROM h.created_at) * 1000), 'updated_at', floor(extract(epoch FROM h.updated_at) * 1000)) AS hub,
-           coalesce(m.role, (SELECT i.role FROM item_members i
-             WHERE i.item_id IN (p.id, p.thread_id) AND i.participant_id = ${reader?.id ?? null} LIMIT 1)) AS role,
-           ARRAY(SELECT w.section_id FROM section_marks w WHERE w.pad_id = p.id AND w.kind = 'edit_war') AS war
-    FROM pads p JOIN hubs h ON h.id = p.hub_id
-    LEFT JOIN hub_members m ON m.hub_id = p.hub_id AND m.participant_id = ${reader?.id ?? null}
-    WHERE p.id = ${padId} AND p.deleted_at IS NULL AND h.deleted_at IS NULL`);
-  if (!row || (row.role === null && !readsPublic(core, row.hub)) || !grantsPad(reader, row)) throw notFound('No such pad, or it is private.');
-  const { hub, role, war, ...pad } = row;
-  return { pad, hub, seat: role as Seat, war };
+    SELECT ${padAccessColumns} FROM (SELECT ${padId}::text AS pad_id, ${reader?.id ?? null}::text AS reader_id) AS x ${padAccessJoins}`);
+  return readable(core, reader, row);
+}
+
+const PadAccessLogRow = PadAccessRow.extend(PadLogRow.shape);
+
+/**
+ * As `readablePad`, with the pad's log (snapshot and updates) in the same statement: a live
+ * connection that is about to load the pad reads what it may do and what it will load in one round
+ * trip (sync/readAhead.ts). A reader refused is refused as by `readablePad`, and the log dropped.
+ */
+export async function readablePadWithLog(core: Core, conn: CommonQueryMethods, padId: string, reader: Actor | null) {
+  const row = await conn.maybeOne(sql.prepared('readable_pad_log', PadAccessLogRow)`
+    SELECT ${padAccessColumns}, ${padLogColumns}
+    FROM (SELECT ${padId}::text AS pad_id, ${reader?.id ?? null}::text AS reader_id) AS x ${padAccessJoins} ${padLogJoin}`);
+  if (!row) throw padNotFound();
+  const { state, generation, updates, ids, ...access } = row;
+  return { ...readable(core, reader, access), log: { state, generation, updates, ids } };
 }
 
 /**
@@ -196,7 +229,7 @@ export async function padReading(
  * cookie, decided by the same rules as every other way in.
  */
 export function syncAuthenticator(core: Core): SyncAuthenticate {
-  return async ({ padId, token, cookie }) => {
+  return async ({ padId, token, cookie, readLog }) => {
     let actor: Actor | null = null;
     // The web app sends no key (its cookie rides on the upgrade request); agents send their key.
     if (token.startsWith('svc')) actor = await authenticateBearer(core, token);
@@ -205,7 +238,8 @@ export function syncAuthenticator(core: Core): SyncAuthenticate {
       // A suspended account's session is refused, not read as signed out (SPEC part 5).
       actor = await authenticateSession(core, session ? decodeURIComponent(session) : undefined, { refuseSuspended: true });
     }
-    const { pad, hub, seat } = await readablePad(core, core.db.pool, padId, actor);
+    // A connection that will load the pad reads its log in the same statement (sync/readAhead.ts).
+    const { pad, hub, seat, log } = readLog ? await readablePadWithLog(core, core.db.pool, padId, actor) : { ...(await readablePad(core, core.db.pool, padId, actor)), log: undefined };
     const writes = actor !== null && actor.scopes.includes('svc:write');
     const editor = mayEditPad(seat, hub);
     const locked = pad.locked_by !== null;
@@ -215,6 +249,7 @@ export function syncAuthenticator(core: Core): SyncAuthenticate {
       suggests: writes && allows(seat, 'write') && !editor && !locked,
       author: actor ? authorOf(actor) : null,
       credentialId: actor?.credentialId ?? null,
+      ...(log ? { log } : {}),
     };
   };
 }
