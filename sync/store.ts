@@ -1,7 +1,7 @@
 import * as Y from 'yjs';
 import { foldLog } from './fold.ts';
 import { applyPadLog } from './padLog.ts';
-import { sql, type CommonQueryMethods } from 'slonik';
+import { sql, type CommonQueryMethods, type FragmentSqlToken } from 'slonik';
 import { z } from 'zod';
 import type { Db } from '../server/db/database.ts';
 
@@ -45,22 +45,24 @@ export const padLogColumns = sql.fragment`s.state, s.generation, t.updates, t.id
 
 /**
  * The snapshot (and its generation) and every update still in the log, with their ids, joined as one
- * row however long the log to a query whose `p.id` is the pad: what a load reads, alone (`readPadLog`)
- * or in the statement that reads a live connection's access (`readablePadWithLog`). The log holds
+ * row however long the log to a query whose `p.id` is the pad, where `when` holds: what a load reads,
+ * alone (`readPadLog`) or in the statement that reads a live connection's access (`readablePadWithLog`). The log holds
  * only updates not in the snapshot: compaction deletes exactly the rows it folded, so a row committed
  * after a lower id was read (ids are taken when a row is written, not when it commits) stays, and is
  * loaded.
  */
-export const padLogJoin = sql.fragment`
-    LEFT JOIN pad_snapshots s ON s.pad_id = p.id
+export const padLogJoin = (when: FragmentSqlToken = sql.fragment`true`) => sql.fragment`
+    LEFT JOIN pad_snapshots s ON s.pad_id = p.id AND ${when}
     CROSS JOIN LATERAL (
       SELECT coalesce(array_agg(u.update ORDER BY u.id), '{}') AS updates,
              coalesce(array_agg(u.id ORDER BY u.id), '{}') AS ids
-      FROM pad_updates u WHERE u.pad_id = p.id) AS t`;
+      FROM pad_updates u WHERE u.pad_id = p.id AND ${when}) AS t`;
+
+const logJoin = padLogJoin();
 
 /** The pad's log (`padLogJoin`), in one query. */
 export async function readPadLog(conn: CommonQueryMethods, padId: string): Promise<PadLog> {
-  return conn.one(sql.type(PadLogRow)`SELECT ${padLogColumns} FROM (SELECT ${padId}::text AS id) AS p ${padLogJoin}`);
+  return conn.one(sql.type(PadLogRow)`SELECT ${padLogColumns} FROM (SELECT ${padId}::text AS id) AS p ${logJoin}`);
 }
 
 /** Whether a log this long outside its snapshot is due to be folded. */

@@ -68,6 +68,13 @@ export async function readablePad(core: Core, conn: CommonQueryMethods, padId: s
 }
 
 const PadAccessLogRow = PadAccessRow.extend(PadLogRow.shape);
+/**
+ * The log is read only for a reader with a seat or of a public hub: a refused connection costs the
+ * access, not a log of up to a megabyte (a key scoped away from the pad, or public reading turned off
+ * on this server, may still read it to no use).
+ */
+const seatedLogJoin = padLogJoin(sql.fragment`(m.role IS NOT NULL OR h.audience = 'public' OR EXISTS (SELECT 1 FROM item_members i
+      WHERE i.item_id IN (p.id, p.thread_id) AND i.participant_id = x.reader_id))`);
 
 /**
  * As `readablePad`, with the pad's log (snapshot and updates) in the same statement: a live
@@ -77,7 +84,7 @@ const PadAccessLogRow = PadAccessRow.extend(PadLogRow.shape);
 export async function readablePadWithLog(core: Core, conn: CommonQueryMethods, padId: string, reader: Actor | null) {
   const row = await conn.maybeOne(sql.prepared('readable_pad_log', PadAccessLogRow)`
     SELECT ${padAccessColumns}, ${padLogColumns}
-    FROM (SELECT ${padId}::text AS pad_id, ${reader?.id ?? null}::text AS reader_id) AS x ${padAccessJoins} ${padLogJoin}`);
+    FROM (SELECT ${padId}::text AS pad_id, ${reader?.id ?? null}::text AS reader_id) AS x ${padAccessJoins} ${seatedLogJoin}`);
   if (!row) throw padNotFound();
   const { state, generation, updates, ids, ...access } = row;
   return { ...readable(core, reader, access), log: { state, generation, updates, ids } };
