@@ -12,7 +12,7 @@ import { signedOutReads } from './signedOutReads.ts';
 import { mcpEndpoint } from './mcp.ts';
 import { openApiRoutes } from './openapi.ts';
 import { restRoutes } from './rest.ts';
-import { createIpLimits } from './http/ipLimits.ts';
+import { createIpLimits, ipLimitNamespace } from './http/ipLimits.ts';
 import { webRoutes } from './web.ts';
 import { exportRoutes } from './export.ts';
 import { internalRoutes } from './internal.ts';
@@ -69,7 +69,7 @@ export async function startServer(config: Config, options: { log?: Logger; host?
   sync.attach(server, { hosts, authenticate: syncAuthenticator(core), recheck: padAccessRecheck(core), padText: livePadText(core) });
 
   // The signed-out read limit is a read pace: SVC_PACE_SCALE multiplies it (the other per-IP routes keep their numbers).
-  const ipLimits = await createIpLimits(config.redisUrl, log, config.paceScale);
+  const ipLimits = await createIpLimits(config.redisUrl, log, config.paceScale, ipLimitNamespace(config.databaseUrl));
   const app = new Koa();
   app.proxy = config.production;
   app.silent = true;

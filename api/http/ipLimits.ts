@@ -78,12 +78,17 @@ export type IpLimits = {
   close(): Promise<void>;
 };
 
+/** The namespace of a service's per-IP counts in Redis: the name of the database its instances share. */
+export const ipLimitNamespace = (databaseUrl: string | undefined) => (databaseUrl ? decodeURIComponent(new URL(databaseUrl).pathname.slice(1)) || 'postgres' : 'embedded');
+
 /**
  * With Redis, the limits start counting there once it answers (up to a few seconds at start); a Redis
  * outage never stops the routes: the instance's own memory counts meanwhile. `paceScale`
  * (SVC_PACE_SCALE) multiplies the paced routes only, as it does the other read and write paces.
+ * `namespace` keeps the counts of one service apart from another's on the same Redis: its instances
+ * share a database, so its name (`ipLimitNamespace`) is theirs alone.
  */
-export async function createIpLimits(redisUrl: string | undefined, log: Logger, paceScale = 1): Promise<IpLimits> {
+export async function createIpLimits(redisUrl: string | undefined, log: Logger, paceScale = 1, namespace = 'dotpad'): Promise<IpLimits> {
   const redis = redisUrl ? new Redis(redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1 }) : null;
   redis?.on('error', () => {});
   if (redis) {
@@ -99,7 +104,7 @@ export async function createIpLimits(redisUrl: string | undefined, log: Logger, 
     const key = `${route}:${tier.name}`;
     let found = limiters.get(key);
     if (!found) {
-      const options = { keyPrefix: `dotpad-ip-${key}`, points: pointsOf(route, tier), duration: IP_ROUTES[route].durationS };
+      const options = { keyPrefix: `dotpad-ip-${namespace}-${key}`, points: pointsOf(route, tier), duration: IP_ROUTES[route].durationS };
       found = redis ? new RateLimiterRedis({ ...options, storeClient: redis, insuranceLimiter: new RateLimiterMemory(options) }) : new RateLimiterMemory(options);
       limiters.set(key, found);
     }

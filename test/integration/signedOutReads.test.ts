@@ -5,6 +5,7 @@ import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createIpLimits } from '../../api/http/ipLimits.ts';
 import { createLogger } from '../../server/log.ts';
+import { ipLimitNamespace } from '../../api/http/ipLimits.ts';
 import { poke, startTestServer, stores, type TestServer } from '../support/server.ts';
 
 /**
@@ -129,7 +130,7 @@ describe.each(cases)('signed-out reads on %s, counted in %s', (store, counted) =
       // Counted where every instance sees it, not in this instance's memory.
       const redis = new Redis(redisUrl!);
       try {
-        expect(Number(await redis.get(`dotpad-ip-signedOutRead:net:${reader}`))).toBeGreaterThan(120);
+        expect(Number(await redis.get(`dotpad-ip-${ipLimitNamespace(server.core.config.databaseUrl)}-signedOutRead:net:${reader}`))).toBeGreaterThan(120);
       } finally {
         await redis.quit();
       }
