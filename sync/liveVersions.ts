@@ -14,19 +14,11 @@ import { StaleVersion, type Author } from './versions.ts';
 /** Live typing on a pad becomes a version this long after its first change not versioned yet: at most this often. */
 export const LIVE_VERSION_MS = 2_000;
 /**
- * How often pads are looked at for typing that is due. Each pad is versioned when its own typing is
- * due, not all at one tick: with hundreds of pads typed at once, one tick for all of them read every
- * pad's blocks and sent every pad's statement in one turn of the event loop, and the keystrokes that
- * arrived meanwhile waited behind it.
- */
-const DUE_CHECK_MS = LIVE_VERSION_MS / 10;
-
-/**
  * Typing on this instance not versioned yet: the top-level elements it changed and the blocks it
  * removed, each with who last did so. Two people typing at once in different blocks are each
  * credited with their own.
  */
-type Typing = { elements: Map<Y.XmlElement, Author>; removed: Map<string, Author>; since: number };
+type Typing = { elements: Map<Y.XmlElement, Author>; removed: Map<string, Author>; due: NodeJS.Timeout };
 
 const authorKey = (author: Author) => author?.id ?? '';
 
@@ -45,7 +37,6 @@ function idOf(element: Y.XmlElement): string | undefined {
 export class LiveVersions implements Extension<SyncContext> {
   extensionName = 'dotpad-live-versions';
   private readonly typing = new Map<string, Typing>();
-  private readonly timer: NodeJS.Timeout;
 
   private readonly instance: Hocuspocus<SyncContext>;
   private readonly db: Db;
@@ -61,7 +52,21 @@ export class LiveVersions implements Extension<SyncContext> {
     this.versions = versions;
     this.persistence = persistence;
     this.live = live;
-    this.timer = setInterval(() => void this.versionDue(), DUE_CHECK_MS);
+  }
+
+  /**
+   * The pad's typing not versioned yet, begun now if there is none: it is versioned LIVE_VERSION_MS
+   * later, each pad by a timer of its own. With hundreds of pads typed at once, a tick that looked
+   * at every pad versioned a few dozen in one turn of the event loop (their blocks read, their
+   * statements sent), and the keystrokes that arrived meanwhile waited behind them.
+   */
+  private typingOf(padId: string): Typing {
+    let typing = this.typing.get(padId);
+    if (!typing) {
+      const due = setTimeout(() => void this.versionPads([padId]), LIVE_VERSION_MS);
+      this.typing.set(padId, (typing = { elements: new Map(), removed: new Map(), due }));
+    }
+    return typing;
   }
 
   async afterLoadDocument({ document, documentName }: afterLoadDocumentPayload<SyncContext>) {
@@ -69,8 +74,7 @@ export class LiveVersions implements Extension<SyncContext> {
     fragment.observeDeep((events, transaction) => {
       const origin = transaction.origin as { source?: string; connection?: { context?: SyncContext } } | null;
       if (origin?.source !== 'connection') return;
-      let typing = this.typing.get(documentName);
-      if (!typing) this.typing.set(documentName, (typing = { elements: new Map(), removed: new Map(), since: Date.now() }));
+      const typing = this.typingOf(documentName);
       const author = origin.connection?.context?.author ?? null;
       const touched = (element: Y.XmlElement) => typing.elements.set(element, author);
       for (const event of events) {
@@ -102,8 +106,11 @@ export class LiveVersions implements Extension<SyncContext> {
   async settle(padId: string): Promise<void> {
     const typing = this.typing.get(padId);
     const document = this.instance.documents.get(padId);
-    if (!typing || !document) return;
+    if (!typing) return;
     this.typing.delete(padId);
+    clearTimeout(typing.due);
+    // Typed in a copy that has unloaded since (its unload versioned what it could): nothing to version.
+    if (!document) return;
     const fragment = document.getXmlFragment(PAD_FRAGMENT);
     document.transact(() => ensureBlockIds(fragment), { source: 'local', context: { system: true } });
     const byAuthor = new Map<string, { author: Author; mine: Set<string> }>();
@@ -139,8 +146,7 @@ export class LiveVersions implements Extension<SyncContext> {
       this.log.error('live version not recorded', { padId, error });
       if (update) this.persistence.queue(padId, update);
       // What is not versioned yet is kept with what was typed since: the next try, when that is due, versions both.
-      const again = this.typing.get(padId) ?? { elements: new Map(), removed: new Map(), since: Date.now() };
-      this.typing.set(padId, again);
+      const again = this.typingOf(padId);
       for (const { author, mine } of groups) {
         for (const [element, by] of typing.elements) if (authorKey(by) === authorKey(author) && !again.elements.has(element)) again.elements.set(element, by);
         for (const id of mine) if (typing.removed.has(id) && !again.removed.has(id)) again.removed.set(id, author);
@@ -171,17 +177,11 @@ export class LiveVersions implements Extension<SyncContext> {
     await this.versionPads([...this.typing.keys()]);
   }
 
-  /** Versions the typing of the pads whose first change not versioned yet is LIVE_VERSION_MS old. */
-  private async versionDue() {
-    const due = Date.now() - LIVE_VERSION_MS;
-    await this.versionPads([...this.typing].filter(([, typing]) => typing.since <= due).map(([padId]) => padId));
-  }
-
   private async versionPads(padIds: string[]) {
     await Promise.all(padIds.map((padId) => this.versions.exclusive(padId, () => this.settle(padId))));
   }
 
   async onDestroy() {
-    clearInterval(this.timer);
+    for (const typing of this.typing.values()) clearTimeout(typing.due);
   }
 }

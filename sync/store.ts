@@ -21,6 +21,7 @@ export const COMPACT_AFTER_BYTES = 1 << 20;
 
 /** Prepared once per connection: live typing appends many times a second on a busy instance. */
 const appendStatement = sql.prepared('append_update', z.object({}));
+const appendManyStatement = sql.prepared('append_updates', z.object({}));
 
 /** Appends one update with the state vector it brings the document to. */
 export async function appendUpdate(conn: CommonQueryMethods, padId: string, update: Uint8Array) {
@@ -28,6 +29,20 @@ export async function appendUpdate(conn: CommonQueryMethods, padId: string, upda
   await conn.query(appendStatement`
     INSERT INTO pad_updates (pad_id, update, state_vector)
     VALUES (${padId}, ${sql.binary(Buffer.from(update))}, ${sql.binary(Buffer.from(stateVector))})`);
+}
+
+/**
+ * Appends an update to each of several pads' logs, each with its state vector, in one statement:
+ * all of them or none (a pad that does not exist fails the whole statement).
+ */
+export async function appendUpdates(conn: CommonQueryMethods, appends: readonly { padId: string; update: Uint8Array }[]) {
+  if (appends.length === 1) return appendUpdate(conn, appends[0]!.padId, appends[0]!.update);
+  const padIds = appends.map((append) => append.padId);
+  const updates = appends.map((append) => Buffer.from(append.update));
+  const vectors = appends.map((append) => Buffer.from(Y.encodeStateVectorFromUpdate(append.update)));
+  await conn.query(appendManyStatement`
+    INSERT INTO pad_updates (pad_id, update, state_vector)
+    SELECT * FROM unnest(${sql.array(padIds, 'text')}, ${sql.array(updates, 'bytea')}, ${sql.array(vectors, 'bytea')})`);
 }
 
 /** A pad's log as one row: its snapshot (and the snapshot's generation), and every update after it with their ids. */

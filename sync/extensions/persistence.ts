@@ -3,7 +3,7 @@ import { ForeignKeyIntegrityConstraintViolationError } from 'slonik';
 import type { Extension, Hocuspocus, onChangePayload, onLoadDocumentPayload, afterUnloadDocumentPayload } from '@hocuspocus/server';
 import type { Db } from '../../server/db/database.ts';
 import type { Logger } from '../../server/db/logger.ts';
-import { appendUpdate, compact, compactionDue, loadInto, tailSize, type PadLog } from '../store.ts';
+import { appendUpdates, compact, compactionDue, loadInto, tailSize, type PadLog } from '../store.ts';
 import { startFolding } from '../fold.ts';
 import { ReadAheads } from '../readAhead.ts';
 import type { SyncContext } from '../syncContext.ts';
@@ -13,16 +13,26 @@ const LIVE_FLUSH_MS = 100;
 /** How many appends to a pad between two looks at the size of its log. */
 const TAIL_CHECK_EVERY = 50;
 
+/** Several updates of one pad as one. */
+const merged = (updates: Uint8Array[]) => (updates.length === 1 ? updates[0]! : Y.mergeUpdates(updates));
+
 /**
  * Persistence of live documents: a pad loads from its snapshot and log, and every update made on
- * this instance is appended to the log within LIVE_FLUSH_MS (several queued ones as one). Updates
- * that arrive from another instance (origin "redis") are that instance's to store; changes whose
- * context says `persisted` were stored by whoever made them (an API edit, in its own statement).
- * Every so many appends the log is folded into a snapshot, off the path of whoever appended.
+ * this instance is appended to the log within LIVE_FLUSH_MS. What every pad queued in that time is
+ * appended by one statement, a row per pad (several queued updates of a pad as one): hundreds of
+ * pads typed in at once were hundreds of statements a second, each a round trip and a commit.
+ * Updates that arrive from another instance (origin "redis") are that instance's to store; changes
+ * whose context says `persisted` were stored by whoever made them (an API edit, in its own
+ * statement). Every so many appends the log is folded into a snapshot, off the path of whoever
+ * appended.
  */
 export class Persistence implements Extension<SyncContext> {
   extensionName = 'dotpad-persistence';
-  private readonly queues = new Map<string, { updates: Uint8Array[]; timer: NodeJS.Timeout }>();
+  /** Updates not appended yet, by pad, in the order they came. */
+  private readonly queues = new Map<string, Uint8Array[]>();
+  /** Set while something is queued: when it all goes. */
+  private timer: NodeJS.Timeout | null = null;
+  private readonly appending = new Set<Promise<void>>();
   private readonly appends = new Map<string, number>();
   private compactions = Promise.resolve();
   private closing = false;
@@ -72,34 +82,50 @@ export class Persistence implements Extension<SyncContext> {
   /** Puts an update on the pad's queue, to be appended shortly. */
   queue(padId: string, update: Uint8Array) {
     this.readAheads.touch(padId);
-    const queue = this.queues.get(padId);
-    if (queue) queue.updates.push(update);
-    else this.queues.set(padId, { updates: [update], timer: setTimeout(() => void this.flushPad(padId), LIVE_FLUSH_MS) });
+    const queued = this.queues.get(padId);
+    if (queued) queued.push(update);
+    else this.queues.set(padId, [update]);
+    this.timer ??= setTimeout(() => void this.appendQueued(), LIVE_FLUSH_MS);
   }
 
   /** The pad's queued updates as one, taken off the queue (for a statement that appends them itself); null when none wait. */
   take(padId: string): Uint8Array | null {
-    const queue = this.queues.get(padId);
-    if (!queue) return null;
+    const queued = this.queues.get(padId);
+    if (!queued) return null;
     this.queues.delete(padId);
-    clearTimeout(queue.timer);
-    return queue.updates.length === 1 ? queue.updates[0]! : Y.mergeUpdates(queue.updates);
+    return merged(queued);
   }
 
-  async flushPad(padId: string) {
-    const update = this.take(padId);
-    if (!update) return;
+  /** Appends everything queued, every pad's in one statement; resolves once it is stored (or queued again). */
+  private appendQueued(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    const batch = [...this.queues].map(([padId, updates]) => ({ padId, update: merged(updates) }));
+    this.queues.clear();
+    if (!batch.length) return Promise.resolve();
+    const run = this.append(batch);
+    this.appending.add(run);
+    void run.finally(() => this.appending.delete(run));
+    return run;
+  }
+
+  private async append(batch: { padId: string; update: Uint8Array }[]) {
     try {
-      await appendUpdate(this.db.pool, padId, update);
-      this.appended(padId);
+      await appendUpdates(this.db.pool, batch);
+      for (const { padId } of batch) this.appended(padId);
     } catch (error) {
       if (error instanceof ForeignKeyIntegrityConstraintViolationError) {
-        // The pad itself was never saved (its creation failed and was taken back): nothing to keep.
-        this.log.warn('updates of a pad that does not exist dropped', { padId });
+        // A pad itself was never saved (its creation failed and was taken back): nothing to keep of
+        // it. Which one is not said, so each pad's updates go again on their own.
+        if (batch.length > 1) {
+          await Promise.all(batch.map((append) => this.append([append])));
+          return;
+        }
+        this.log.warn('updates of a pad that does not exist dropped', { padId: batch[0]!.padId });
         return;
       }
-      this.log.error('pad update not saved; retrying', { padId, error });
-      if (!this.closing) this.queue(padId, update);
+      this.log.error('pad updates not saved; retrying', { padIds: batch.map(({ padId }) => padId), error });
+      if (!this.closing) for (const { padId, update } of batch) this.queue(padId, update);
     }
   }
 
@@ -130,9 +156,9 @@ export class Persistence implements Extension<SyncContext> {
     });
   }
 
-  /** Everything queued reaches the database, and running compactions end. */
+  /** Everything queued reaches the database (with the appends already under way), and running compactions end. */
   async flush() {
-    await Promise.all([...this.queues.keys()].map((padId) => this.flushPad(padId)));
+    await Promise.all([...this.appending, this.appendQueued()]);
     await this.compactions;
   }
 

@@ -14,8 +14,12 @@ import { answerProbes, countStatements } from './probes.ts';
 
 /** The one message this process sends its parent, once it listens. */
 export type ServerReady = { url: string; bareUrl: string };
-/** What the bare endpoint takes: the pad, and the new text of its first paragraph. */
-export type BareEdit = { padId: string; text: string };
+/**
+ * What the bare endpoint takes: the pad, and the new text of its first paragraph; with `hold`, the
+ * relay holds its update in Hocuspocus' broadcast buffer until its INSERT has committed, as
+ * `edit_pad` does (`sync/liveDocs.ts`).
+ */
+export type BareEdit = { padId: string; text: string; hold?: boolean };
 
 countStatements();
 const running = await startServer(loadConfig(), { host: '127.0.0.1' });
@@ -34,22 +38,30 @@ function replaceFirstParagraph(doc: Y.Doc, text: string) {
 
 /**
  * One bare edit: a transaction on a held direct connection, its update appended to the pad log in
- * one committed INSERT before it is acknowledged. `persisted` in the context keeps the server's own
- * live-typing queue from appending it a second time.
+ * one committed INSERT before it is acknowledged (and, with `hold`, before it is broadcast).
+ * `persisted` in the context keeps the server's own live-typing queue from appending it a second time.
  */
-async function bareEdit({ padId, text }: BareEdit): Promise<void> {
+async function bareEdit({ padId, text, hold }: BareEdit): Promise<void> {
   if (!directs.has(padId)) directs.set(padId, core.sync.hocuspocus.openDirectConnection(padId, { persisted: true }));
   const direct = await directs.get(padId)!;
+  const document = direct.document!;
   const updates: Uint8Array[] = [];
   const capture = (update: Uint8Array) => updates.push(update);
-  direct.document!.on('update', capture);
+  const delay = document.flushDelay;
+  if (hold) document.flushDelay = 10_000;
+  document.on('update', capture);
   try {
     await direct.transact((doc) => replaceFirstParagraph(doc, text));
   } finally {
-    direct.document!.off('update', capture);
+    document.off('update', capture);
+    document.flushDelay = delay;
   }
-  if (updates.length !== 1) throw new Error(`expected one update from the transaction, saw ${updates.length}`);
-  await appendUpdate(core.db.pool, padId, updates[0]!);
+  try {
+    if (updates.length !== 1) throw new Error(`expected one update from the transaction, saw ${updates.length}`);
+    await appendUpdate(core.db.pool, padId, updates[0]!);
+  } finally {
+    if (hold) document.flush();
+  }
 }
 
 /** `node:http` alone: a POST of a `BareEdit` answered `{}` once committed. No routing, authentication or validation. */

@@ -6,6 +6,7 @@ import * as Y from 'yjs';
 import { readBlocks } from '../../sync/blocks.ts';
 import { PAD_FULL_REASON } from '../../schema/pad.ts';
 import { appendUpdate, compact, loadInto, tailSize } from '../../sync/store.ts';
+import type { Persistence } from '../../sync/extensions/persistence.ts';
 import pg from 'pg';
 import { changedByOthersSince } from '../../sync/versions.ts';
 import { HocuspocusProvider } from '@hocuspocus/provider';
@@ -553,6 +554,46 @@ describe.each(stores())('pads on %s', (store) => {
     const again = new Y.Doc();
     expect((await loadInto(server.core.db, padId, again)).tail).toBe(0);
     expect(readBlocks(again.getXmlFragment('default')).map((b) => b.text)).toEqual(['Edit 5.', 'After the snapshot.']);
+  });
+
+  it('live updates of several pads are appended by one statement, and a pad that does not exist costs the others nothing', async () => {
+    const persistence = server.core.sync.hocuspocus.configuration.extensions.find((e) => e.extensionName === 'dotpad-persistence') as Persistence;
+    const pads = [await createPad('Alpha.'), await createPad('Beta.')];
+    /** An update typed at the start of the pad's first paragraph, as its stored copy has it (not applied live). */
+    const typed = async (padId: string, text: string) => {
+      const doc = new Y.Doc();
+      await loadInto(server.core.db, padId, doc);
+      let update: Uint8Array | null = null;
+      doc.on('update', (u: Uint8Array) => (update = u));
+      ((doc.getXmlFragment('default').get(0) as Y.XmlElement).get(0) as Y.XmlText).insert(0, text);
+      return update!;
+    };
+    const Row = z.object({ pad_id: z.string(), created_at: z.string() });
+    const rowsAfter = async (id: number) =>
+      server.core.db.pool.any(sql.type(Row)`SELECT pad_id, created_at::text FROM pad_updates WHERE id > ${id} AND pad_id = ANY(${sql.array(pads, 'text')}) ORDER BY id`);
+    const textOf = async (padId: string) => {
+      const doc = new Y.Doc();
+      await loadInto(server.core.db, padId, doc);
+      return readBlocks(doc.getXmlFragment('default'))[0]!.text;
+    };
+    const last = async () => (await server.core.db.pool.oneFirst(sql.type(z.object({ id: z.number() }))`SELECT coalesce(max(id), 0)::int8 AS id FROM pad_updates`));
+
+    let before = await last();
+    persistence.queue(pads[0]!, await typed(pads[0]!, 'One '));
+    persistence.queue(pads[1]!, await typed(pads[1]!, 'Two '));
+    await server.core.sync.flush();
+    const together = await rowsAfter(before);
+    expect(together.map((row) => row.pad_id).sort()).toEqual([...pads].sort());
+    // One statement, one transaction: both rows carry its start time.
+    expect(together[0]!.created_at).toBe(together[1]!.created_at);
+    expect([await textOf(pads[0]!), await textOf(pads[1]!)]).toEqual(['One Alpha.', 'Two Beta.']);
+
+    before = await last();
+    persistence.queue('pad_00000000000000000000', await typed(pads[1]!, 'Lost '));
+    persistence.queue(pads[0]!, await typed(pads[0]!, 'Kept '));
+    await server.core.sync.flush();
+    expect((await rowsAfter(before)).map((row) => row.pad_id)).toEqual([pads[0]]);
+    expect(await textOf(pads[0]!)).toBe('Kept One Alpha.');
   });
 
   // Two writers at once need two sessions: Postgres only (PGlite is one session).
