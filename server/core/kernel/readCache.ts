@@ -1,4 +1,5 @@
 import type { Db } from '../../db/database.ts';
+import { keptBatch, type KeptBatch } from './keptBatch.ts';
 
 /** Past this many kept reads, all are dropped at once (they are cheap to read again). */
 const MAX_ENTRIES = 20_000;
@@ -26,11 +27,15 @@ export type ReadCache = ReturnType<typeof createReadCache>;
 export function createReadCache(db: Pick<Db, 'watchChanges'>, now: () => number = performance.now.bind(performance)) {
   /** Each read with when it goes stale on its own. */
   const kept = new Map<string, { value: unknown; until: number }>();
+  /** Reads of many keys of one kind, each group read in batches (`readOf`). */
+  const groups = new Map<string, KeptBatch<unknown>>();
   let generation = 0;
   let hearing = false;
   const drop = () => {
     generation++;
     kept.clear();
+    for (const group of groups.values()) group.drop();
+    groups.clear();
   };
   db.watchChanges({
     changed: drop,
@@ -59,6 +64,21 @@ export function createReadCache(db: Pick<Db, 'watchChanges'>, now: () => number 
         kept.set(key, { value, until: now() + Math.min(options.maxAgeMs ?? KEPT_READ_MS, KEPT_READ_MS) });
       }
       return value;
+    },
+    /**
+     * The kept read of `key` of a group (one thread's readers), or null when `loadMany` finds none; a
+     * key read afresh is read with the others of its group that will soon be due, in one statement
+     * (keptBatch.ts). `loadMany` reads the group's keys it is given: the group's first caller's is used.
+     */
+    readOf<T>(group: string, key: string, loadMany: (keys: readonly string[]) => Promise<ReadonlyMap<string, T>>): Promise<T | null> {
+      if (!hearing) return loadMany([key]).then((found) => found.get(key) ?? null);
+      let batch = groups.get(group) as KeptBatch<T> | undefined;
+      if (!batch) {
+        if (groups.size >= MAX_ENTRIES) groups.clear();
+        batch = keptBatch({ maxAgeMs: KEPT_READ_MS, now, loadMany, readAheadFailed: () => {} });
+        groups.set(group, batch as KeptBatch<unknown>);
+      }
+      return batch.get(key);
     },
   };
 }
