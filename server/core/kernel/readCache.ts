@@ -27,6 +27,8 @@ export type ReadCache = ReturnType<typeof createReadCache>;
 export function createReadCache(db: Pick<Db, 'watchChanges'>, now: () => number = performance.now.bind(performance)) {
   /** Each read with when it goes stale on its own. */
   const kept = new Map<string, { value: unknown; until: number }>();
+  /** Reads under way, each with the generation it began in. */
+  const loading = new Map<string, { value: Promise<unknown>; generation: number }>();
   /** Reads of many keys of one kind, each group read in batches (`readOf`). */
   const groups = new Map<string, KeptBatch<unknown>>();
   let generation = 0;
@@ -57,13 +59,23 @@ export function createReadCache(db: Pick<Db, 'watchChanges'>, now: () => number 
     async read<T>(key: string, load: () => Promise<T>, options: { maxAgeMs?: number } = {}): Promise<T> {
       const found = hearing ? kept.get(key) : undefined;
       if (found && found.until > now()) return found.value as T;
+      // Callers who come while it loads, with no change heard since it began, wait for the same read.
+      const under = hearing ? loading.get(key) : undefined;
+      if (under && under.generation === generation) return under.value as Promise<T>;
       const at = generation;
-      const value = await load();
-      if (hearing && at === generation) {
-        if (kept.size >= MAX_ENTRIES) kept.clear();
-        kept.set(key, { value, until: now() + Math.min(options.maxAgeMs ?? KEPT_READ_MS, KEPT_READ_MS) });
+      const begun = now();
+      const value = load();
+      if (hearing) loading.set(key, { value, generation: at });
+      try {
+        const read = await value;
+        if (hearing && at === generation) {
+          if (kept.size >= MAX_ENTRIES) kept.clear();
+          kept.set(key, { value: read, until: begun + Math.min(options.maxAgeMs ?? KEPT_READ_MS, KEPT_READ_MS) });
+        }
+        return read;
+      } finally {
+        if (loading.get(key)?.value === value) loading.delete(key);
       }
-      return value;
     },
     /**
      * The kept read of `key` of a group (one thread's readers), or null when `loadMany` finds none; a
