@@ -2,7 +2,22 @@ import type { Context, Middleware } from 'koa';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { ErrorCode, ListResourcesRequestSchema, ListToolsRequestSchema, McpError, ReadResourceRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import {
+  ErrorCode,
+  isJSONRPCErrorResponse,
+  isJSONRPCRequest,
+  isJSONRPCResultResponse,
+  JSONRPCMessageSchema,
+  ListResourcesRequestSchema,
+  ListToolsRequestSchema,
+  McpError,
+  ReadResourceRequestSchema,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  type JSONRPCMessage,
+  type JSONRPCRequest,
+  type MessageExtraInfo,
+} from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { z } from 'zod';
 import type { Actor } from '../server/core/kernel/actor.ts';
@@ -150,12 +165,51 @@ streamable HTTP MCP server, with an agent key as the Bearer token.</p>
  * The key stays out: the caller goes with the request as its auth info.
  */
 function sdkRequest(ctx: Context, body: string | undefined): Request {
-  const headers = new Headers({ accept: 'application/json, text/event-stream' });
+  return new Request(ctx.href, { method: 'POST', headers: sdkHeaders(ctx), body });
+}
+
+/** The headers of `sdkRequest`, as the SDK hands them to the server's handlers (names in order). */
+function sdkHeaders(ctx: Context): Record<string, string> {
+  const headers: Record<string, string> = { accept: 'application/json, text/event-stream' };
   for (const name of ['content-type', 'mcp-protocol-version']) {
     const value = ctx.get(name);
-    if (value) headers.set(name, value);
+    if (value) headers[name] = value;
   }
-  return new Request(ctx.href, { method: 'POST', headers, body });
+  return headers;
+}
+
+/**
+ * The POST that is one request, other than `initialize`, that the SDK's transport would hand its
+ * server as it is: JSON by its Content-Type, of a protocol version the SDK speaks (or none named), a
+ * JSON-RPC request by the SDK's own schema. Anything else (batches, notifications, initialize, a
+ * header the transport refuses) goes through the transport.
+ */
+function oneRequest(ctx: Context, payload: unknown): JSONRPCRequest | undefined {
+  if (!isObject(payload) || ctx.get('content-type') !== 'application/json') return undefined;
+  const version = ctx.get('mcp-protocol-version');
+  if (version && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) return undefined;
+  const parsed = JSONRPCMessageSchema.safeParse(payload);
+  if (!parsed.success || !isJSONRPCRequest(parsed.data) || parsed.data.method === 'initialize') return undefined;
+  return parsed.data;
+}
+
+/**
+ * One request answered by the server as the SDK's stateless transport has it answered, without the
+ * web Request and Response the transport reads and writes: the server's answer comes back as the
+ * message it sends, for this endpoint to send as JSON (what the transport does with it, in JSON mode).
+ * What the server sends that is no answer (a notification, in JSON mode) is dropped, as there.
+ */
+function answerOf(server: Server, request: JSONRPCRequest, extra: MessageExtraInfo): Promise<JSONRPCMessage> {
+  return new Promise((resolve, reject) => {
+    const transport: Transport = {
+      start: async () => {},
+      close: async () => {},
+      send: async (message) => {
+        if (isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) resolve(message);
+      },
+    };
+    server.connect(transport).then(() => transport.onmessage!(request, extra), reject);
+  });
 }
 
 function parseJson(text: string): unknown {
@@ -168,7 +222,9 @@ function parseJson(text: string): unknown {
 
 /**
  * The MCP endpoint, `/mcp` (SPEC part 4 "MCP endpoint"): the SDK's streamable HTTP transport,
- * stateless and answering in JSON, with a server of its own per request. The transport is the
+ * stateless and answering in JSON, with a server of its own per request. A POST of one request
+ * (every agent's call) skips the transport's web Request and Response: the server answers it as the
+ * transport would have it answer (`oneRequest`, `answerOf`), and the answer is encoded once. The transport is the
  * web-standard one that the SDK's Node transport wraps: the wrapper writes the Node response itself,
  * past Koa's headers, log and error handling, and reads the Accept header from the raw request. One
  * path needs no router: a plain middleware, mounted before the routers, spares every agent call their
@@ -210,11 +266,21 @@ export function mcpEndpoint(core: Core): Middleware {
       ctx.body = refused;
       return;
     }
+    const authInfo = callerInfo(actor, requestGone(ctx));
+    const request = oneRequest(ctx, payload);
+    if (request) {
+      const answer = await answerOf(mcpServer(core), request, { authInfo, requestInfo: { headers: sdkHeaders(ctx), url: new URL(ctx.href) } });
+      ctx.status = 200;
+      ctx.set('Content-Type', 'application/json');
+      // Encoded once, sent as it is (as below).
+      ctx.body = Buffer.from(JSON.stringify(answer));
+      return;
+    }
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     // Connecting only wires the handlers; the transport's start does nothing.
     await mcpServer(core).connect(transport);
     const response = await transport.handleRequest(sdkRequest(ctx, payload === undefined ? text : undefined), {
-      authInfo: callerInfo(actor, requestGone(ctx)),
+      authInfo,
       parsedBody: payload,
     });
     // The server and its transport are left to the collector: every request of the POST has been
