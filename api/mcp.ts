@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Context, Middleware } from 'koa';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
@@ -30,7 +31,7 @@ import { openCors, requestGone } from './http/middleware.ts';
 import { invoke } from './tools/invoke.ts';
 import { agentListing, hostListing } from './tools/listing.ts';
 import { modelTools, tools } from './tools/registry.ts';
-import { mcpError, mcpResult } from './tools/render.ts';
+import { mcpError, mcpResult, type EncodedParts } from './tools/render.ts';
 import { listViewResources, readViewResource } from './mcpApps.ts';
 
 export const SERVER_VERSION = '0.1.0';
@@ -102,8 +103,16 @@ function paramsNotAnObject(payload: unknown): object | undefined {
   return { jsonrpc: '2.0', id, error: { code, message } };
 }
 
-/** The caller, handed to the SDK with the request as its auth info. */
-const callerInfo = (actor: Actor, gone: AbortSignal): AuthInfo => ({ token: '', clientId: actor.id, scopes: [...actor.scopes], extra: { actor, gone } });
+/**
+ * The caller, handed to the SDK with the request as its auth info; `encoded` is where the tool call's
+ * handler leaves its result's text and data as JSON, for `encodeAnswer`.
+ */
+const callerInfo = (actor: Actor, gone: AbortSignal, encoded: { parts?: EncodedParts } = {}): AuthInfo => ({
+  token: '',
+  clientId: actor.id,
+  scopes: [...actor.scopes],
+  extra: { actor, gone, encoded },
+});
 
 function callerOf(extra: { authInfo?: AuthInfo }): Actor {
   const actor = extra.authInfo?.extra?.actor as Actor | undefined;
@@ -112,6 +121,42 @@ function callerOf(extra: { authInfo?: AuthInfo }): Actor {
 }
 
 const goneOf = (extra: { authInfo?: AuthInfo }) => extra.authInfo?.extra?.gone as AbortSignal | undefined;
+const encodedOf = (extra: { authInfo?: AuthInfo }) => extra.authInfo?.extra?.encoded as { parts?: EncodedParts } | undefined;
+
+/** Stand-ins for the text and data of an answer while it is encoded: unguessable, and no JSON escape of anything else. */
+const TEXT_MARK = `\u0000${randomUUID()}`;
+const DATA_MARK = `\u0000${randomUUID()}`;
+const TEXT_MARK_JSON = JSON.stringify(TEXT_MARK);
+const DATA_MARK_JSON = JSON.stringify(DATA_MARK);
+
+const sameEntries = (a: unknown, b: Record<string, unknown>) => {
+  if (!isObject(a)) return false;
+  const keys = Object.keys(a);
+  const others = Object.keys(b);
+  return keys.length === others.length && keys.every((key, i) => key === others[i] && a[key] === b[key]);
+};
+
+const splice = (json: string, mark: string, piece: string) => {
+  const at = json.indexOf(mark);
+  return json.slice(0, at) + piece + json.slice(at + mark.length);
+};
+
+/**
+ * `JSON.stringify(answer)`, the same text, with a tool result's text and data not encoded a second
+ * time: measuring them against the budget (`mcpResult`) encoded them already. The answer holds them as
+ * the SDK passed them on (its check of the result copies the data's top level, the same values in the
+ * same order); anything else is encoded whole.
+ */
+export function encodeAnswer(answer: JSONRPCMessage, parts: EncodedParts | undefined): string {
+  if (!parts || !isJSONRPCResultResponse(answer)) return JSON.stringify(answer);
+  const { result } = answer;
+  const content = result.content;
+  if (!Array.isArray(content) || content.length !== 1 || !isObject(content[0]) || content[0].text !== parts.text || !sameEntries(result.structuredContent, parts.data)) {
+    return JSON.stringify(answer);
+  }
+  const json = JSON.stringify({ ...answer, result: { ...result, content: [{ ...content[0], text: TEXT_MARK }], structuredContent: DATA_MARK } });
+  return splice(splice(json, TEXT_MARK_JSON, parts.textJson), DATA_MARK_JSON, parts.dataJson);
+}
 
 /**
  * One SDK server per request: a server shared by concurrent stateless requests mixes up their
@@ -139,7 +184,7 @@ function mcpServer(core: Core): Server {
     try {
       // An assistant host's connection also reaches the app-only tools its view calls.
       const { result, viewToken } = await invoke(core, caller, params.name, params.input ?? {}, caller.via === 'oauth' ? 'host' : 'model', goneOf(extra));
-      return mcpResult(result, caller.via === 'oauth' ? { view: true, viewToken } : undefined);
+      return mcpResult(result, caller.via === 'oauth' ? { view: true, viewToken } : undefined, encodedOf(extra));
     } catch (error) {
       // Our own errors become isError results with the same code REST gives, before the SDK flattens them.
       const appError = toAppError(error);
@@ -266,14 +311,15 @@ export function mcpEndpoint(core: Core): Middleware {
       ctx.body = refused;
       return;
     }
-    const authInfo = callerInfo(actor, requestGone(ctx));
+    const encoded: { parts?: EncodedParts } = {};
+    const authInfo = callerInfo(actor, requestGone(ctx), encoded);
     const request = oneRequest(ctx, payload);
     if (request) {
       const answer = await answerOf(mcpServer(core), request, { authInfo, requestInfo: { headers: sdkHeaders(ctx), url: new URL(ctx.href) } });
       ctx.status = 200;
       ctx.set('Content-Type', 'application/json');
       // Encoded once, sent as it is (as below).
-      ctx.body = Buffer.from(JSON.stringify(answer));
+      ctx.body = Buffer.from(encodeAnswer(answer, encoded.parts));
       return;
     }
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
