@@ -6,9 +6,7 @@ import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   ErrorCode,
-  isJSONRPCErrorResponse,
   isJSONRPCRequest,
-  isJSONRPCResultResponse,
   JSONRPCMessageSchema,
   ListResourcesRequestSchema,
   ListToolsRequestSchema,
@@ -148,7 +146,7 @@ const splice = (json: string, mark: string, piece: string) => {
  * same order); anything else is encoded whole.
  */
 export function encodeAnswer(answer: JSONRPCMessage, parts: EncodedParts | undefined): string {
-  if (!parts || !isJSONRPCResultResponse(answer)) return JSON.stringify(answer);
+  if (!parts || !('result' in answer)) return JSON.stringify(answer);
   const { result } = answer;
   const content = result.content;
   if (!Array.isArray(content) || content.length !== 1 || !isObject(content[0]) || content[0].text !== parts.text || !sameEntries(result.structuredContent, parts.data)) {
@@ -250,7 +248,9 @@ function answerOf(server: Server, request: JSONRPCRequest, extra: MessageExtraIn
       start: async () => {},
       close: async () => {},
       send: async (message) => {
-        if (isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) resolve(message);
+        // The server's answer holds a result or an error (checking it by the SDK's schemas, a parse of
+        // the whole answer, is a cost every call would pay).
+        if ('result' in message || 'error' in message) resolve(message);
       },
     };
     server.connect(transport).then(() => transport.onmessage!(request, extra), reject);
