@@ -113,3 +113,21 @@ describe('reads kept in batches', () => {
     expect(loads).toEqual([['a'], ['a']]);
   });
 });
+
+describe('what batches keep between them', () => {
+  it('is counted as keys are kept and dropped', async () => {
+    const tally = { kept: 0 };
+    const made = () => keptBatch<string>({ maxAgeMs: AGE, now: () => 0, loadMany: async (keys) => new Map(keys.map((key) => [key, key])), readAheadFailed: () => {}, tally });
+    const [one, two] = [made(), made()];
+    await one.get('a');
+    await one.get('b');
+    await one.get('a');
+    await two.get('a');
+    expect(tally.kept).toBe(3);
+    one.drop('a');
+    one.drop('a');
+    expect(tally.kept).toBe(2);
+    two.drop();
+    expect(tally.kept).toBe(1);
+  });
+});

@@ -29,6 +29,8 @@ export function keptBatch<T>(options: {
   loadMany: (keys: readonly string[]) => Promise<ReadonlyMap<string, T>>;
   /** A read ahead that failed: its keys are read when next asked for. */
   readAheadFailed: (error: Error) => void;
+  /** Counts the keys kept, with those of other batches it is handed to (ReadCache's bound on all it keeps). */
+  tally?: { kept: number };
 }) {
   const { maxAgeMs, now, loadMany } = options;
   const kept = new Map<string, Kept<T>>();
@@ -39,6 +41,13 @@ export function keptBatch<T>(options: {
   let gathering = false;
   /** Bumped whenever what is kept is dropped: a read begun before then is answered but not kept. */
   let generation = 0;
+  const tally = options.tally ?? { kept: 0 };
+  const forget = (key?: string) => {
+    if (key === undefined) {
+      tally.kept -= kept.size;
+      kept.clear();
+    } else if (kept.delete(key)) tally.kept--;
+  };
 
   /** One statement for these keys: each one's answer, kept unless what is kept was dropped meanwhile. */
   function read(keys: readonly string[]): Map<string, Promise<T | null>> {
@@ -46,8 +55,12 @@ export function keptBatch<T>(options: {
     const started = generation;
     const values = loadMany(keys).then((found) => {
       if (started === generation) {
-        if (kept.size + keys.length > MAX_KEPT) kept.clear();
-        for (const key of keys) kept.set(key, { value: found.get(key) ?? null, at, usedAt: kept.get(key)?.usedAt ?? at });
+        if (kept.size + keys.length > MAX_KEPT) forget();
+        for (const key of keys) {
+          const before = kept.get(key);
+          if (!before) tally.kept++;
+          kept.set(key, { value: found.get(key) ?? null, at, usedAt: before?.usedAt ?? at });
+        }
       }
       return found;
     });
@@ -103,8 +116,7 @@ export function keptBatch<T>(options: {
     /** Forgets `key`, or every key; reads under way are answered but not kept. */
     drop(key?: string) {
       generation++;
-      if (key === undefined) kept.clear();
-      else kept.delete(key);
+      forget(key);
     },
   };
 }

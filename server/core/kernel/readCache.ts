@@ -31,13 +31,18 @@ export function createReadCache(db: Pick<Db, 'watchChanges'>, now: () => number 
   const loading = new Map<string, { value: Promise<unknown>; generation: number }>();
   /** Reads of many keys of one kind, each group read in batches (`readOf`). */
   const groups = new Map<string, KeptBatch<unknown>>();
+  /** How many keys the groups keep between them, bounded as `kept` is. */
+  const tally = { kept: 0 };
+  const dropGroups = () => {
+    for (const group of groups.values()) group.drop();
+    groups.clear();
+  };
   let generation = 0;
   let hearing = false;
   const drop = () => {
     generation++;
     kept.clear();
-    for (const group of groups.values()) group.drop();
-    groups.clear();
+    dropGroups();
   };
   db.watchChanges({
     changed: drop,
@@ -84,10 +89,11 @@ export function createReadCache(db: Pick<Db, 'watchChanges'>, now: () => number 
      */
     readOf<T>(group: string, key: string, loadMany: (keys: readonly string[]) => Promise<ReadonlyMap<string, T>>): Promise<T | null> {
       if (!hearing) return loadMany([key]).then((found) => found.get(key) ?? null);
+      // Past MAX_ENTRIES kept between the groups (or groups), all are dropped at once, as `kept` is.
+      if (tally.kept + groups.size >= MAX_ENTRIES) dropGroups();
       let batch = groups.get(group) as KeptBatch<T> | undefined;
       if (!batch) {
-        if (groups.size >= MAX_ENTRIES) groups.clear();
-        batch = keptBatch({ maxAgeMs: KEPT_READ_MS, now, loadMany, readAheadFailed: () => {} });
+        batch = keptBatch({ maxAgeMs: KEPT_READ_MS, now, loadMany, readAheadFailed: () => {}, tally });
         groups.set(group, batch as KeptBatch<unknown>);
       }
       return batch.get(key);
