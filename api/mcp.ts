@@ -1,8 +1,22 @@
+import { randomUUID } from 'node:crypto';
 import type { Context, Middleware } from 'koa';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { ErrorCode, ListResourcesRequestSchema, ListToolsRequestSchema, McpError, ReadResourceRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import {
+  ErrorCode,
+  isJSONRPCRequest,
+  JSONRPCMessageSchema,
+  ListResourcesRequestSchema,
+  ListToolsRequestSchema,
+  McpError,
+  ReadResourceRequestSchema,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  type JSONRPCMessage,
+  type JSONRPCRequest,
+  type MessageExtraInfo,
+} from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { z } from 'zod';
 import type { Actor } from '../server/core/kernel/actor.ts';
@@ -15,7 +29,7 @@ import { openCors, requestGone } from './http/middleware.ts';
 import { invoke } from './tools/invoke.ts';
 import { agentListing, hostListing } from './tools/listing.ts';
 import { modelTools, tools } from './tools/registry.ts';
-import { mcpError, mcpResult } from './tools/render.ts';
+import { mcpError, mcpResult, type EncodedParts } from './tools/render.ts';
 import { listViewResources, readViewResource } from './mcpApps.ts';
 
 export const SERVER_VERSION = '0.1.0';
@@ -87,8 +101,16 @@ function paramsNotAnObject(payload: unknown): object | undefined {
   return { jsonrpc: '2.0', id, error: { code, message } };
 }
 
-/** The caller, handed to the SDK with the request as its auth info. */
-const callerInfo = (actor: Actor, gone: AbortSignal): AuthInfo => ({ token: '', clientId: actor.id, scopes: [...actor.scopes], extra: { actor, gone } });
+/**
+ * The caller, handed to the SDK with the request as its auth info; `encoded` is where the tool call's
+ * handler leaves its result's text and data as JSON, for `encodeAnswer`.
+ */
+const callerInfo = (actor: Actor, gone: AbortSignal, encoded: { parts?: EncodedParts } = {}): AuthInfo => ({
+  token: '',
+  clientId: actor.id,
+  scopes: [...actor.scopes],
+  extra: { actor, gone, encoded },
+});
 
 function callerOf(extra: { authInfo?: AuthInfo }): Actor {
   const actor = extra.authInfo?.extra?.actor as Actor | undefined;
@@ -97,6 +119,42 @@ function callerOf(extra: { authInfo?: AuthInfo }): Actor {
 }
 
 const goneOf = (extra: { authInfo?: AuthInfo }) => extra.authInfo?.extra?.gone as AbortSignal | undefined;
+const encodedOf = (extra: { authInfo?: AuthInfo }) => extra.authInfo?.extra?.encoded as { parts?: EncodedParts } | undefined;
+
+/** Stand-ins for the text and data of an answer while it is encoded: unguessable, and no JSON escape of anything else. */
+const TEXT_MARK = `\u0000${randomUUID()}`;
+const DATA_MARK = `\u0000${randomUUID()}`;
+const TEXT_MARK_JSON = JSON.stringify(TEXT_MARK);
+const DATA_MARK_JSON = JSON.stringify(DATA_MARK);
+
+const sameEntries = (a: unknown, b: Record<string, unknown>) => {
+  if (!isObject(a)) return false;
+  const keys = Object.keys(a);
+  const others = Object.keys(b);
+  return keys.length === others.length && keys.every((key, i) => key === others[i] && a[key] === b[key]);
+};
+
+const splice = (json: string, mark: string, piece: string) => {
+  const at = json.indexOf(mark);
+  return json.slice(0, at) + piece + json.slice(at + mark.length);
+};
+
+/**
+ * `JSON.stringify(answer)`, the same text, with a tool result's text and data not encoded a second
+ * time: measuring them against the budget (`mcpResult`) encoded them already. The answer holds them as
+ * the SDK passed them on (its check of the result copies the data's top level, the same values in the
+ * same order); anything else is encoded whole.
+ */
+export function encodeAnswer(answer: JSONRPCMessage, parts: EncodedParts | undefined): string {
+  if (!parts || !('result' in answer)) return JSON.stringify(answer);
+  const { result } = answer;
+  const content = result.content;
+  if (!Array.isArray(content) || content.length !== 1 || !isObject(content[0]) || content[0].text !== parts.text || !sameEntries(result.structuredContent, parts.data)) {
+    return JSON.stringify(answer);
+  }
+  const json = JSON.stringify({ ...answer, result: { ...result, content: [{ ...content[0], text: TEXT_MARK }], structuredContent: DATA_MARK } });
+  return splice(splice(json, TEXT_MARK_JSON, parts.textJson), DATA_MARK_JSON, parts.dataJson);
+}
 
 /**
  * One SDK server per request: a server shared by concurrent stateless requests mixes up their
@@ -124,7 +182,7 @@ function mcpServer(core: Core): Server {
     try {
       // An assistant host's connection also reaches the app-only tools its view calls.
       const { result, viewToken } = await invoke(core, caller, params.name, params.input ?? {}, caller.via === 'oauth' ? 'host' : 'model', goneOf(extra));
-      return mcpResult(result, caller.via === 'oauth' ? { view: true, viewToken } : undefined);
+      return mcpResult(result, caller.via === 'oauth' ? { view: true, viewToken } : undefined, encodedOf(extra));
     } catch (error) {
       // Our own errors become isError results with the same code REST gives, before the SDK flattens them.
       const appError = toAppError(error);
@@ -150,12 +208,53 @@ streamable HTTP MCP server, with an agent key as the Bearer token.</p>
  * The key stays out: the caller goes with the request as its auth info.
  */
 function sdkRequest(ctx: Context, body: string | undefined): Request {
-  const headers = new Headers({ accept: 'application/json, text/event-stream' });
+  return new Request(ctx.href, { method: 'POST', headers: sdkHeaders(ctx), body });
+}
+
+/** The headers of `sdkRequest`, as the SDK hands them to the server's handlers (names in order). */
+function sdkHeaders(ctx: Context): Record<string, string> {
+  const headers: Record<string, string> = { accept: 'application/json, text/event-stream' };
   for (const name of ['content-type', 'mcp-protocol-version']) {
     const value = ctx.get(name);
-    if (value) headers.set(name, value);
+    if (value) headers[name] = value;
   }
-  return new Request(ctx.href, { method: 'POST', headers, body });
+  return headers;
+}
+
+/**
+ * The POST that is one request, other than `initialize`, that the SDK's transport would hand its
+ * server as it is: JSON by its Content-Type, of a protocol version the SDK speaks (or none named), a
+ * JSON-RPC request by the SDK's own schema. Anything else (batches, notifications, initialize, a
+ * header the transport refuses) goes through the transport.
+ */
+function oneRequest(ctx: Context, payload: unknown): JSONRPCRequest | undefined {
+  if (!isObject(payload) || ctx.get('content-type') !== 'application/json') return undefined;
+  const version = ctx.get('mcp-protocol-version');
+  if (version && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) return undefined;
+  const parsed = JSONRPCMessageSchema.safeParse(payload);
+  if (!parsed.success || !isJSONRPCRequest(parsed.data) || parsed.data.method === 'initialize') return undefined;
+  return parsed.data;
+}
+
+/**
+ * One request answered by the server as the SDK's stateless transport has it answered, without the
+ * web Request and Response the transport reads and writes: the server's answer comes back as the
+ * message it sends, for this endpoint to send as JSON (what the transport does with it, in JSON mode).
+ * What the server sends that is no answer (a notification, in JSON mode) is dropped, as there.
+ */
+function answerOf(server: Server, request: JSONRPCRequest, extra: MessageExtraInfo): Promise<JSONRPCMessage> {
+  return new Promise((resolve, reject) => {
+    const transport: Transport = {
+      start: async () => {},
+      close: async () => {},
+      send: async (message) => {
+        // The server's answer holds a result or an error (checking it by the SDK's schemas, a parse of
+        // the whole answer, is a cost every call would pay).
+        if ('result' in message || 'error' in message) resolve(message);
+      },
+    };
+    server.connect(transport).then(() => transport.onmessage!(request, extra), reject);
+  });
 }
 
 function parseJson(text: string): unknown {
@@ -168,7 +267,9 @@ function parseJson(text: string): unknown {
 
 /**
  * The MCP endpoint, `/mcp` (SPEC part 4 "MCP endpoint"): the SDK's streamable HTTP transport,
- * stateless and answering in JSON, with a server of its own per request. The transport is the
+ * stateless and answering in JSON, with a server of its own per request. A POST of one request
+ * (every agent's call) skips the transport's web Request and Response: the server answers it as the
+ * transport would have it answer (`oneRequest`, `answerOf`), and the answer is encoded once. The transport is the
  * web-standard one that the SDK's Node transport wraps: the wrapper writes the Node response itself,
  * past Koa's headers, log and error handling, and reads the Accept header from the raw request. One
  * path needs no router: a plain middleware, mounted before the routers, spares every agent call their
@@ -210,11 +311,22 @@ export function mcpEndpoint(core: Core): Middleware {
       ctx.body = refused;
       return;
     }
+    const encoded: { parts?: EncodedParts } = {};
+    const authInfo = callerInfo(actor, requestGone(ctx), encoded);
+    const request = oneRequest(ctx, payload);
+    if (request) {
+      const answer = await answerOf(mcpServer(core), request, { authInfo, requestInfo: { headers: sdkHeaders(ctx), url: new URL(ctx.href) } });
+      ctx.status = 200;
+      ctx.set('Content-Type', 'application/json');
+      // Encoded once, sent as it is (as below).
+      ctx.body = Buffer.from(encodeAnswer(answer, encoded.parts));
+      return;
+    }
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     // Connecting only wires the handlers; the transport's start does nothing.
     await mcpServer(core).connect(transport);
     const response = await transport.handleRequest(sdkRequest(ctx, payload === undefined ? text : undefined), {
-      authInfo: callerInfo(actor, requestGone(ctx)),
+      authInfo,
       parsedBody: payload,
     });
     // The server and its transport are left to the collector: every request of the POST has been

@@ -6,9 +6,19 @@ export const API_VERSION = '1';
 
 /** The agent-facing text of a result, cut with a note as a backstop when the whole would not fit. */
 export function resultText(result: Result): string {
+  return measuredText(result).text;
+}
+
+/** A result's text and data as JSON, as they were measured against the budget. */
+export type EncodedParts = { text: string; textJson: string; data: Record<string, unknown>; dataJson: string };
+
+/** resultText, and when the text was not cut, the JSON it was measured by. */
+function measuredText(result: Result): { text: string; encoded?: EncodedParts } {
   const text = renderParts(result.parts);
-  if (JSON.stringify(text).length + JSON.stringify(result.data).length <= RESULT_BUDGET) return text;
-  return `${clip(text, TEXT_BACKSTOP).text}\n\n(cut: this result was ${text.length} characters; read less at a time, with the tool's paging arguments.)`;
+  const textJson = JSON.stringify(text);
+  const dataJson = JSON.stringify(result.data);
+  if (textJson.length + dataJson.length <= RESULT_BUDGET) return { text, encoded: { text, textJson, data: result.data, dataJson } };
+  return { text: `${clip(text, TEXT_BACKSTOP).text}\n\n(cut: this result was ${text.length} characters; read less at a time, with the tool's paging arguments.)` };
 }
 
 export function restBody(result: Result) {
@@ -19,10 +29,13 @@ export function restBody(result: Result) {
  * A result over MCP. An assistant host's (`host`) also carries the card's view model and the view's
  * next click token, for its MCP Apps view (SPEC part 4 "MCP result shape"); never an agent key's.
  */
-export function mcpResult(result: Result, host?: { view: true; viewToken: string | undefined }) {
+export function mcpResult(result: Result, host?: { view: true; viewToken: string | undefined }, encoded?: { parts?: EncodedParts }) {
   const view = host ? result.view?.() : undefined;
+  const measured = measuredText(result);
+  // Handed back for the answer's encoding, which need not encode them again (api/mcp.ts `encodeAnswer`).
+  if (encoded && measured.encoded) encoded.parts = measured.encoded;
   return {
-    content: [{ type: 'text' as const, text: resultText(result) }],
+    content: [{ type: 'text' as const, text: measured.text }],
     structuredContent: result.data,
     _meta: {
       'svc/api': API_VERSION,

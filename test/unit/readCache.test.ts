@@ -40,6 +40,25 @@ describe('kept reads', () => {
     expect(await cache.read('k', load('after the change'))).toBe('after the change');
   });
 
+  it('has callers who come while a read loads wait for it, unless a change came since it began', async () => {
+    const { cache, told, load, loads } = cacheWithChanges(true);
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const slow = (value: string) => async () => {
+      await gate;
+      return load(value)();
+    };
+    const first = cache.read('k', slow('one'));
+    const second = cache.read('k', slow('two'));
+    told().changed();
+    const third = cache.read('k', slow('three'));
+    release();
+    expect([await first, await second, await third]).toEqual(['one', 'one', 'three']);
+    expect(loads()).toBe(2);
+    // The read begun after the change is kept.
+    expect(await cache.read('k', load('four'))).toBe('three');
+  });
+
   it('keeps nothing while changes elsewhere cannot be heard, and nothing from before', async () => {
     const { cache, told, load, loads } = cacheWithChanges(false);
     await cache.read('k', load('one'));

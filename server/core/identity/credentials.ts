@@ -10,6 +10,7 @@ import { hashSecret, newId, newSecret } from '../kernel/secrets.ts';
 import { addressKey, SUSPENDED, suspendedSql } from './standing.ts';
 import { authenticateAccessToken } from './oauthTokens.ts';
 import { afterCommit, credentialsEnded } from '../kernel/afterCommit.ts';
+import { keptBatch, type KeptBatch } from '../kernel/keptBatch.ts';
 
 const HandleRow = z.object({ handle: z.string() });
 
@@ -215,6 +216,7 @@ const CredentialWithParticipant = z.object({
   suspended: z.boolean(),
 });
 type CredentialLookup = z.infer<typeof CredentialWithParticipant>;
+const CredentialLookupRow = CredentialWithParticipant.extend({ secret_hash: z.string() });
 
 /**
  * Credential lookups are cached for a few seconds, per instance (per store): every call of an agent
@@ -223,22 +225,29 @@ type CredentialLookup = z.infer<typeof CredentialWithParticipant>;
  * drops the cache and closes the live connections opened with it; the TTL bounds what a lost feed or
  * a lost announcement (the writer stopped between its commit and the announcement) could keep, and
  * the live connections' own re-check (ACCESS_CHECK_MS, 4 s) closes theirs: SPEC part 5 allows 5 s.
+ *
+ * Lookups are read in batches, one statement for many keys (keptBatch.ts): at 400 agents each
+ * calling now and then, a statement per agent every 4 s would be a statement every sixth call.
  */
 const CREDENTIAL_TTL_MS = 4_000;
-type CredentialCache = Map<string, { row: CredentialLookup | null; at: number }>;
-const credentialCaches = new WeakMap<Core['db'], CredentialCache>();
+const credentialCaches = new WeakMap<Core['db'], KeptBatch<CredentialLookup>>();
 
 /** This instance's cache, made with the first lookup, which also starts listening for ended credentials. */
-function cacheOf(core: Core): CredentialCache {
+function cacheOf(core: Core): KeptBatch<CredentialLookup> {
   let cache = credentialCaches.get(core.db);
   if (cache) return cache;
-  const made: CredentialCache = new Map();
+  const made = keptBatch({
+    maxAgeMs: CREDENTIAL_TTL_MS,
+    now: Date.now,
+    loadMany: async (hashes) => new Map((await lookupCredentials(core, hashes)).map(({ secret_hash, ...row }) => [secret_hash, row] as const)),
+    readAheadFailed: (error) => core.log.warn('credential lookups not read ahead', { message: error.message }),
+  });
   credentialCaches.set(core.db, made);
   core.db.watchChanges({
     changed: () => {},
     hearing: () => {},
     credentialEnded: (id) => {
-      made.clear();
+      made.drop();
       void closeEnded(core, [id]).catch((error: Error) => core.log.warn('live connections of an ended credential not closed', { message: error.message }));
     },
   });
@@ -247,26 +256,17 @@ function cacheOf(core: Core): CredentialCache {
 
 /** Forgets every cached lookup of this instance: a credential or its participant changed here. */
 export function forgetCredentials(core: Core) {
-  cacheOf(core).clear();
+  cacheOf(core).drop();
   // Who someone is, and whom they are linked to, decide the limits of their writes too.
   forgetFacts(core);
 }
 
-async function findCredential(core: Core, secret: string) {
-  const hash = hashSecret(secret);
-  const cache = cacheOf(core);
-  const cached = cache.get(hash);
-  if (cached && Date.now() - cached.at < CREDENTIAL_TTL_MS) return cached.row;
-  const row = await lookupCredential(core, hash);
-  if (cache.size > 10_000) cache.clear();
-  cache.set(hash, { row, at: Date.now() });
-  return row;
-}
+const findCredential = (core: Core, secret: string) => cacheOf(core).get(hashSecret(secret));
 
-/** A sub-agent key reads as revoked once the key that made it is. Prepared: every call with a key not cached starts here. */
-async function lookupCredential(core: Core, hash: string) {
-  return core.db.pool.maybeOne(sql.prepared('credential_lookup', CredentialWithParticipant)`
-    SELECT c.id AS credential_id, c.kind, c.expires_at, coalesce(c.revoked_at, pc.revoked_at) AS revoked_at,
+/** A sub-agent key reads as revoked once the key that made it is. Prepared: every lookup of keys not cached is this statement. */
+async function lookupCredentials(core: Core, hashes: readonly string[]) {
+  return core.db.pool.any(sql.prepared('credential_lookups', CredentialLookupRow)`
+    SELECT c.secret_hash, c.id AS credential_id, c.kind, c.expires_at, coalesce(c.revoked_at, pc.revoked_at) AS revoked_at,
            p.id AS participant_id, p.kind AS participant_kind, p.linked_human, p.name, p.handle,
            g.thread_ids AS grant_threads, g.pad_ids AS grant_pads, g.read_only, h.name AS human_name, h.handle AS human_handle,
            ${suspendedSql('p')} AS suspended
@@ -274,7 +274,7 @@ async function lookupCredential(core: Core, hash: string) {
     LEFT JOIN participants h ON h.id = p.linked_human
     LEFT JOIN subagent_grants g ON g.credential_id = c.id
     LEFT JOIN credentials pc ON pc.id = g.parent_credential_id
-    WHERE c.secret_hash = ${hash}`);
+    WHERE c.secret_hash = ANY(${sql.array(hashes, 'text')})`);
 }
 
 /** Why a credential is not good now, or null when it is. */
@@ -355,7 +355,7 @@ export async function signOut(core: Core, token: string) {
     credentialsEnded(tx, ids);
     return ids;
   });
-  cacheOf(core).delete(hashSecret(token));
+  cacheOf(core).drop(hashSecret(token));
   for (const id of revoked) core.sync.closeCredential(id);
 }
 

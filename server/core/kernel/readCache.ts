@@ -1,4 +1,5 @@
 import type { Db } from '../../db/database.ts';
+import { keptBatch, type KeptBatch } from './keptBatch.ts';
 
 /** Past this many kept reads, all are dropped at once (they are cheap to read again). */
 const MAX_ENTRIES = 20_000;
@@ -26,11 +27,22 @@ export type ReadCache = ReturnType<typeof createReadCache>;
 export function createReadCache(db: Pick<Db, 'watchChanges'>, now: () => number = performance.now.bind(performance)) {
   /** Each read with when it goes stale on its own. */
   const kept = new Map<string, { value: unknown; until: number }>();
+  /** Reads under way, each with the generation it began in. */
+  const loading = new Map<string, { value: Promise<unknown>; generation: number }>();
+  /** Reads of many keys of one kind, each group read in batches (`readOf`). */
+  const groups = new Map<string, KeptBatch<unknown>>();
+  /** How many keys the groups keep between them, bounded as `kept` is. */
+  const tally = { kept: 0 };
+  const dropGroups = () => {
+    for (const group of groups.values()) group.drop();
+    groups.clear();
+  };
   let generation = 0;
   let hearing = false;
   const drop = () => {
     generation++;
     kept.clear();
+    dropGroups();
   };
   db.watchChanges({
     changed: drop,
@@ -52,13 +64,39 @@ export function createReadCache(db: Pick<Db, 'watchChanges'>, now: () => number 
     async read<T>(key: string, load: () => Promise<T>, options: { maxAgeMs?: number } = {}): Promise<T> {
       const found = hearing ? kept.get(key) : undefined;
       if (found && found.until > now()) return found.value as T;
+      // Callers who come while it loads, with no change heard since it began, wait for the same read.
+      const under = hearing ? loading.get(key) : undefined;
+      if (under && under.generation === generation) return under.value as Promise<T>;
       const at = generation;
-      const value = await load();
-      if (hearing && at === generation) {
-        if (kept.size >= MAX_ENTRIES) kept.clear();
-        kept.set(key, { value, until: now() + Math.min(options.maxAgeMs ?? KEPT_READ_MS, KEPT_READ_MS) });
+      const begun = now();
+      const value = load();
+      if (hearing) loading.set(key, { value, generation: at });
+      try {
+        const read = await value;
+        if (hearing && at === generation) {
+          if (kept.size >= MAX_ENTRIES) kept.clear();
+          kept.set(key, { value: read, until: begun + Math.min(options.maxAgeMs ?? KEPT_READ_MS, KEPT_READ_MS) });
+        }
+        return read;
+      } finally {
+        if (loading.get(key)?.value === value) loading.delete(key);
       }
-      return value;
+    },
+    /**
+     * The kept read of `key` of a group (one thread's readers), or null when `loadMany` finds none; a
+     * key read afresh is read with the others of its group that will soon be due, in one statement
+     * (keptBatch.ts). `loadMany` reads the group's keys it is given: the group's first caller's is used.
+     */
+    readOf<T>(group: string, key: string, loadMany: (keys: readonly string[]) => Promise<ReadonlyMap<string, T>>): Promise<T | null> {
+      if (!hearing) return loadMany([key]).then((found) => found.get(key) ?? null);
+      // Past MAX_ENTRIES kept between the groups (or groups), all are dropped at once, as `kept` is.
+      if (tally.kept + groups.size >= MAX_ENTRIES) dropGroups();
+      let batch = groups.get(group) as KeptBatch<T> | undefined;
+      if (!batch) {
+        batch = keptBatch({ maxAgeMs: KEPT_READ_MS, now, loadMany, readAheadFailed: () => {}, tally });
+        groups.set(group, batch as KeptBatch<unknown>);
+      }
+      return batch.get(key);
     },
   };
 }

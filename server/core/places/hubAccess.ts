@@ -35,6 +35,7 @@ export const hubAsSeen = <H extends Pick<HubRow, 'audience'>>(core: Core, hub: H
   hub.audience === 'public' && !readsPublic(core, hub) ? { ...hub, audience: 'private' } : hub;
 
 const HubSeatOfRow = HubRow.extend({ role: Role.nullable() });
+const ReaderHubSeatOfRow = HubSeatOfRow.extend({ reader: z.string() });
 
 const SeatedHubRow = HubRow.pick({ id: true, slug: true, name: true, mode: true }).extend({ role: Role });
 export type SeatedHub = z.infer<typeof SeatedHubRow>;
@@ -52,22 +53,31 @@ export async function seatedHubs(core: Core, conn: CommonQueryMethods, participa
   return conn === core.db.pool ? core.reads.read(`seated_hubs ${participantId}`, load) : load();
 }
 
+/** The hub with the seat of each of these readers (`''` for one signed out), by reader. Prepared: a read of a hub not kept is this statement. */
+async function readableHubRows(conn: CommonQueryMethods, key: string, readers: readonly string[]): Promise<Map<string, z.infer<typeof HubSeatOfRow>>> {
+  const byId = key.startsWith('hub_');
+  const rows = await conn.any(sql.prepared(byId ? 'readable_hub_readers_by_id' : 'readable_hub_readers_by_slug', ReaderHubSeatOfRow)`
+    SELECT r.id AS reader, h.id, h.slug, h.name, h.readme, h.audience, h.mode, h.owner_id, h.accepts_guests, h.created_at, h.updated_at, m.role
+    FROM hubs h CROSS JOIN unnest(${sql.array(readers, 'text')}::text[]) AS r(id)
+    LEFT JOIN hub_members m ON m.hub_id = h.id AND m.participant_id = r.id
+    WHERE ${byId ? sql.fragment`h.id = ${key}` : sql.fragment`h.slug = ${key}`} AND h.deleted_at IS NULL`);
+  return new Map(rows.map(({ reader, ...row }) => [reader, row] as const));
+}
+
 /**
  * The hub and the reader's seat, in one round trip, or `not_found` when the reader may not see it: a
  * private hub and a missing one answer the same, so nobody learns which private hubs exist. Outside a
  * transaction the row may be one kept since the last change to hubs or seats (`core.reads`), as
- * `readableThread`'s is: a seat taken away anywhere drops it before the next read.
+ * `readableThread`'s is: a seat taken away anywhere drops it before the next read. A row read afresh
+ * is read with those of the hub's other readers that will soon be due.
  */
 export async function readableHub(core: Core, conn: CommonQueryMethods, ref: string, reader: Actor | null) {
   if (!grantsHubs(reader)) throw notFound('No such hub, or it is private.');
   const key = ref.trim().replace(/^\//, '').toLowerCase();
-  const byId = key.startsWith('hub_');
-  const load = () =>
-    conn.maybeOne(sql.prepared(byId ? 'readable_hub_by_id' : 'readable_hub_by_slug', HubSeatOfRow)`
-    SELECT h.id, h.slug, h.name, h.readme, h.audience, h.mode, h.owner_id, h.accepts_guests, h.created_at, h.updated_at, m.role
-    FROM hubs h LEFT JOIN hub_members m ON m.hub_id = h.id AND m.participant_id = ${reader?.id ?? null}
-    WHERE ${byId ? sql.fragment`h.id = ${key}` : sql.fragment`h.slug = ${key}`} AND h.deleted_at IS NULL`);
-  const row = conn === core.db.pool ? await core.reads.read(`readable_hub ${key} ${reader?.id ?? ''}`, load) : await load();
+  // A reader signed out is read as one with no seat: no participant's id is empty.
+  const readerId = reader?.id ?? '';
+  const loadMany = (readers: readonly string[]) => readableHubRows(conn, key, readers);
+  const row = conn === core.db.pool ? await core.reads.readOf(`readable_hub ${key}`, readerId, loadMany) : ((await loadMany([readerId])).get(readerId) ?? null);
   if (!row || (row.role === null && !readsPublic(core, row))) throw notFound('No such hub, or it is private.');
   const { role, ...hub } = row;
   return { hub, seat: role as Seat };
