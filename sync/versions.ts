@@ -80,21 +80,21 @@ export async function recordVersion(conn: CommonQueryMethods, input: VersionWrit
         SELECT ${input.padId}, t.hash, t.text FROM bumped, ${sql.unnest([...byHash], ['text', 'text'])} AS t(hash, text)
         ON CONFLICT DO NOTHING)`;
   }
-  const sectioned = input.sections ? sectionWrites(input.padId, input.sections) : sql.fragment``;
+  const sectioned = input.sections ? sectionWrites(input.padId, input.sections) : null;
   const blocks = 'delta' in input.body ? null : JSON.stringify(input.body.checkpoint.map((block) => [block.id, hashText(block.text)]));
   const delta = 'delta' in input.body ? JSON.stringify(input.body.delta) : null;
   // Prepared once per connection (one name per shape of the text): the hot path of every edit skips
   // parsing and planning its writes.
   // What runs alongside names its statement by its text, which each caller keeps to one shape.
   const beside = input.alongside ? `_${hash('sha256', input.alongside.sql, 'hex').slice(0, 12)}` : '';
-  const statement = sql.prepared(`record_version_${isDelta ? 'delta' : 'checkpoint'}${input.update ? '_logged' : ''}${input.sections ? '_sectioned' : ''}${beside}`, RecordedRow);
+  const statement = sql.prepared(`record_version_${isDelta ? 'delta' : 'checkpoint'}${input.update ? '_logged' : ''}${sectioned ? `_sectioned_${sectioned.shape}` : ''}${beside}`, RecordedRow);
   const alongside = input.alongside ? sql.fragment`, (SELECT ${input.alongside}) AS alongside` : sql.fragment``;
   const recorded = await conn.maybeOne(statement`
     WITH bumped AS (
       UPDATE pads SET version = version + 1, updated_at = now()
       WHERE id = ${input.padId} AND version = ${input.previous}
       RETURNING version, thread_id)
-    ${logged}${texts}${sectioned},
+    ${logged}${texts}${sectioned?.sql ?? sql.fragment``},
     versioned AS (
       INSERT INTO pad_versions (pad_id, version, kind, actor_id, actor_kind, caller, changed, blocks, delta, restored)
       SELECT ${input.padId}, version, ${input.kind}, ${author.id}, ${author.kind}, ${author.caller}, ${changed}, ${blocks}::jsonb, ${delta}::jsonb, ${input.restored ?? null}::int4
@@ -118,23 +118,52 @@ function sectionWrites(padId: string, change: SectionChange) {
   const gone = change.whole
     ? sql.fragment`section_id <> ALL(${sql.array(change.rows.map((row) => row.id), 'text')})`
     : sql.fragment`section_id IN (SELECT text_list(${sql.array(change.removed, 'text')}))`;
-  return sql.fragment`, sectioned AS (
+  // A part with nothing to do for this change is left out of the statement (each of its plan nodes
+  // costs start-up on every run): an edit inside one section writes only its row and the stale mark.
+  // Its name is part of the statement's, one prepared statement per shape.
+  const parts: { name: string; sql: FragmentSqlToken }[] = [];
+  if (rows.length) {
+    parts.push({
+      name: 'n',
+      sql: sql.fragment`sectioned AS (
       INSERT INTO pad_sections (pad_id, section_id, after_id, title, level, body, version)
       SELECT ${padId}, s.id, s.after, s.title, s.level, s.body, bumped.version
       FROM bumped, ${sql.unnest(rows, ['text', 'text', 'text', 'int4', 'text'])} AS s(id, after, title, level, body)
       ON CONFLICT (pad_id, section_id) DO UPDATE SET after_id = EXCLUDED.after_id, title = EXCLUDED.title, level = EXCLUDED.level,
         body = EXCLUDED.body, version = EXCLUDED.version, updated_at = now(), search_tsv = EXCLUDED.search_tsv
       WHERE (pad_sections.after_id, pad_sections.title, pad_sections.level, pad_sections.body, pad_sections.search_tsv)
-        IS DISTINCT FROM (EXCLUDED.after_id, EXCLUDED.title, EXCLUDED.level, EXCLUDED.body, EXCLUDED.search_tsv)),
-    resectioned AS (
+        IS DISTINCT FROM (EXCLUDED.after_id, EXCLUDED.title, EXCLUDED.level, EXCLUDED.body, EXCLUDED.search_tsv))`,
+    });
+  }
+  if (change.changed.length) {
+    parts.push({
+      name: 'c',
+      sql: sql.fragment`resectioned AS (
       UPDATE pad_sections p SET after_id = s.after, title = s.title, level = s.level, version = bumped.version, updated_at = now()
       FROM bumped, section_moves(${moved('id', 'text')}, ${moved('after', 'text')}, ${moved('title', 'text')}, ${moved('level', 'int4')}) AS s(id, after, title, level)
-      WHERE p.pad_id = ${padId} AND p.section_id = s.id),
-    text_behind AS (
-      INSERT INTO pad_sections_stale (pad_id) SELECT ${padId} FROM bumped WHERE ${change.textBehind}
-      ON CONFLICT DO NOTHING),
-    unsectioned AS (
-      DELETE FROM pad_sections WHERE pad_id = ${padId} AND EXISTS (SELECT 1 FROM bumped) AND ${gone})`;
+      WHERE p.pad_id = ${padId} AND p.section_id = s.id)`,
+    });
+  }
+  if (change.textBehind) {
+    parts.push({
+      name: 't',
+      sql: sql.fragment`text_behind AS (
+      INSERT INTO pad_sections_stale (pad_id) SELECT ${padId} FROM bumped
+      ON CONFLICT DO NOTHING)`,
+    });
+  }
+  if (change.whole || change.removed.length) {
+    parts.push({
+      name: 'r',
+      sql: sql.fragment`unsectioned AS (
+      DELETE FROM pad_sections WHERE pad_id = ${padId} AND EXISTS (SELECT 1 FROM bumped) AND ${gone})`,
+    });
+  }
+  return {
+    shape: parts.map((part) => part.name).join(''),
+    sql: parts.length ? sql.fragment`, ${sql.join(parts.map((part) => part.sql), sql.fragment`,
+    `)}` : sql.fragment``,
+  };
 }
 
 const sameIds = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((id) => b.includes(id));

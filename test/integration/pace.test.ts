@@ -1,10 +1,13 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { sql } from 'slonik';
 import { z } from 'zod';
+import type { Rule } from '../../server/core/limits/paceRules.ts';
+import { countInline, PaceRefused } from '../../server/core/limits/paceWindows.ts';
 import { pacePrune } from '../../server/core/rulebook/pacePrune.ts';
 import { appTool, instancePair, poke, registerAgent, request, rest, signIn, startTestServer, stores, type Reply, type TestServer } from '../support/server.ts';
 
 const Count = z.object({ n: z.number() });
+const Full = z.object({ i: z.number(), free_at: z.number() });
 const MINUTE = 60_000;
 
 /**
@@ -394,6 +397,43 @@ describe.each(stores())('write pace on %s', (store) => {
     for (let i = 0; i < 20; i++) await rest(server, bot.key, 'create_hub', { name: `Ivy hub ${i}` });
     for (let i = 0; i < 16; i++) expectRefused(await rest(server, bot.key, 'create_hub', { name: `Ivy more ${i}` }), 'hubs_created', 86_400);
     expect((await post(bot.key, await thread('Ivy writes'), 'Still writing')).status).toBe(200);
+  });
+
+  it('a write counted inside its statement is refused with the windows pace_windows finds full, in rule order, and changes nothing', async () => {
+    const key = (name: string) => `test:${now}:${name}`;
+    const rules: Rule[] = [
+      { name: 'ring', key: key('ring'), max: 2, windowMs: MINUTE, says: 'a ring', shared: false },
+      { name: 'marks', key: key('marks'), max: 130, windowMs: MINUTE, says: 'marks', shared: false },
+      { name: 'amount', key: key('amount'), max: 100, windowMs: MINUTE, says: 'an amount', shared: false, weight: 50, bucketMs: 1000 },
+    ];
+    const count = (at: number) => {
+      const counted = countInline(rules, at);
+      return poke(server, sql.unsafe`SELECT ${counted.sql} AS n`).then(() => null, (error: unknown) => counted.refused(error) ?? error);
+    };
+    const held = async () =>
+      JSON.stringify([
+        await poke(server, sql.unsafe`SELECT key, marks FROM pace_rings WHERE key LIKE ${key('%')} ORDER BY key`).then((r) => r.rows),
+        await poke(server, sql.unsafe`SELECT key, at, weight FROM pace_marks WHERE key LIKE ${key('%')} ORDER BY key, at`).then((r) => r.rows),
+      ]);
+    expect(await count(now)).toBeNull();
+    expect(await count(now + 1500)).toBeNull();
+    const before = await held();
+    const at = now + 3000;
+    const full = await poke(
+      server,
+      sql.unsafe`SELECT i, free_at FROM pace_windows('{}', ${sql.array(rules.map((rule) => rule.key), 'text')}, ${sql.array(rules.map((rule) => rule.max), 'int8')},
+        ${sql.array(rules.map((rule) => rule.windowMs), 'int8')}, ${sql.array([null, null, null], 'text')}, ${sql.array(rules.map((rule) => rule.weight ?? 1), 'int8')},
+        ${sql.array(rules.map((rule) => rule.bucketMs ?? 0), 'int8')}, ${at}::int8, false, false)`,
+    ).then((r) => z.array(Full).parse(r.rows).map((row) => ({ key: rules[row.i - 1]!.key, freeAt: row.free_at })));
+    // The ring holds its two marks and the amount its 100 (in the second of its first write): both full.
+    expect(full).toEqual([
+      { key: key('ring'), freeAt: now + MINUTE },
+      { key: key('amount'), freeAt: now - (now % 1000) + MINUTE },
+    ]);
+    const refused = await count(at);
+    expect(refused).toBeInstanceOf(PaceRefused);
+    expect((refused as PaceRefused).full).toEqual(full);
+    expect(await held()).toBe(before);
   });
 });
 
