@@ -94,6 +94,20 @@ describe('reads kept in batches', () => {
     expect(loads).toHaveLength(2);
   });
 
+  it('does not share a read under way with those who ask after the kept reads were dropped', async () => {
+    const values = new Map([['a', 'before']]);
+    const { batch, loads, hold } = batchOver(values);
+    const release = hold();
+    const reading = batch.get('a');
+    batch.drop('a');
+    values.set('a', 'after');
+    const afterTheDrop = batch.get('a');
+    release();
+    expect(await reading).toBe('before');
+    expect(await afterTheDrop).toBe('after');
+    expect(loads).toHaveLength(2);
+  });
+
   it('tells a failed read to its caller, and reads the key again when next asked for', async () => {
     const loads: string[][] = [];
     let fail = true;

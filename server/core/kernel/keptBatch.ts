@@ -113,10 +113,15 @@ export function keptBatch<T>(options: {
       for (const other of along) answers.get(other)!.catch(() => {});
       return answers.get(key)!;
     },
-    /** Forgets `key`, or every key; reads under way are answered but not kept. */
+    /**
+     * Forgets `key`, or every key; reads under way are answered to those who asked already but not
+     * kept, nor shared with those who ask after: they may have begun before the change.
+     */
     drop(key?: string) {
       generation++;
       forget(key);
+      if (key === undefined) reading.clear();
+      else reading.delete(key);
     },
   };
 }
