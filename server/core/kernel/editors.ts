@@ -1,4 +1,5 @@
 import type { HubRow, PadRow } from '../../../schema/rows.ts';
+import { createKept } from './kept.ts';
 import type { Seat } from './rights.ts';
 
 /** How long a granted right to edit a pad is taken on trust. */
@@ -24,24 +25,12 @@ export type EditorCache = ReturnType<typeof createEditorCache>;
  * takes a right away on this instance calls `forget` to make it count at once here.
  */
 export function createEditorCache(now: () => number = Date.now) {
-  const entries = new Map<string, { value: EditablePad; at: number }>();
+  const grants = createKept<EditablePad>(MAX_ENTRIES, now);
   const key = (participantId: string, padId: string) => `${participantId} ${padId}`;
   return {
-    get(participantId: string, padId: string): EditablePad | null {
-      const entry = entries.get(key(participantId, padId));
-      if (!entry) return null;
-      if (now() - entry.at < EDITOR_TTL_MS) return entry.value;
-      entries.delete(key(participantId, padId));
-      return null;
-    },
-    set(participantId: string, value: EditablePad) {
-      if (entries.size >= MAX_ENTRIES) entries.clear();
-      entries.set(key(participantId, value.pad.id), { value, at: now() });
-    },
+    get: (participantId: string, padId: string): EditablePad | null => grants.get(key(participantId, padId)) ?? null,
+    set: (participantId: string, value: EditablePad) => grants.set(key(participantId, value.pad.id), value, now() + EDITOR_TTL_MS),
     /** Forgets every grant of this participant (or of everyone). */
-    forget(participantId?: string) {
-      if (participantId === undefined) return entries.clear();
-      for (const k of entries.keys()) if (k.startsWith(`${participantId} `)) entries.delete(k);
-    },
+    forget: (participantId?: string) => grants.forget(participantId === undefined ? undefined : `${participantId} `),
   };
 }

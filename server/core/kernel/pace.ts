@@ -1,4 +1,7 @@
 import { AppError } from '../../../schema/errors.ts';
+import { createKept, type Kept } from './kept.ts';
+
+export type { Kept } from './kept.ts';
 
 /**
  * What the limits read beside the store: the clock every window is measured by, the scale of the
@@ -19,17 +22,6 @@ export type Pace = {
   kept<T>(name: string): Kept<T>;
 };
 
-/**
- * Values kept for a while in this instance's memory, each until its own time (epoch ms of the wall
- * clock, not the pace clock tests move): past it, or after `forget`, it is read again.
- */
-export type Kept<T> = {
-  get(key: string): T | undefined;
-  set(key: string, value: T, untilMs: number): void;
-  /** Forgets the keys that start with `prefix`, or every key. */
-  forget(prefix?: string): void;
-};
-
 /** The store of the facts of writes (limits.ts), kept a few seconds; and of whether a hub or thread holds anyone but one human and their agents. */
 export const KEPT_FACTS = 'facts';
 export const KEPT_SHARED = 'shared';
@@ -43,29 +35,8 @@ export function forgetFacts(core: { pace: Pace }, participantId?: string): void 
   if (participantId === undefined) core.pace.kept<unknown>(KEPT_SHARED).forget();
 }
 
-/** Past this many kept values in one store, all are dropped at once (they are cheap to read again). */
+/** Past this many kept values in one store, all are dropped at once. */
 const MAX_KEPT = 20_000;
-
-function createKept<T>(): Kept<T> {
-  const entries = new Map<string, { value: T; until: number }>();
-  return {
-    get(key) {
-      const entry = entries.get(key);
-      if (!entry) return undefined;
-      if (entry.until > Date.now()) return entry.value;
-      entries.delete(key);
-      return undefined;
-    },
-    set(key, value, untilMs) {
-      if (entries.size >= MAX_KEPT) entries.clear();
-      entries.set(key, { value, until: untilMs });
-    },
-    forget(prefix) {
-      if (prefix === undefined) return entries.clear();
-      for (const key of entries.keys()) if (key.startsWith(prefix)) entries.delete(key);
-    },
-  };
-}
 
 const AGENT_READS_PER_MINUTE = 600;
 const MINUTE = 60_000;
@@ -98,7 +69,7 @@ export function createPace(scale: number): Pace {
     },
     kept<T>(name: string) {
       let store = stores.get(name);
-      if (!store) stores.set(name, (store = createKept<unknown>()));
+      if (!store) stores.set(name, (store = createKept<unknown>(MAX_KEPT)));
       return store as Kept<T>;
     },
   };

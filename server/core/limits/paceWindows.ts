@@ -50,14 +50,14 @@ export function refusalOf(full: readonly { rule: Rule; freeAt: number }[], now: 
 const FullRow = z.object({ i: z.number(), free_at: z.number() });
 
 /**
- * Looks at every window of these rules in one call (`pace_windows`, migration 0039) and, with
- * `counting`, takes the locks of `locks` and of every window first, then records the write in each when
- * none is full (or, with `always`, whatever they hold). Answers the windows that are full (1-based
- * index into `rules`) and when each frees the place.
+ * Takes the locks of `locks` and of every window of these rules, looks at each window and records the
+ * write in each when none is full (or, with `always`, whatever they hold), in one call (`pace_windows`,
+ * migrations 0039 and 0043). Answers the windows that are full (1-based index into `rules`) and when
+ * each frees the place.
  */
-function fullWindows(conn: CommonQueryMethods, rules: readonly Rule[], now: number, counting: false | { locks: readonly string[]; always?: boolean }) {
+function lookAndCount(conn: CommonQueryMethods, rules: readonly Rule[], now: number, counting: { locks: readonly string[]; always?: boolean }) {
   return conn.any(sql.type(FullRow)`
-    SELECT i, free_at FROM pace_windows(${windowArguments(counting ? counting.locks : [], rules, now)}, ${counting !== false}, ${counting !== false && counting.always === true})`);
+    SELECT i, free_at FROM pace_windows(${windowArguments(counting.locks, rules, now)}, true, ${counting.always === true})`);
 }
 
 /** The locks, the rules and the time as `pace_windows` and `pace_count_or_refuse` take them. */
@@ -91,12 +91,11 @@ export function countInline(rules: readonly Rule[], now: number): { sql: Fragmen
 }
 
 /**
- * One write's windows, through `fullWindows`: refuses when any is full, naming the one that frees
+ * One write's windows, through `lookAndCount`: refuses when any is full, naming the one that frees
  * last (when the write would pass them all).
  */
-async function windows(conn: CommonQueryMethods, rules: readonly Rule[], now: number, counting: false | { locks: readonly string[]; always?: boolean }): Promise<void> {
-  if (!rules.length && !counting) return;
-  const full = await fullWindows(conn, rules, now, counting);
+async function windows(conn: CommonQueryMethods, rules: readonly Rule[], now: number, counting: { locks: readonly string[]; always?: boolean }): Promise<void> {
+  const full = await lookAndCount(conn, rules, now, counting);
   const refused = refusalOf(full.map(({ i, free_at: freeAt }) => ({ rule: rules[i - 1]!, freeAt })), now);
   if (refused) throw refused;
 }
@@ -120,7 +119,7 @@ export const countDone = (tx: DatabaseTransactionConnection, rules: readonly Rul
  * refusal names) it frees room, by index into `rules`.
  */
 export async function countEachDone(tx: DatabaseTransactionConnection, rules: readonly Rule[], now: number): Promise<Map<number, number>> {
-  const full = rules.length ? await fullWindows(tx, rules, now, { locks: [], always: true }) : [];
+  const full = rules.length ? await lookAndCount(tx, rules, now, { locks: [], always: true }) : [];
   return new Map(full.map(({ i, free_at: freeAt }) => [i - 1, now + secondsUntil(freeAt, now) * 1000]));
 }
 
