@@ -86,9 +86,10 @@ export function createReadCache(db: Pick<Db, 'watchChanges'>, now: () => number 
      * The kept read of `key` of a group (one thread's readers), or null when `loadMany` finds none; a
      * key read afresh is read with the others of its group that will soon be due, in one statement
      * (keptBatch.ts). `loadMany` reads the group's keys it is given: the group's first caller's is used.
+     * `fresh` (a read inside a transaction) reads the key alone, now, and keeps nothing.
      */
-    readOf<T>(group: string, key: string, loadMany: (keys: readonly string[]) => Promise<ReadonlyMap<string, T>>): Promise<T | null> {
-      if (!hearing) return loadMany([key]).then((found) => found.get(key) ?? null);
+    readOf<T>(group: string, key: string, loadMany: (keys: readonly string[]) => Promise<ReadonlyMap<string, T>>, fresh = false): Promise<T | null> {
+      if (fresh || !hearing) return loadMany([key]).then((found) => found.get(key) ?? null);
       // Past MAX_ENTRIES kept between the groups (or groups), all are dropped at once, as `kept` is.
       if (tally.kept + groups.size >= MAX_ENTRIES) dropGroups();
       let batch = groups.get(group) as KeptBatch<T> | undefined;

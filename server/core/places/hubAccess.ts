@@ -77,7 +77,7 @@ export async function readableHub(core: Core, conn: CommonQueryMethods, ref: str
   // A reader signed out is read as one with no seat: no participant's id is empty.
   const readerId = reader?.id ?? '';
   const loadMany = (readers: readonly string[]) => readableHubRows(conn, key, readers);
-  const row = conn === core.db.pool ? await core.reads.readOf(`readable_hub ${key}`, readerId, loadMany) : ((await loadMany([readerId])).get(readerId) ?? null);
+  const row = await core.reads.readOf(`readable_hub ${key}`, readerId, loadMany, conn !== core.db.pool);
   if (!row || (row.role === null && !readsPublic(core, row))) throw notFound('No such hub, or it is private.');
   const { role, ...hub } = row;
   return { hub, seat: role as Seat };

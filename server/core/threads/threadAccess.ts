@@ -51,7 +51,7 @@ export async function readableThread(core: Core, conn: CommonQueryMethods, threa
   // A reader signed out is read as one with no seat: no participant's id is empty.
   const readerId = reader?.id ?? '';
   const loadMany = (readers: readonly string[]) => readableThreadRows(conn, threadId, readers);
-  const row = conn === core.db.pool ? await core.reads.readOf(`readable_thread ${threadId}`, readerId, loadMany) : ((await loadMany([readerId])).get(readerId) ?? null);
+  const row = await core.reads.readOf(`readable_thread ${threadId}`, readerId, loadMany, conn !== core.db.pool);
   if (!row) throw notFound('No such thread, or it is private.');
   const { hub_slug, hub_name, hub_readme, hub_audience, hub_mode, hub_owner_id, hub_accepts_guests, hub_created_at, hub_updated_at, role, ...thread } = row;
   const hub: HubRow = {
