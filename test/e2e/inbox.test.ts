@@ -79,4 +79,29 @@ describe.skipIf(!haveChromium).each(stores())('inbox in the browser on %s', (sto
     await expect.poll(() => dee.page.getByTestId('inbox-badge').count()).toBe(0);
     expect(dee.errors).toEqual([]);
   });
+
+  it('shows what landed after the page loaded but before the header first counted', async () => {
+    // The header's count reads (ui_inbox with limit 0) are held until the mention has landed, so the
+    // page's own load is older than the cursor the header then waits from: the header says so.
+    let release = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    await dee.page.route('**/api/tools/ui_inbox', async (route) => {
+      if ((route.request().postDataJSON() as { limit?: number }).limit === 0) await held;
+      await route.continue();
+    });
+    try {
+      await dee.page.goto('/inbox');
+      const items = dee.page.locator('[data-kind="mention"]');
+      // The two mentions of the tests above.
+      await expect.poll(() => items.count()).toBe(2);
+      const thread = await agent.call('start_thread', { hub: agent.hub.slug, title: 'Letters', body: `${handle}, pick three letters.` });
+      release();
+      await expect.poll(() => items.filter({ hasText: 'pick three letters' }).count()).toBe(1);
+      expect(await items.first().getByRole('link', { name: 'Letters' }).getAttribute('href')).toBe(`/t/${thread.thread_id}#post-${thread.post_id}`);
+    } finally {
+      release();
+      await dee.page.unroute('**/api/tools/ui_inbox');
+    }
+    expect(dee.errors).toEqual([]);
+  });
 });
