@@ -3,10 +3,9 @@ import type { PlannedWrite } from '../../db/plannedWrite.ts';
 import type { Actor } from '../kernel/actor.ts';
 import type { Core } from '../kernel/context.ts';
 import type { EditablePad } from '../kernel/editors.ts';
-import { grantsPad } from '../kernel/grants.ts';
 import { requireWriter } from '../kernel/rights.ts';
 import type { EditPadInput } from '../pads/padEdits.ts';
-import { mayEditPad, readablePad } from '../pads/pads.ts';
+import { keptEditable, mayEditPad, readableAccess, readPadAccess } from '../pads/pads.ts';
 import { editPadDeciding, type DecidedEdit } from '../threads/decisions.ts';
 import { changeOf, suggestEdit, type SuggestReason, type Suggested } from './suggestions.ts';
 import { requireUnlocked } from '../kernel/locks.ts';
@@ -23,20 +22,17 @@ export type PadChangeTarget = EditablePad & { suggest: Exclude<SuggestReason, 'e
  * direct editor's grant is remembered in the editor cache as editablePad does, so a warm edit reads nothing.
  */
 export async function changeablePad(core: Core, conn: CommonQueryMethods, padId: string, actor: Actor, propose: boolean): Promise<PadChangeTarget> {
-  const granted = propose ? null : core.editors.get(actor.id, padId);
-  if (granted?.war && grantsPad(actor, granted.pad)) return { ...granted, suggest: null };
-  const { pad, hub, seat, war } = await readablePad(core, conn, padId, actor);
+  const granted = propose ? null : keptEditable(core, padId, actor);
+  if (granted) return { ...granted, suggest: null };
+  // Read now and kept with the grant, so a warm edit reads nothing more (a new war counts within the grant's few seconds).
+  const { pad, hub, seat, war } = readableAccess(core, actor, await readPadAccess(core, conn, padId, actor));
   requireWriter(seat, hub);
   // A locked pad takes neither edits nor suggestions (`moderate` lock).
   requireUnlocked('pad', { ...pad, maker: pad.created_by }, hub);
-  const { version: _version, ...rest } = pad;
-  const target = { pad: rest, hub, seat };
+  const target = { pad, hub, seat };
   if (propose) return { ...target, suggest: 'proposal' };
   if (!mayEditPad(seat, hub)) return { ...target, suggest: 'checked' };
-  // Remembered with the grant, so a warm edit reads nothing more (a new war counts within the grant's few seconds).
-  const editable = { ...target, war };
-  core.editors.set(actor.id, editable);
-  return { ...editable, suggest: null };
+  return { ...target, war, suggest: null };
 }
 
 export type PadChange = DecidedEdit | Suggested;

@@ -1,10 +1,9 @@
-import type { HubRow, PadRow } from '../../../schema/rows.ts';
-import { createKept } from './kept.ts';
+import type { HubRow, PadRow, Role } from '../../../schema/rows.ts';
+import { keptBatch, type KeptBatch } from './keptBatch.ts';
 import type { Seat } from './rights.ts';
 
-/** How long a granted right to edit a pad is taken on trust. */
+/** How long a reader's access to a pad, read for an edit, is taken on trust. */
 export const EDITOR_TTL_MS = 4_000;
-const MAX_ENTRIES = 10_000;
 
 /** A pad as the edit path needs it: who may edit, not the version (that comes from the live layer). */
 export type EditablePad = {
@@ -15,22 +14,32 @@ export type EditablePad = {
   war?: readonly string[] | undefined;
 };
 
+/** What is kept of one reader's access to one pad, as read (pads.ts decides what it grants). */
+export type PadAccess = Omit<PadRow, 'version'> & { hub: HubRow; role: Role | null; war: string[] };
+
 export type EditorCache = ReturnType<typeof createEditorCache>;
 
 /**
  * Who may edit which pad, remembered for a few seconds: the check sits on the path of every edit,
- * where it would cost a database round trip before the change can go live. Only grants are kept, so
- * joining a hub counts at once; losing the right (a seat taken away, a pad gone) counts within
- * EDITOR_TTL_MS on every instance, inside the 5 s SPEC part 5 allows revocation elsewhere. Code that
- * takes a right away on this instance calls `forget` to make it count at once here.
+ * where it would cost a database round trip before the change can go live. What is kept is read
+ * again ahead of its age, many readers' in one statement (keptBatch.ts), so an agent at work never
+ * waits for it. Only grants are trusted (pads.ts reads a refusal again at once), so joining a hub
+ * counts at once; losing the right (a seat taken away, a pad gone) counts within EDITOR_TTL_MS on
+ * every instance, inside the 5 s SPEC part 5 allows revocation elsewhere. Code that takes a right
+ * away on this instance calls `forget` to make it count at once here.
  */
 export function createEditorCache(now: () => number = Date.now) {
-  const grants = createKept<EditablePad>(MAX_ENTRIES, now);
-  const key = (participantId: string, padId: string) => `${participantId} ${padId}`;
+  let reads: KeptBatch<PadAccess> | null = null;
   return {
-    get: (participantId: string, padId: string): EditablePad | null => grants.get(key(participantId, padId)) ?? null,
-    set: (participantId: string, value: EditablePad) => grants.set(key(participantId, value.pad.id), value, now() + EDITOR_TTL_MS),
-    /** Forgets every grant of this participant (or of everyone). */
-    forget: (participantId?: string) => grants.forget(participantId === undefined ? undefined : `${participantId} `),
+    /**
+     * The kept reads, keyed by `key`, made at their first use with the reader of many keys
+     * (`loadMany`, pads.ts: the kernel does not know how a pad is read).
+     */
+    reads(loadMany: (keys: readonly string[]) => Promise<ReadonlyMap<string, PadAccess>>): KeptBatch<PadAccess> {
+      return (reads ??= keptBatch({ maxAgeMs: EDITOR_TTL_MS, now, loadMany, readAheadFailed: () => {} }));
+    },
+    key: (participantId: string, padId: string) => `${participantId} ${padId}`,
+    /** Forgets every reader's access. */
+    forget: () => reads?.drop(),
   };
 }

@@ -21,6 +21,8 @@ const MAX_KEPT = 10_000;
 export type KeptBatch<T> = ReturnType<typeof keptBatch<T>>;
 
 type Kept<T> = { value: T | null; at: number; usedAt: number };
+/** When a caller's own read began, for `keep`. */
+export type Begun = { at: number; generation: number };
 
 export function keptBatch<T>(options: {
   maxAgeMs: number;
@@ -89,16 +91,23 @@ export function keptBatch<T>(options: {
     }, GATHER_MS).unref();
   }
 
+  /** The kept value of `key` while younger than `maxAgeMs` (null: there is none), read again ahead of its age; undefined when it must be read. */
+  function peek(key: string): T | null | undefined {
+    const found = kept.get(key);
+    const time = now();
+    if (!found || time - found.at >= maxAgeMs) return undefined;
+    found.usedAt = time;
+    if (time - found.at >= maxAgeMs / 2 && !reading.has(key)) readAhead(key);
+    return found.value;
+  }
+
   return {
+    peek,
     /** The value of `key` (null when there is none), kept or read now. */
     get(key: string): Promise<T | null> {
-      const found = kept.get(key);
+      const found = peek(key);
+      if (found !== undefined) return Promise.resolve(found);
       const time = now();
-      if (found && time - found.at < maxAgeMs) {
-        found.usedAt = time;
-        if (time - found.at >= maxAgeMs / 2 && !reading.has(key)) readAhead(key);
-        return Promise.resolve(found.value);
-      }
       const loading = reading.get(key);
       if (loading) return loading;
       // Going to the store anyway: the keys in use that will soon be due go along.
@@ -112,6 +121,22 @@ export function keptBatch<T>(options: {
       // A failure is this caller's to answer; those who wait for the others are told it themselves.
       for (const other of along) answers.get(other)!.catch(() => {});
       return answers.get(key)!;
+    },
+    /**
+     * When a read of the caller's own begins (one on a connection it holds, which this must not wait
+     * for): hand it to `keep` with what was read, so that the key is kept and read again ahead of its age.
+     */
+    begin(): Begun {
+      return { at: now(), generation };
+    },
+    /** Keeps what the caller read since `begun`, unless what is kept was dropped meanwhile. */
+    keep(key: string, value: T | null, begun: Begun) {
+      if (begun.generation !== generation) return;
+      const before = kept.get(key);
+      if (before && before.at >= begun.at) return;
+      if (!before && kept.size + 1 > MAX_KEPT) forget();
+      if (!kept.has(key)) tally.kept++;
+      kept.set(key, { value, at: begun.at, usedAt: now() });
     },
     /**
      * Forgets `key`, or every key; reads under way are answered to those who asked already but not

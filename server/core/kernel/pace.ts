@@ -1,5 +1,6 @@
 import { AppError } from '../../../schema/errors.ts';
 import { createKept, type Kept } from './kept.ts';
+import { keptBatch, type KeptBatch } from './keptBatch.ts';
 
 export type { Kept } from './kept.ts';
 
@@ -20,9 +21,17 @@ export type Pace = {
    * of a write (limits.ts) and the windows found full (paceWindows.ts).
    */
   kept<T>(name: string): Kept<T>;
+  /**
+   * Reads of many keys kept by name, each at most `maxAgeMs` and read again ahead of its age, many in
+   * one statement (keptBatch.ts): made at their first use with the reader of their keys, `loadMany`
+   * (the facts of writes, limits.ts).
+   */
+  batch<T>(name: string, maxAgeMs: number, loadMany: (keys: readonly string[]) => Promise<ReadonlyMap<string, T>>): KeptBatch<T>;
+  /** Forgets every key of the named reads. */
+  forgetBatch(name: string): void;
 };
 
-/** The store of the facts of writes (limits.ts), kept a few seconds; and of whether a hub or thread holds anyone but one human and their agents. */
+/** The reads of the facts of writes (limits.ts), kept a few seconds; and the store of whether a hub or thread holds anyone but one human and their agents. */
 export const KEPT_FACTS = 'facts';
 export const KEPT_SHARED = 'shared';
 
@@ -31,7 +40,8 @@ export const KEPT_SHARED = 'shared';
  * suspension changed), so that this instance reads them again at the next write.
  */
 export function forgetFacts(core: { pace: Pace }, participantId?: string): void {
-  core.pace.kept<unknown>(KEPT_FACTS).forget(participantId === undefined ? undefined : `${participantId} `);
+  // Read in batches, the facts are forgotten all at once: they are read again ahead of need anyway.
+  core.pace.forgetBatch(KEPT_FACTS);
   if (participantId === undefined) core.pace.kept<unknown>(KEPT_SHARED).forget();
 }
 
@@ -45,6 +55,7 @@ export function createPace(scale: number): Pace {
   // Each agent's read times of the last minute, oldest first; an agent quiet for a minute is dropped.
   const reads = new Map<string, number[]>();
   const stores = new Map<string, Kept<unknown>>();
+  const batches = new Map<string, KeptBatch<unknown>>();
   const pace: Pace = {
     now: () => Date.now(),
     scale,
@@ -71,6 +82,14 @@ export function createPace(scale: number): Pace {
       let store = stores.get(name);
       if (!store) stores.set(name, (store = createKept<unknown>(MAX_KEPT)));
       return store as Kept<T>;
+    },
+    batch<T>(name: string, maxAgeMs: number, loadMany: (keys: readonly string[]) => Promise<ReadonlyMap<string, T>>) {
+      let batch = batches.get(name);
+      if (!batch) batches.set(name, (batch = keptBatch<unknown>({ maxAgeMs, now: Date.now, loadMany, readAheadFailed: () => {} })));
+      return batch as KeptBatch<T>;
+    },
+    forgetBatch(name: string) {
+      batches.get(name)?.drop();
     },
   };
   return pace;

@@ -63,20 +63,45 @@ export const FACTS_TTL_MS = 4_000;
 
 const factsKey = (actor: Actor, place: Place) => `${actor.id} ${actor.kind} ${actor.human ?? ''} ${actor.guest ? 'g' : ''} ${place.hub ?? ''} ${place.thread ?? ''}`;
 
-/** The facts of the write, refused at once when a pause covers it or the agent is in its cooldown. */
+/** The facts of writes by `factsKey`, kept and read again ahead of their age, many in one statement, off any write's path. */
+const keptFacts = (core: Core) => core.pace.batch(KEPT_FACTS, FACTS_TTL_MS, (keys) => readFacts(core, core.db.pool, keys));
+
+/**
+ * The facts of the writes `keys` name, on `conn`. Whether others take part is one answer for all of
+ * a human's agents in one place: the costliest fact (it may pass every seat of the hub), read once
+ * for them all and kept beside.
+ */
+async function readFacts(core: Core, conn: CommonQueryMethods, keys: readonly string[]): Promise<Map<string, Facts>> {
+  const shared = core.pace.kept<boolean>(KEPT_SHARED);
+  const asked = keys.map((key) => {
+    const [actorId, kind, human, , hub, thread] = key.split(' ') as [string, string, string, string, string, string];
+    const sharedKey = `${human} ${hub} ${thread}`;
+    const known = human ? shared.get(sharedKey) : undefined;
+    const withShared = kind === 'agent' && human !== '' && hub !== '' && known === undefined;
+    return { actorId, agent: kind === 'agent', human: human || null, hub: hub || null, thread: thread || null, withShared, sharedKey, known };
+  });
+  const read = await factsOf(conn, asked, core.pace.now());
+  return new Map(
+    read.map((facts, i) => {
+      const { withShared, sharedKey, known } = asked[i]!;
+      if (withShared) shared.set(sharedKey, facts.shared, Date.now() + FACTS_TTL_MS);
+      return [keys[i]!, { ...facts, shared: known ?? facts.shared }];
+    }),
+  );
+}
+
+/**
+ * The facts of the write, refused at once when a pause covers it or the agent is in its cooldown:
+ * kept, or (none kept) read now on `conn`, which the write may hold in a transaction, and kept.
+ */
 async function factsUnlessHeld(core: Core, conn: CommonQueryMethods, actor: Actor, limits: readonly Limit[], place: Place, now: number): Promise<Facts> {
-  const kept = core.pace.kept<Facts>(KEPT_FACTS);
+  const reads = keptFacts(core);
   const key = factsKey(actor, place);
-  let facts = kept.get(key);
+  let facts = reads.peek(key);
   if (!facts) {
-    // Whether others take part is one answer for all of a human's agents in one place: the costliest
-    // fact (it may pass every seat of the hub), read once for them all.
-    const shared = core.pace.kept<boolean>(KEPT_SHARED);
-    const sharedKey = `${actor.human ?? ''} ${place.hub ?? ''} ${place.thread ?? ''}`;
-    const knownShared = actor.human === null ? undefined : shared.get(sharedKey);
-    facts = await factsOf(conn, actor, place, now, knownShared);
-    kept.set(key, facts, Date.now() + FACTS_TTL_MS);
-    if (actor.human !== null && knownShared === undefined) shared.set(sharedKey, facts.shared, Date.now() + FACTS_TTL_MS);
+    const begun = reads.begin();
+    facts = (await readFacts(core, conn, [key])).get(key)!;
+    reads.keep(key, facts, begun);
   }
   refuseIfPaused(facts.paused, actor, place.hub !== undefined && place.hubSlug !== undefined ? { slug: place.hubSlug } : null, limits.includes('write'));
   if (facts.cooldownUntil !== null && facts.cooldownUntil > now) throw cooldownRefusal(facts.cooldownUntil, now);

@@ -1,4 +1,4 @@
-import { sql, type CommonQueryMethods } from 'slonik';
+import { sql, type CommonQueryMethods, type FragmentSqlToken } from 'slonik';
 import { z } from 'zod';
 import type { HubRow } from '../../../schema/rows.ts';
 import type { Actor } from '../kernel/actor.ts';
@@ -33,20 +33,31 @@ export type Paused = { server: string[]; self: boolean; hub: boolean };
 const PauseRow = z.object({ paused_server: z.array(z.string()), paused_self: z.boolean(), paused_hub: z.boolean() });
 
 /**
- * The columns telling which pauses cover a write of `actor` in `hub`, for a SELECT of its own or one
- * reading more beside them (the limits' facts): `paused_server`, `paused_self`, `paused_hub`.
+ * The columns telling which pauses cover a write of `actor` in `hub`, for a SELECT of its own:
+ * `paused_server`, `paused_self`, `paused_hub`.
  */
 export function pauseColumns(actor: Actor, hub: { id: string } | null) {
-  const agent = actor.kind === 'agent';
-  // The owner's and helpers' own agents are not paused with the hub's: an agent seated so itself, or
-  // one whose human is.
-  const seats = [actor.id, ...(actor.human ? [actor.human] : [])];
+  return pauseColumnsOf({
+    agent: sql.fragment`${actor.kind === 'agent'}::boolean`,
+    actorId: sql.fragment`${actor.id}::text`,
+    human: sql.fragment`${actor.human}::text`,
+    hub: sql.fragment`${hub?.id ?? null}::text`,
+  });
+}
+
+/**
+ * The same columns for the writer and hub these expressions name, so that one statement reads them
+ * for many writes (the limits' facts): whether the writer is an agent, its id, its human's (or null)
+ * and the hub's (or null). The owner's and helpers' own agents are not paused with the hub's: an
+ * agent seated so itself, or one whose human is.
+ */
+export function pauseColumnsOf(write: { agent: FragmentSqlToken; actorId: FragmentSqlToken; human: FragmentSqlToken; hub: FragmentSqlToken }) {
   return sql.fragment`
     coalesce((SELECT array_agg(what) FROM server_pauses), '{}') AS paused_server,
-    ${agent} AND EXISTS (SELECT 1 FROM agent_pauses WHERE agent_id = ${actor.id}) AS paused_self,
-    ${agent && hub !== null} AND EXISTS (SELECT 1 FROM hub_agent_pauses WHERE hub_id = ${hub?.id ?? ''})
-      AND NOT EXISTS (SELECT 1 FROM hub_members WHERE hub_id = ${hub?.id ?? ''} AND role IN ('owner', 'helper')
-        AND participant_id = ANY(${sql.array(seats, 'text')})) AS paused_hub`;
+    ${write.agent} AND EXISTS (SELECT 1 FROM agent_pauses WHERE agent_id = ${write.actorId}) AS paused_self,
+    ${write.agent} AND ${write.hub} IS NOT NULL AND EXISTS (SELECT 1 FROM hub_agent_pauses WHERE hub_id = ${write.hub})
+      AND NOT EXISTS (SELECT 1 FROM hub_members WHERE hub_id = ${write.hub} AND role IN ('owner', 'helper')
+        AND participant_id IN (${write.actorId}, ${write.human})) AS paused_hub`;
 }
 
 export const pausedFrom = (row: { paused_server: string[]; paused_self: boolean; paused_hub: boolean }): Paused => ({

@@ -16,7 +16,7 @@ import { readsPublic } from '../places/hubAccess.ts';
 import { authenticateBearer, authenticateSession, endedCredentials } from '../identity/credentials.ts';
 import { allows, requireWriter, type Seat } from '../kernel/rights.ts';
 import { newId } from '../kernel/secrets.ts';
-import type { EditablePad } from '../kernel/editors.ts';
+import type { EditablePad, PadAccess } from '../kernel/editors.ts';
 import { mayLock, requireUnlocked } from '../kernel/locks.ts';
 import { sections, type Section } from './sections.ts';
 import { afterCommit } from '../kernel/afterCommit.ts';
@@ -51,10 +51,67 @@ const padAccessJoins = sql.fragment`
 const padNotFound = () => notFound('No such pad, or it is private.');
 
 /** The row read, if its reader may read the pad. */
-function readable(core: Core, reader: Actor | null, row: z.infer<typeof PadAccessRow> | null) {
+function readable<Row extends PadAccess>(core: Core, reader: Actor | null, row: Row | null) {
   if (!row || (row.role === null && !readsPublic(core, row.hub)) || !grantsPad(reader, row)) throw padNotFound();
   const { hub, role, war, ...pad } = row;
   return { pad, hub, seat: role as Seat, war };
+}
+
+const PadAccessKeyRow = PadAccessRow.extend({ key: z.string() });
+
+/**
+ * Readers' access to pads, many in one statement: each key is a reader's id and a pad's
+ * (`core.editors.key`). A key whose pad is gone (or whose hub is) is left out.
+ */
+async function padAccesses(conn: CommonQueryMethods, keys: readonly string[]): Promise<Map<string, PadAccess>> {
+  const pairs = keys.map((key) => key.split(' '));
+  const rows = await conn.any(sql.prepared('pad_accesses', PadAccessKeyRow)`
+    SELECT x.key, ${padAccessColumns}
+    FROM unnest(${sql.array(keys, 'text')}, ${sql.array(pairs.map(([, pad]) => pad!), 'text')}, ${sql.array(pairs.map(([reader]) => reader!), 'text')}) AS x(key, pad_id, reader_id)
+    ${padAccessJoins}`);
+  return new Map(rows.map(({ key, version: _version, ...access }) => [key, access]));
+}
+
+const accessReads = (core: Core) => core.editors.reads((keys) => padAccesses(core.db.pool, keys));
+
+/**
+ * The pad as the actor may edit it directly, from what the editor cache keeps of their access (read
+ * again ahead of its age, off the edit's path), or null when nothing kept grants it: then
+ * `readPadAccess` reads it now. Only a grant is trusted: a refusal kept is read again.
+ */
+export function keptEditable(core: Core, padId: string, actor: Actor): EditablePad | null {
+  const kept = accessReads(core).peek(core.editors.key(actor.id, padId));
+  if (!kept) return null;
+  try {
+    return editableOf(core, actor, kept);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The actor's access to the pad (its hub, their seat, its sections under an edit war), read now on
+ * `conn` and kept for the next edit (`keptEditable`); null when the pad is gone. `readableAccess`
+ * and `editableOf` decide what it allows.
+ */
+export async function readPadAccess(core: Core, conn: CommonQueryMethods, padId: string, actor: Actor): Promise<PadAccess | null> {
+  const reads = accessReads(core);
+  const key = core.editors.key(actor.id, padId);
+  const begun = reads.begin();
+  const access = (await padAccesses(conn, [key])).get(key) ?? null;
+  reads.keep(key, access, begun);
+  return access;
+}
+
+/** The pad, its hub and the actor's seat, if the actor may read the pad (`readPadAccess`'s). */
+export const readableAccess = (core: Core, actor: Actor, access: PadAccess | null) => readable(core, actor, access);
+
+/** The pad as `actor` may edit it directly, or the refusal: not found, not an editor, locked. */
+function editableOf(core: Core, actor: Actor, access: PadAccess | null): EditablePad {
+  const { pad, hub, seat, war } = readable(core, actor, access);
+  requireEditor(seat, hub);
+  requireUnlocked('pad', { ...pad, maker: pad.created_by }, hub);
+  return { pad, hub, seat, war };
 }
 
 /**
@@ -96,15 +153,7 @@ export async function readablePadWithLog(core: Core, conn: CommonQueryMethods, p
  * like readablePad and requireEditor.
  */
 export async function editablePad(core: Core, conn: CommonQueryMethods, padId: string, actor: Actor): Promise<EditablePad> {
-  const granted = core.editors.get(actor.id, padId);
-  if (granted && grantsPad(actor, granted.pad)) return granted;
-  const { pad, hub, seat, war } = await readablePad(core, conn, padId, actor);
-  requireEditor(seat, hub);
-  requireUnlocked('pad', { ...pad, maker: pad.created_by }, hub);
-  const { version: _version, ...rest } = pad;
-  const editable = { pad: rest, hub, seat, war };
-  core.editors.set(actor.id, editable);
-  return editable;
+  return keptEditable(core, padId, actor) ?? editableOf(core, actor, await readPadAccess(core, conn, padId, actor));
 }
 
 /** Editing directly: owners and helpers anywhere, members in Open hubs (SPEC part 2). */
