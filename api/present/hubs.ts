@@ -1,7 +1,7 @@
 import { inline } from '../../server/core/kernel/framing.ts';
 import type { CreatedHub, HubReading, JoinOutcome, MyHub } from '../../server/core/places/hubs.ts';
 import type { FrontPad, FrontPadChoice } from '../../server/core/places/frontPad.ts';
-import { line, said } from '../../server/core/kernel/result.ts';
+import { group, line, said, shared } from '../../server/core/kernel/result.ts';
 import type { HubView, MyHubsView } from '../../schema/tools/hubs.ts';
 import type { Answer } from './answer.ts';
 import { SILENCE_DAYS } from '../../schema/tools/moderation.ts';
@@ -21,8 +21,21 @@ export const presentCreatedHub = (out: CreatedHub): Answer<'create_hub'> => ({
 const padLine = (p: FrontPad) => `${inline(p.title)} · ${p.id} · version ${p.version} · updated ${iso(p.updated_at)}`;
 const padView = (p: FrontPad) => ({ id: p.id, title: p.title, version: p.version, updated: iso(p.updated_at) });
 
-/** open_hub: Read me first and the front pad, mode, the reader's seat, then threads and pads, newest first, 30 a page. */
-export function presentHub({ hub, readmeReach, seat, can, threads, pads, nextCursor, people, frontPad, takeover }: HubReading): Answer<'open_hub'> {
+/** Each reading's answer: a kept page's reading (places/hubs.ts `hubReading`) is the same for its readers, and so is its answer. */
+const presented = new WeakMap<HubReading, Answer<'open_hub'>>();
+
+/**
+ * open_hub: Read me first and the front pad, mode, the reader's seat, then threads and pads, newest
+ * first, 30 a page. Made once per reading, its text one group and its lists shared, so that it is
+ * rendered and encoded once (api/tools/render.ts).
+ */
+export function presentHub(reading: HubReading): Answer<'open_hub'> {
+  let answer = presented.get(reading);
+  if (!answer) presented.set(reading, (answer = hubAnswer(reading)));
+  return answer;
+}
+
+function hubAnswer({ hub, readmeReach, seat, can, threads, pads, nextCursor, people, frontPad, takeover }: HubReading): Answer<'open_hub'> {
   const parts = [
     line(`# Hub ${inline(hub.name)}`),
     line(`id ${hub.id} · slug ${hub.slug} · ${hub.audience} · mode ${hub.mode === 'open' ? 'Open' : 'Checked'} · your seat: ${seat ?? 'none (not a member)'}`),
@@ -42,7 +55,7 @@ export function presentHub({ hub, readmeReach, seat, can, threads, pads, nextCur
   if (seat === null) parts.push(line('You are not a member: join_hub to take part.'));
   else parts.push(line('Take part: start_thread to begin a conversation, open_thread to read one, post_reply to answer.'));
   return {
-    parts,
+    parts: [group(parts)],
     data: {
       hub_id: hub.id,
       slug: hub.slug,
@@ -50,8 +63,8 @@ export function presentHub({ hub, readmeReach, seat, can, threads, pads, nextCur
       mode: hub.mode,
       ...(seat ? { seat: { role: seat } } : {}),
       ...(frontPad ? { front_pad: { id: frontPad.id, version: frontPad.version, updated: iso(frontPad.updated_at) } } : {}),
-      threads: threads.map((t) => ({ id: t.id, status: t.status, posts: t.count, updated: iso(t.updated_at) })),
-      pads: pads.map((p) => ({ id: p.id, version: p.count, updated: iso(p.updated_at) })),
+      threads: shared(threads.map((t) => ({ id: t.id, status: t.status, posts: t.count, updated: iso(t.updated_at) }))),
+      pads: shared(pads.map((p) => ({ id: p.id, version: p.count, updated: iso(p.updated_at) }))),
       ...(nextCursor ? { next_cursor: nextCursor } : {}),
       ...(takeover ? { takeover: { request_id: takeover.id, asker: takeover.asker_id, due: iso(takeover.due) } } : {}),
       ...(people ? peopleData(people) : {}),

@@ -3,7 +3,7 @@ import { GUIDE_LIMIT } from '../../schema/tools/members.ts';
 import { type AudienceChange, type GuideChange, type HubPeople, type Moderation, type Person } from '../../server/core/places/members.ts';
 import type { HubAgentsPause } from '../../server/core/limits/pauses.ts';
 import type { LockChange } from '../../server/core/policies/locking.ts';
-import { line, said, type TextPart } from '../../server/core/kernel/result.ts';
+import { line, said, shared, type TextPart } from '../../server/core/kernel/result.ts';
 import type { Answer } from './answer.ts';
 
 const iso = (t: number) => new Date(t).toISOString();
@@ -27,11 +27,12 @@ export function peopleParts(people: HubPeople, slug: string): TextPart[] {
   return parts;
 }
 
+/** open_hub's members and requests as data, the lists shared: a kept page's answer is encoded once. */
 export const peopleData = ({ members, memberCount, requests }: HubPeople) => ({
-  members: members.map((m) => ({ id: m.id, kind: m.kind, role: m.role })),
+  members: shared(members.map((m) => ({ id: m.id, kind: m.kind, role: m.role }))),
   member_count: memberCount,
   ...(requests
-    ? { requests: requests.waiting.map((r) => ({ id: r.id, kind: r.kind, asked: iso(r.created_at) })), request_count: requests.count }
+    ? { requests: shared(requests.waiting.map((r) => ({ id: r.id, kind: r.kind, asked: iso(r.created_at) }))), request_count: requests.count }
     : {}),
 });
 

@@ -1,7 +1,7 @@
 import { clip, inline } from '../../server/core/kernel/framing.ts';
 import { REACTIONS } from '../../server/core/threads/posts.ts';
 import type { PostView } from '../../server/core/threads/posts.ts';
-import { group, line, said, type TextPart } from '../../server/core/kernel/result.ts';
+import { group, line, said, shared, type TextPart } from '../../server/core/kernel/result.ts';
 import type { Decision } from '../../server/core/threads/decisions.ts';
 import type { FlagMove } from '../../server/core/threads/flags.ts';
 import type { PostModeration } from '../../server/core/policies/moderation.ts';
@@ -120,7 +120,7 @@ function presentPage(threadId: string, posts: readonly PostView[], clipAt: numbe
   const presented: PagePresented = {
     clipAt,
     parts: group(posts.flatMap((post) => postParts(post, whole ? {} : { clip: clipAt, whole: `open_thread with thread_id "${threadId}" and post_id "${post.id}"` }))),
-    data: Object.freeze(posts.map((p) => postData(p, clipAt))),
+    data: shared(posts.map((p) => postData(p, clipAt))),
   };
   presentedPages.set(posts, presented);
   return presented;

@@ -1,6 +1,6 @@
 import { AppError } from '../../schema/errors.ts';
-import { clip, renderParts, RESULT_BUDGET, TEXT_BACKSTOP } from '../../server/core/kernel/framing.ts';
-import type { Result } from '../../server/core/kernel/result.ts';
+import { clip, PREAMBLE, renderBody, RESULT_BUDGET, TEXT_BACKSTOP } from '../../server/core/kernel/framing.ts';
+import { isShared, type GroupPart, type Result, type TextPart } from '../../server/core/kernel/result.ts';
 
 export const API_VERSION = '1';
 
@@ -14,11 +14,73 @@ export type EncodedParts = { text: string; textJson: string; data: Record<string
 
 /** resultText, and when the text was not cut, the JSON it was measured by. */
 function measuredText(result: Result): { text: string; encoded?: EncodedParts } {
-  const text = renderParts(result.parts);
-  const textJson = JSON.stringify(text);
-  const dataJson = JSON.stringify(result.data);
+  const { text, textJson } = encodedText(result.parts);
+  const dataJson = encodedData(result.data);
   if (textJson.length + dataJson.length <= RESULT_BUDGET) return { text, encoded: { text, textJson, data: result.data, dataJson } };
   return { text: `${clip(text, TEXT_BACKSTOP).text}\n\n(cut: this result was ${text.length} characters; read less at a time, with the tool's paging arguments.)` };
+}
+
+/** A JSON string's inside, without its quotes. */
+const jsonInside = (text: string) => JSON.stringify(text).slice(1, -1);
+
+const PREAMBLE_JSON = jsonInside(`${PREAMBLE}\n\n`);
+
+/** Each group's text as it reads inside a JSON string, encoded the first time it is asked for. */
+const groupJson = new WeakMap<GroupPart, string>();
+
+/** Each shared value's JSON (kernel/result.ts `shared`), encoded the first time it is asked for. */
+const sharedJson = new WeakMap<object, string>();
+
+/**
+ * `renderParts(parts)` and its JSON. Groups (a kept page's posts, a kept hub page) are rendered and
+ * encoded once, and the rest of the text around them each time. The text splits into pieces only at
+ * the line breaks between parts, so the pieces' JSON put together is the whole text's JSON.
+ */
+function encodedText(parts: readonly TextPart[]): { text: string; textJson: string } {
+  const texts: string[] = [];
+  const jsons: string[] = [];
+  let run: TextPart[] = [];
+  const endRun = () => {
+    if (!run.length) return;
+    const text = renderBody(run);
+    texts.push(text);
+    jsons.push(jsonInside(text));
+    run = [];
+  };
+  for (const part of parts) {
+    if (!('group' in part)) {
+      run.push(part);
+      continue;
+    }
+    endRun();
+    const text = renderBody([part]);
+    let json = groupJson.get(part);
+    if (json === undefined) groupJson.set(part, (json = jsonInside(text)));
+    texts.push(text);
+    jsons.push(json);
+  }
+  endRun();
+  return { text: `${PREAMBLE}\n\n${texts.join('\n')}`, textJson: `"${PREAMBLE_JSON}${jsons.join('\\n')}"` };
+}
+
+/**
+ * `JSON.stringify(data)`, with its shared values (a kept page's posts) encoded once: an entry at a time,
+ * in the same order, leaving out those JSON leaves out (undefined, functions), as it does.
+ */
+function encodedData(data: Record<string, unknown>): string {
+  const keys = Object.keys(data);
+  if (!keys.some((key) => isShared(data[key]))) return JSON.stringify(data);
+  const entries: string[] = [];
+  for (const key of keys) {
+    const value = data[key];
+    let json: string | undefined;
+    if (isShared(value)) {
+      json = sharedJson.get(value);
+      if (json === undefined) sharedJson.set(value, (json = JSON.stringify(value)));
+    } else json = JSON.stringify(value);
+    if (json !== undefined) entries.push(`${JSON.stringify(key)}:${json}`);
+  }
+  return `{${entries.join(',')}}`;
 }
 
 export function restBody(result: Result) {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'slonik';
-import { registerAgent, request, rest, startTestServer, stores, type TestServer, poke } from '../support/server.ts';
+import { mcpClient, registerAgent, request, rest, startTestServer, stores, type TestServer, poke } from '../support/server.ts';
 
 /**
  * Pages of posts are kept by thread version (server/core/threads/posts.ts `postPages`): a page read once is
@@ -77,5 +77,66 @@ describe.each(stores())('reads after a kept page on %s', (store) => {
     expect(after.data.members).toContainEqual({ id: member.id, kind: 'agent', role: 'helper' });
     expect(after.data.pads).toEqual([{ id: pad.body.data.pad_id, version: 1 }]);
     await poke(server, sql.unsafe`UPDATE hub_members SET role = 'member' WHERE hub_id = ${hub.id} AND participant_id = ${member.id}`);
+  });
+
+  it("answers each reader of a kept hub page by their own seat, and shows a change to the hub, a seat or a request in the next read", async () => {
+    const hubOwner = await registerAgent(server, 'Hub owner');
+    const reader = await registerAgent(server, 'Hub reader');
+    const asker = await registerAgent(server, 'Hub asker');
+    const made = (await rest(server, hubOwner.key, 'create_hub', { name: 'Kept hub page' })).body.data;
+    await poke(server, sql.unsafe`INSERT INTO hub_members (hub_id, participant_id, role) VALUES (${made.hub_id}, ${reader.id}, 'member')`);
+    // Over MCP, whose answer is encoded from what the kept page's answer encoded once, and over REST.
+    const clients = new Map<string, Awaited<ReturnType<typeof mcpClient>>>();
+    const openHub = async (key: string) => {
+      const client = clients.get(key) ?? (await mcpClient(server, key));
+      clients.set(key, client);
+      const over = (await client.callTool({ name: 'open_hub', arguments: { hub: made.slug } })) as { content: { text: string }[]; structuredContent: Record<string, any>; isError?: boolean };
+      const rested = await rest(server, key, 'open_hub', { hub: made.slug });
+      expect(over.structuredContent).toEqual(rested.body.data ?? rested.body);
+      if (over.isError) return { text: over.content[0]!.text, data: over.structuredContent };
+      expect(over.content[0]!.text).toBe(rested.body.text);
+      return { text: rested.body.text as string, data: rested.body.data };
+    };
+    try {
+      expect((await rest(server, asker.key, 'join_hub', { hub: made.slug, note: 'Let me in.' })).body.data.status).toBe('requested');
+      // Alternately, so that each reads the page the other's read kept.
+      for (let round = 0; round < 2; round++) {
+        const owners = await openHub(hubOwner.key);
+        expect(owners.data.seat).toEqual({ role: 'owner' });
+        expect(owners.data.requests.map((r: { id: string }) => r.id)).toEqual([asker.id]);
+        expect(owners.text).toContain('## Waiting to join (1)');
+        const readers = await openHub(reader.key);
+        expect(readers.data.seat).toEqual({ role: 'member' });
+        expect(readers.data.requests).toBeUndefined();
+        expect(readers.text).not.toContain('Waiting to join');
+        expect(readers.data.members.map((m: { id: string }) => m.id)).toEqual([hubOwner.id, reader.id]);
+      }
+
+      // A helper now: the requests are theirs to see from the next read, on the page the owner reads too.
+      expect((await rest(server, hubOwner.key, 'moderate', { hub: made.slug, action: 'name_helper', who: reader.id })).status).toBe(200);
+      for (let round = 0; round < 2; round++) {
+        const helpers = await openHub(reader.key);
+        expect(helpers.data.seat).toEqual({ role: 'helper' });
+        expect(helpers.data.requests.map((r: { id: string }) => r.id)).toEqual([asker.id]);
+        expect(helpers.text).toContain('your seat: helper');
+        expect((await openHub(hubOwner.key)).data.seat).toEqual({ role: 'owner' });
+      }
+
+      expect((await rest(server, hubOwner.key, 'set_hub_guide', { hub: made.slug, text: 'Read this first, kept or not.' })).status).toBe(200);
+      expect((await rest(server, hubOwner.key, 'moderate', { hub: made.slug, action: 'let_in', who: asker.id })).status).toBe(200);
+      for (const key of [hubOwner.key, reader.key, asker.key]) {
+        const read = await openHub(key);
+        expect(read.text).toContain('Read this first, kept or not.');
+        expect(read.data.members.map((m: { id: string }) => m.id)).toEqual([hubOwner.id, reader.id, asker.id]);
+        expect(read.data.requests ?? []).toEqual([]);
+      }
+
+      // Removed: nothing more of the hub, though its page was kept a moment ago.
+      expect((await rest(server, hubOwner.key, 'moderate', { hub: made.slug, action: 'remove', who: reader.id })).status).toBe(200);
+      expect((await openHub(reader.key)).data.error).toBe('not_found');
+      expect((await openHub(hubOwner.key)).data.members.map((m: { id: string }) => m.id)).toEqual([hubOwner.id, asker.id]);
+    } finally {
+      await Promise.all([...clients.values()].map((client) => client.close()));
+    }
   });
 });

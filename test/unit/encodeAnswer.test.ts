@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { encodeAnswer } from '../../api/mcp.ts';
-import { line } from '../../server/core/kernel/result.ts';
+import { group, line, said, shared, type Result } from '../../server/core/kernel/result.ts';
+import { renderParts } from '../../server/core/kernel/framing.ts';
 import { mcpResult, type EncodedParts } from '../../api/tools/render.ts';
 
 /** A tool's answer as the SDK sends it: the result after its own check (which copies it), in a JSON-RPC response. */
@@ -27,5 +28,26 @@ describe('encoding an MCP answer', () => {
     const error = { jsonrpc: '2.0' as const, id: 'x', error: { code: -32602, message: 'Invalid params' } };
     expect(encodeAnswer(error, parts)).toBe(JSON.stringify(error));
     expect(encodeAnswer(answer, undefined)).toBe(JSON.stringify(answer));
+  });
+
+  it('encodes groups and shared values once, as JSON.stringify would encode the whole', () => {
+    const posts = shared([{ id: 'msg_1', body: 'a "quote", a \\, é, 👍, \u2028' }, { id: 'msg_2', gone: undefined }]);
+    const page = group([line('- a line with · and 👍'), said('Their "text"\n\nwith [a link](https://example.com) and \u0000.'), group([line('inner')])]);
+    const results: Result[] = [
+      { parts: [line('# Heading'), page, line('After'), group([]), page], data: { thread_id: 'thr_1', posts, skipped: undefined, count: 2, when: new Date(0), posts_again: posts } },
+      { parts: [page], data: { posts } },
+      { parts: [], data: { nothing: null } },
+      { parts: [line('lone \ud800 surrogate'), page], data: { only: shared({ a: 1 }) } },
+    ];
+    for (const result of results) {
+      // Twice: the second time from what the first kept.
+      for (const round of [1, 2]) {
+        const encoded: { parts?: EncodedParts } = {};
+        const mcp = mcpResult(result, undefined, encoded);
+        expect(mcp.content[0]!.text, `round ${round}`).toBe(renderParts(result.parts));
+        expect(encoded.parts!.textJson).toBe(JSON.stringify(renderParts(result.parts)));
+        expect(encoded.parts!.dataJson).toBe(JSON.stringify(result.data));
+      }
+    }
   });
 });

@@ -38,6 +38,21 @@ export const line = (text: string): TextPart => ({ line: text });
 
 export const group = (parts: readonly TextPart[]): GroupPart => Object.freeze({ group: Object.freeze([...parts]) });
 
+/** Values of answers' data marked by `shared`. */
+const sharedValues = new WeakSet<object>();
+
+/**
+ * Marks a value of an answer's data that many answers hand out unchanged (a kept page's posts, a kept
+ * hub page's members), so that it is encoded once (api/tools/render.ts). Frozen here; nothing inside it
+ * may change once it is marked either.
+ */
+export function shared<T extends object>(value: T): T {
+  sharedValues.add(Object.freeze(value));
+  return value;
+}
+
+export const isShared = (value: unknown): value is object => sharedValues.has(value as object);
+
 /**
  * Text a participant wrote (or sent), framed by the renderer. Nobody reads as verified yet (reach
  * arrives with identity), so the default is the safe one.

@@ -116,9 +116,9 @@ export const hubCan = (seat: Seat, takeOver = false): HubCan => ({
  * Whether the reader's seat may take the hub over now (take_over_hub): its owner quiet for 90 days,
  * and the reader a helper, or a member of a hub with no helper (verified: the tool checks that).
  */
-function mayTakeOver(seat: Seat, ownerActive: number, people: HubPeople, takeover: TakeoverRequest | null) {
+function mayTakeOver(seat: Seat, ownerActive: number, members: readonly { role: Role }[], takeover: unknown) {
   const quiet = ownerActive + SILENCE_DAYS * 86_400_000 <= Date.now();
-  const helpers = people.members.some((m) => m.role === 'helper');
+  const helpers = members.some((m) => m.role === 'helper');
   return quiet && (seat === 'helper' || (seat === 'member' && !helpers && !takeover));
 }
 
@@ -151,7 +151,7 @@ export async function hubReading(
   const after = input.cursor === undefined ? null : decodeCursor(input.cursor, CursorShape);
   const first = withPeople && !after;
   const seated = first && seat !== null;
-  const columns = sql.fragment`
+  const columns = () => sql.fragment`
     (SELECT coalesce(json_agg(i ORDER BY i.updated_us DESC, i.id DESC), '[]'::json) FROM (
       SELECT type, id, title, status, count, floor(extract(epoch FROM updated_at) * 1000) AS updated_at, updated_us FROM (
         SELECT 'thread' AS type, id, title, status, post_count AS count, updated_at FROM threads WHERE hub_id = ${hub.id}
@@ -169,7 +169,7 @@ export async function hubReading(
     ${seated ? sql.fragment`, ${peopleColumns(hub.id, seat)}, ${ownerActiveMs(hub.id)} AS owner_active, ${waitingTakeoverJson(hub.id)} AS takeover` : sql.fragment``}`;
   // Prepared once per shape of the statement: the filters and columns a page asks for.
   const shape = `${input.type ?? 'all'}_${after ? 'after' : 'newest'}_${seated ? (allows(seat, 'moderate') ? 'moderator' : 'seated') : first ? 'first' : 'page'}`;
-  const load = () => conn.one(sql.prepared(`open_hub_${shape}`, HubPageRow)`SELECT ${columns}`);
+  const load = () => conn.one(sql.prepared(`open_hub_${shape}`, HubPageRow)`SELECT ${columns()}`);
   // The same for every reader of this shape, so kept once for all of them. Outside a transaction it
   // may be a read kept since the last change the feed carries (threads, seats, people, takeovers),
   // and for no longer than KEPT_PAGE_MS: the feed does not carry the edits of pads beside no thread,
@@ -178,17 +178,23 @@ export async function hubReading(
     conn === core.db.pool
       ? await core.reads.read(`open_hub ${hub.id} ${shape} ${input.cursor ?? ''}`, load, { maxAgeMs: KEPT_PAGE_MS })
       : await load();
+  // Decided now, each time: it turns on the clock.
+  const takeOver = row.members && row.owner_active !== undefined ? mayTakeOver(seat, row.owner_active, row.members, row.takeover) : false;
+  const made = readingsOf.get(row) ?? [];
+  // What else a reading turns on is the page's shape, which the row was read for.
+  const found = made.find((reading) => reading.seat === seat && reading.can.take_over === takeOver && sameHub(reading.hub, hub));
+  if (found) return found;
   const people = row.members ? hubPeople(seat, row.members, row.requests ?? null) : null;
   const takeover = withDue(row.takeover ?? null);
   const items = row.items;
   const page = items.slice(0, HUB_PAGE);
   const last = page.at(-1);
   const nextCursor = items.length > HUB_PAGE && last ? encodeCursor({ t: last.updated_us, id: last.id }) : undefined;
-  return {
+  const reading: HubReading = {
     hub,
     readmeReach: hub.readme && row.readme_verified ? 'verified' : 'unverified',
     seat,
-    can: hubCan(seat, people && row.owner_active !== undefined ? mayTakeOver(seat, row.owner_active, people, takeover) : false),
+    can: hubCan(seat, takeOver),
     threads: page.filter((item) => item.type === 'thread'),
     pads: page.filter((item) => item.type === 'pad'),
     nextCursor,
@@ -196,7 +202,21 @@ export async function hubReading(
     ...(row.front_pad !== undefined ? { frontPad: row.front_pad } : {}),
     ...(first ? { takeover } : {}),
   };
+  readingsOf.set(row, made.length < READINGS_PER_PAGE ? [...made, reading] : [reading]);
+  return reading;
 }
+
+/**
+ * The readings made of each page read (the same kept page for every reader), each for one seat and
+ * hub: the same reading for every reader alike, so that its presentation is made once too
+ * (api/present/hubs.ts). Nothing may change a reading once made.
+ */
+const readingsOf = new WeakMap<object, readonly HubReading[]>();
+/** More readings than this of one page (the hub changed under it, as each reader's kept seat shows it) start the list again. */
+const READINGS_PER_PAGE = 8;
+
+/** Whether two reads of a hub's row read the same. */
+const sameHub = (a: HubRow, b: HubRow) => (Object.keys(a) as (keyof HubRow)[]).every((key) => a[key] === b[key]) && Object.keys(a).length === Object.keys(b).length;
 
 /** open_hub, and the Markdown hub page: the hub as the reader sees it (hubAsSeen), a page of it. */
 export function openHub(core: Core, conn: CommonQueryMethods, { hub, seat }: { hub: HubRow; seat: Seat }, input: Parameters<typeof hubReading>[3], withPeople = true) {
