@@ -134,26 +134,33 @@ const sameEntries = (a: unknown, b: Record<string, unknown>) => {
   return keys.length === others.length && keys.every((key, i) => key === others[i] && a[key] === b[key]);
 };
 
-const splice = (json: string, mark: string, piece: string) => {
-  const at = json.indexOf(mark);
-  return json.slice(0, at) + piece + json.slice(at + mark.length);
-};
-
 /**
- * `JSON.stringify(answer)`, the same text, with a tool result's text and data not encoded a second
- * time: measuring them against the budget (`mcpResult`) encoded them already. The answer holds them as
+ * `JSON.stringify(answer)`, the same text, as UTF-8, with a tool result's text and data not encoded a
+ * second time: measuring them against the budget (`mcpResult`) encoded them already, and what a kept
+ * page shows was encoded, to bytes too, once for all its readers (render.ts). The answer holds them as
  * the SDK passed them on (its check of the result copies the data's top level, the same values in the
  * same order); anything else is encoded whole.
  */
-export function encodeAnswer(answer: JSONRPCMessage, parts: EncodedParts | undefined): string {
-  if (!parts || !('result' in answer)) return JSON.stringify(answer);
+export function encodeAnswer(answer: JSONRPCMessage, parts: EncodedParts | undefined): Buffer {
+  if (!parts || !('result' in answer)) return Buffer.from(JSON.stringify(answer));
   const { result } = answer;
   const content = result.content;
   if (!Array.isArray(content) || content.length !== 1 || !isObject(content[0]) || content[0].text !== parts.text || !sameEntries(result.structuredContent, parts.data)) {
-    return JSON.stringify(answer);
+    return Buffer.from(JSON.stringify(answer));
   }
   const json = JSON.stringify({ ...answer, result: { ...result, content: [{ ...content[0], text: TEXT_MARK }], structuredContent: DATA_MARK } });
-  return splice(splice(json, TEXT_MARK_JSON, parts.textJson), DATA_MARK_JSON, parts.dataJson);
+  const marks = [
+    { at: json.indexOf(TEXT_MARK_JSON), length: TEXT_MARK_JSON.length, pieces: parts.textJson },
+    { at: json.indexOf(DATA_MARK_JSON), length: DATA_MARK_JSON.length, pieces: parts.dataJson },
+  ].sort((x, y) => x.at - y.at);
+  const chunks: Buffer[] = [];
+  let from = 0;
+  for (const { at, length, pieces } of marks) {
+    chunks.push(Buffer.from(json.slice(from, at)), ...pieces.bytes());
+    from = at + length;
+  }
+  chunks.push(Buffer.from(json.slice(from)));
+  return Buffer.concat(chunks);
 }
 
 /**
@@ -319,7 +326,7 @@ export function mcpEndpoint(core: Core): Middleware {
       ctx.status = 200;
       ctx.set('Content-Type', 'application/json');
       // Encoded once, sent as it is (as below).
-      ctx.body = Buffer.from(encodeAnswer(answer, encoded.parts));
+      ctx.body = encodeAnswer(answer, encoded.parts);
       return;
     }
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });

@@ -1,6 +1,7 @@
 import { AppError } from '../../schema/errors.ts';
 import { clip, PREAMBLE, renderBody, RESULT_BUDGET, TEXT_BACKSTOP } from '../../server/core/kernel/framing.ts';
 import { isShared, type GroupPart, type Result, type TextPart } from '../../server/core/kernel/result.ts';
+import { EncodedOnce, JsonPieces } from './renderedJson.ts';
 
 export const API_VERSION = '1';
 
@@ -10,7 +11,7 @@ export function resultText(result: Result): string {
 }
 
 /** A result's text and data as JSON, as they were measured against the budget. */
-export type EncodedParts = { text: string; textJson: string; data: Record<string, unknown>; dataJson: string };
+export type EncodedParts = { text: string; textJson: JsonPieces; data: Record<string, unknown>; dataJson: JsonPieces };
 
 /** resultText, and when the text was not cut, the JSON it was measured by. */
 function measuredText(result: Result): { text: string; encoded?: EncodedParts } {
@@ -23,28 +24,32 @@ function measuredText(result: Result): { text: string; encoded?: EncodedParts } 
 /** A JSON string's inside, without its quotes. */
 const jsonInside = (text: string) => JSON.stringify(text).slice(1, -1);
 
-const PREAMBLE_JSON = jsonInside(`${PREAMBLE}\n\n`);
+const PREAMBLE_JSON = new EncodedOnce(jsonInside(`${PREAMBLE}\n\n`));
 
 /** Each group's text as it reads inside a JSON string, encoded the first time it is asked for. */
-const groupJson = new WeakMap<GroupPart, string>();
+const groupJson = new WeakMap<GroupPart, EncodedOnce>();
 
 /** Each shared value's JSON (kernel/result.ts `shared`), encoded the first time it is asked for. */
-const sharedJson = new WeakMap<object, string>();
+const sharedJson = new WeakMap<object, EncodedOnce>();
 
 /**
  * `renderParts(parts)` and its JSON. Groups (a kept page's posts, a kept hub page) are rendered and
  * encoded once, and the rest of the text around them each time. The text splits into pieces only at
  * the line breaks between parts, so the pieces' JSON put together is the whole text's JSON.
  */
-function encodedText(parts: readonly TextPart[]): { text: string; textJson: string } {
+function encodedText(parts: readonly TextPart[]): { text: string; textJson: JsonPieces } {
   const texts: string[] = [];
-  const jsons: string[] = [];
+  const json = new JsonPieces().add('"').add(PREAMBLE_JSON);
   let run: TextPart[] = [];
+  const next = (text: string, encoded: string | EncodedOnce) => {
+    if (texts.length) json.add('\\n');
+    texts.push(text);
+    json.add(encoded);
+  };
   const endRun = () => {
     if (!run.length) return;
     const text = renderBody(run);
-    texts.push(text);
-    jsons.push(jsonInside(text));
+    next(text, jsonInside(text));
     run = [];
   };
   for (const part of parts) {
@@ -54,33 +59,35 @@ function encodedText(parts: readonly TextPart[]): { text: string; textJson: stri
     }
     endRun();
     const text = renderBody([part]);
-    let json = groupJson.get(part);
-    if (json === undefined) groupJson.set(part, (json = jsonInside(text)));
-    texts.push(text);
-    jsons.push(json);
+    let encoded = groupJson.get(part);
+    if (encoded === undefined) groupJson.set(part, (encoded = new EncodedOnce(jsonInside(text))));
+    next(text, encoded);
   }
   endRun();
-  return { text: `${PREAMBLE}\n\n${texts.join('\n')}`, textJson: `"${PREAMBLE_JSON}${jsons.join('\\n')}"` };
+  return { text: `${PREAMBLE}\n\n${texts.join('\n')}`, textJson: json.add('"') };
 }
 
 /**
  * `JSON.stringify(data)`, with its shared values (a kept page's posts) encoded once: an entry at a time,
  * in the same order, leaving out those JSON leaves out (undefined, functions), as it does.
  */
-function encodedData(data: Record<string, unknown>): string {
+function encodedData(data: Record<string, unknown>): JsonPieces {
   const keys = Object.keys(data);
-  if (!keys.some((key) => isShared(data[key]))) return JSON.stringify(data);
-  const entries: string[] = [];
+  if (!keys.some((key) => isShared(data[key]))) return new JsonPieces().add(JSON.stringify(data));
+  const json = new JsonPieces().add('{');
+  let first = true;
   for (const key of keys) {
     const value = data[key];
-    let json: string | undefined;
+    let encoded: string | EncodedOnce | undefined;
     if (isShared(value)) {
-      json = sharedJson.get(value);
-      if (json === undefined) sharedJson.set(value, (json = JSON.stringify(value)));
-    } else json = JSON.stringify(value);
-    if (json !== undefined) entries.push(`${JSON.stringify(key)}:${json}`);
+      encoded = sharedJson.get(value);
+      if (encoded === undefined) sharedJson.set(value, (encoded = new EncodedOnce(JSON.stringify(value))));
+    } else encoded = JSON.stringify(value);
+    if (encoded === undefined) continue;
+    json.add(`${first ? '' : ','}${JSON.stringify(key)}:`).add(encoded);
+    first = false;
   }
-  return `{${entries.join(',')}}`;
+  return json.add('}');
 }
 
 export function restBody(result: Result) {

@@ -17,17 +17,17 @@ describe('encoding an MCP answer', () => {
     const posts = [{ id: 'msg_1', body: 'Quotes " and \\ backslashes, a tab\t, a line\n, é, 👍, and \u0000.', reactions: { thumbs_up: 2 } }];
     const { answer, parts } = answered({ thread_id: 'thr_1', posts, post_count: 1, nothing: null }, 'A "thread"\n\nwith 👍 and \u2028.');
     expect(parts).toBeDefined();
-    expect(encodeAnswer(answer, parts)).toBe(JSON.stringify(answer));
-    expect(JSON.parse(encodeAnswer(answer, parts))).toEqual(answer);
+    expect(encodeAnswer(answer, parts).toString()).toBe(JSON.stringify(answer));
+    expect(JSON.parse(encodeAnswer(answer, parts).toString())).toEqual(answer);
   });
 
   it('encodes the whole answer when it does not hold the parts as they were measured', () => {
     const { answer, parts } = answered({ a: 1 }, 'text');
     const changed = { ...answer, result: { ...answer.result, structuredContent: { a: 2 } } };
-    expect(encodeAnswer(changed, parts)).toBe(JSON.stringify(changed));
+    expect(encodeAnswer(changed, parts).toString()).toBe(JSON.stringify(changed));
     const error = { jsonrpc: '2.0' as const, id: 'x', error: { code: -32602, message: 'Invalid params' } };
-    expect(encodeAnswer(error, parts)).toBe(JSON.stringify(error));
-    expect(encodeAnswer(answer, undefined)).toBe(JSON.stringify(answer));
+    expect(encodeAnswer(error, parts).toString()).toBe(JSON.stringify(error));
+    expect(encodeAnswer(answer, undefined).toString()).toBe(JSON.stringify(answer));
   });
 
   it('encodes groups and shared values once, as JSON.stringify would encode the whole', () => {
@@ -45,8 +45,12 @@ describe('encoding an MCP answer', () => {
         const encoded: { parts?: EncodedParts } = {};
         const mcp = mcpResult(result, undefined, encoded);
         expect(mcp.content[0]!.text, `round ${round}`).toBe(renderParts(result.parts));
-        expect(encoded.parts!.textJson).toBe(JSON.stringify(renderParts(result.parts)));
-        expect(encoded.parts!.dataJson).toBe(JSON.stringify(result.data));
+        expect(String(encoded.parts!.textJson)).toBe(JSON.stringify(renderParts(result.parts)));
+        expect(String(encoded.parts!.dataJson)).toBe(JSON.stringify(result.data));
+        expect(encoded.parts!.textJson.length + encoded.parts!.dataJson.length).toBe(JSON.stringify(renderParts(result.parts)).length + JSON.stringify(result.data).length);
+        // As the SDK would send it, byte for byte: the pieces encoded once are sent as they were encoded.
+        const answer = { result: CallToolResultSchema.parse(mcp), jsonrpc: '2.0' as const, id: round };
+        expect(encodeAnswer(answer, encoded.parts).equals(Buffer.from(JSON.stringify(answer)))).toBe(true);
       }
     }
   });
