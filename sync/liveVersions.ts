@@ -6,6 +6,7 @@ import type { Logger } from '../server/db/logger.ts';
 import { ensureBlockIds, readBlocks } from './blocks.ts';
 import type { Persistence } from './extensions/persistence.ts';
 import type { LiveDocs } from './liveDocs.ts';
+import { createLiveVersionBatch, type LiveVersionBatch } from './liveVersionBatch.ts';
 import type { PadVersions, Written } from './padVersions.ts';
 import { appendUpdate } from './store.ts';
 import type { SyncContext } from './syncContext.ts';
@@ -44,6 +45,7 @@ export class LiveVersions implements Extension<SyncContext> {
   private readonly versions: PadVersions;
   private readonly persistence: Persistence;
   private readonly live: () => LiveDocs;
+  private readonly batch: LiveVersionBatch;
 
   constructor(instance: Hocuspocus<SyncContext>, db: Db, log: Logger, versions: PadVersions, persistence: Persistence, live: () => LiveDocs) {
     this.instance = instance;
@@ -52,6 +54,7 @@ export class LiveVersions implements Extension<SyncContext> {
     this.versions = versions;
     this.persistence = persistence;
     this.live = live;
+    this.batch = createLiveVersionBatch(db, versions);
   }
 
   /**
@@ -159,7 +162,9 @@ export class LiveVersions implements Extension<SyncContext> {
     if (!this.versions.isContended(padId)) {
       try {
         const state = await this.versions.current(padId);
-        return await this.db.writeStatement((conn) => this.versions.write(conn, padId, state, change()));
+        // Written with other pads' versions planned about now, by one statement.
+        const plan = this.versions.plan(padId, state, change());
+        return plan && (await this.batch.record(plan));
       } catch (error) {
         if (!(error instanceof StaleVersion)) throw error;
       }

@@ -2,7 +2,7 @@ import type { CommonQueryMethods, FragmentSqlToken } from 'slonik';
 import type { Db } from '../server/db/database.ts';
 import { changedBetween, deltaBetween, nextBlocks, type VersionBlock } from './blockLists.ts';
 import { sectionChange } from './padSections.ts';
-import { blocksAt, lockedLatest, recordVersion, StaleVersion, type Author, type ListAt, type VersionKind } from './versions.ts';
+import { blocksAt, lockedLatest, recordVersion, StaleVersion, type Author, type ListAt, type Recorded, type VersionKind, type VersionWrite } from './versions.ts';
 
 /** Who changed which blocks in a version. */
 export type VersionNote = { version: number; actorId: string | null; changed: readonly string[] };
@@ -13,6 +13,21 @@ export type PadState = ListAt;
  * `threaded`: its pad belongs to a thread, whose kept readings show the version.
  */
 export type Written = { padId: string; state: PadState; note: VersionNote; threaded: boolean };
+
+/** What a version is made of, besides the version it follows. */
+export type VersionChange = {
+  kind: VersionKind;
+  author: Author;
+  live: readonly VersionBlock[];
+  mine: ReadonlySet<string>;
+  changed?: readonly string[];
+  update?: Uint8Array | null;
+  restored?: number;
+  /** What the caller writes beside the version, run by the same statement (`VersionWrite.alongside`). */
+  alongside?: FragmentSqlToken | undefined;
+};
+/** A version ready to be written (`input`), and what it is once written. */
+export type VersionPlan = { input: VersionWrite; written(recorded: Recorded): Written };
 
 /** How many of a pad's latest versions are kept in memory, to answer "changed by others since". */
 const HISTORY_MAX = 200;
@@ -38,6 +53,11 @@ export function createPadVersions(db: Db) {
     histories.delete(padId);
   }
 
+  function stale(padId: string) {
+    forget(padId);
+    contended.set(padId, Date.now() + CONTENDED_MS);
+  }
+
   function noteHistory(padId: string, note: VersionNote) {
     const run = histories.get(padId);
     if (run && run.at(-1)!.version === note.version - 1) {
@@ -45,6 +65,54 @@ export function createPadVersions(db: Db) {
       if (run.length > HISTORY_MAX) run.shift();
     } else {
       histories.set(padId, [note]);
+    }
+  }
+
+  /**
+   * Plans the version after `state`: the blocks in `mine` as the live pad has them, the others as
+   * `state` has them. With `changed`, those are the blocks the version names as changed (an API
+   * edit); else the blocks whose text differs (live typing), and no version (null) when none does.
+   * `record` writes the plan on its own; live versions of several pads are written together
+   * (liveVersionBatch.ts), each finished by `written`.
+   */
+  function plan(padId: string, state: PadState, change: VersionChange): VersionPlan | null {
+    const blocks = nextBlocks(state.blocks, change.live, change.mine);
+    const changed = change.changed ?? changedBetween(state.blocks, blocks);
+    if (changed.length === 0 && change.kind === 'live') return null;
+    const delta = deltaBetween(state.blocks, blocks);
+    // A checkpoint once the deltas since the last one hold a few hundred entries or twice the pad's
+    // blocks: its cost is spread over as many entries, and a read folds no more than that.
+    const checkpoint = state.version === 0 || state.sinceCheckpoint + delta.length > Math.max(256, 2 * blocks.length);
+    return {
+      input: {
+        padId,
+        kind: change.kind,
+        author: change.author,
+        previous: state.version,
+        changed,
+        restored: change.restored,
+        body: checkpoint ? { checkpoint: blocks } : { delta },
+        update: change.update,
+        // Search's sections, in the same statement: the ones this version changed (all of them at a checkpoint).
+        sections: sectionChange(state.blocks, blocks, checkpoint),
+        alongside: change.alongside,
+      },
+      written: ({ version, threaded }) => ({
+        padId,
+        state: { version, blocks, sinceCheckpoint: checkpoint ? 0 : state.sinceCheckpoint + delta.length },
+        note: { version, actorId: change.author?.id ?? null, changed },
+        threaded,
+      }),
+    };
+  }
+
+  /** Writes a planned version. Throws StaleVersion (and forgets what it knew) when the pad is past the plan's. */
+  async function record(conn: CommonQueryMethods, planned: VersionPlan): Promise<Written> {
+    try {
+      return planned.written(await recordVersion(conn, planned.input));
+    } catch (error) {
+      if (error instanceof StaleVersion) stale(planned.input.padId);
+      throw error;
     }
   }
 
@@ -88,62 +156,16 @@ export function createPadVersions(db: Db) {
       return false;
     },
 
-    /**
-     * Writes the version after `state`: the blocks in `mine` as the live pad has them, the others as
-     * `state` has them. With `changed`, those are the blocks the version names as changed (an API
-     * edit); else the blocks whose text differs (live typing), and no version when none does. Throws
-     * StaleVersion (and forgets what it knew) when the pad is past `state`.
-     */
-    async write(
-      conn: CommonQueryMethods,
-      padId: string,
-      state: PadState,
-      change: {
-        kind: VersionKind;
-        author: Author;
-        live: readonly VersionBlock[];
-        mine: ReadonlySet<string>;
-        changed?: readonly string[];
-        update?: Uint8Array | null;
-        restored?: number;
-        /** What the caller writes beside the version, run by the same statement (`VersionWrite.alongside`). */
-        alongside?: FragmentSqlToken | undefined;
-      },
-    ): Promise<Written | null> {
-      const blocks = nextBlocks(state.blocks, change.live, change.mine);
-      const changed = change.changed ?? changedBetween(state.blocks, blocks);
-      if (changed.length === 0 && change.kind === 'live') return null;
-      const delta = deltaBetween(state.blocks, blocks);
-      // A checkpoint once the deltas since the last one hold a few hundred entries or twice the pad's
-      // blocks: its cost is spread over as many entries, and a read folds no more than that.
-      const checkpoint = state.version === 0 || state.sinceCheckpoint + delta.length > Math.max(256, 2 * blocks.length);
-      try {
-        const { version, threaded } = await recordVersion(conn, {
-          padId,
-          kind: change.kind,
-          author: change.author,
-          previous: state.version,
-          changed,
-          restored: change.restored,
-          body: checkpoint ? { checkpoint: blocks } : { delta },
-          update: change.update,
-          // Search's sections, in the same statement: the ones this version changed (all of them at a checkpoint).
-          sections: sectionChange(state.blocks, blocks, checkpoint),
-          alongside: change.alongside,
-        });
-        return {
-          padId,
-          state: { version, blocks, sinceCheckpoint: checkpoint ? 0 : state.sinceCheckpoint + delta.length },
-          note: { version, actorId: change.author?.id ?? null, changed },
-          threaded,
-        };
-      } catch (error) {
-        if (error instanceof StaleVersion) {
-          forget(padId);
-          contended.set(padId, Date.now() + CONTENDED_MS);
-        }
-        throw error;
-      }
+    plan,
+    record,
+
+    /** The pad was past the version a write followed: what this instance knew of it is forgotten. */
+    stale,
+
+    /** `plan` and `record` together: null when a live change changed no block. */
+    async write(conn: CommonQueryMethods, padId: string, state: PadState, change: VersionChange): Promise<Written | null> {
+      const planned = plan(padId, state, change);
+      return planned && record(conn, planned);
     },
 
     /**

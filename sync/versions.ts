@@ -1,5 +1,5 @@
 import { hash } from 'node:crypto';
-import { sql, type CommonQueryMethods, type FragmentSqlToken } from 'slonik';
+import { sql, type CommonQueryMethods, type FragmentSqlToken, type IdentifierSqlToken } from 'slonik';
 import * as Y from 'yjs';
 import { z } from 'zod';
 import { VersionRow } from '../schema/rows.ts';
@@ -54,54 +54,90 @@ const RecordedRow = z.object({ version: z.number(), threaded: z.boolean(), along
 export type Recorded = { version: number; threaded: boolean };
 
 /**
- * Records a version: the pad's number rises by one, the version row, the last writers and the
- * change's update in the log are written by one statement, so it commits whole or not at all. Each
- * part selects from the bumped pad row: when the pad is past `previous`, nothing is written.
+ * A version's writes as the common table expressions of one statement, each named `name(part)`:
+ * the pad's number bumped (`bumped`), the version row, the last writers, the change's update in the
+ * log and its sections. Each part selects from the bumped pad row: when the pad is past `previous`,
+ * nothing is written.
  */
-export async function recordVersion(conn: CommonQueryMethods, input: VersionWrite): Promise<Recorded> {
+function versionWrites(input: VersionWrite, name: (part: string) => IdentifierSqlToken) {
   const author = { id: input.author?.id ?? null, kind: input.author?.kind ?? null, caller: input.author?.caller ?? null };
   const ids = [...new Set(input.changed)];
   // Most versions change blocks in place and nothing else: their delta already names them, and
   // `changed` is left null (read back by `changedIds`).
   const inPlace = 'delta' in input.body && input.body.delta.every((entry) => entry.length < 3) && sameIds(ids, input.body.delta.map((entry) => entry[0]));
   const changed = sql.fragment`NULLIF(${sql.array(inPlace ? [] : ids, 'text')}, '{}')`;
+  const bumped = name('bumped');
   const logged = input.update
-    ? sql.fragment`, logged AS (
+    ? sql.fragment`, ${name('logged')} AS (
         INSERT INTO pad_updates (pad_id, update, state_vector)
-        SELECT ${input.padId}, ${sql.binary(Buffer.from(input.update))}, ${sql.binary(Buffer.from(Y.encodeStateVectorFromUpdate(input.update)))} FROM bumped)`
+        SELECT ${input.padId}, ${sql.binary(Buffer.from(input.update))}, ${sql.binary(Buffer.from(Y.encodeStateVectorFromUpdate(input.update)))} FROM ${bumped})`
     : sql.fragment``;
-  const isDelta = 'delta' in input.body;
   let texts = sql.fragment``;
   if (!('delta' in input.body)) {
     // A checkpoint's texts are stored once by hash: the ones already there are skipped.
     const byHash = new Map(input.body.checkpoint.map((block) => [hashText(block.text), block.text]));
-    texts = sql.fragment`, texts AS (
+    texts = sql.fragment`, ${name('texts')} AS (
         INSERT INTO pad_block_texts (pad_id, hash, text)
-        SELECT ${input.padId}, t.hash, t.text FROM bumped, ${sql.unnest([...byHash], ['text', 'text'])} AS t(hash, text)
+        SELECT ${input.padId}, t.hash, t.text FROM ${bumped}, ${sql.unnest([...byHash], ['text', 'text'])} AS t(hash, text)
         ON CONFLICT DO NOTHING)`;
   }
-  const sectioned = input.sections ? sectionWrites(input.padId, input.sections) : null;
+  const sectioned = input.sections ? sectionWrites(input.padId, input.sections, name) : null;
   const blocks = 'delta' in input.body ? null : JSON.stringify(input.body.checkpoint.map((block) => [block.id, hashText(block.text)]));
   const delta = 'delta' in input.body ? JSON.stringify(input.body.delta) : null;
-  // Prepared once per connection (one name per shape of the text): the hot path of every edit skips
-  // parsing and planning its writes.
-  // What runs alongside names its statement by its text, which each caller keeps to one shape.
-  const beside = input.alongside ? `_${hash('sha256', input.alongside.sql, 'hex').slice(0, 12)}` : '';
-  const statement = sql.prepared(`record_version_${isDelta ? 'delta' : 'checkpoint'}${input.update ? '_logged' : ''}${sectioned ? `_sectioned_${sectioned.shape}` : ''}${beside}`, RecordedRow);
-  const alongside = input.alongside ? sql.fragment`, (SELECT ${input.alongside}) AS alongside` : sql.fragment``;
-  const recorded = await conn.maybeOne(statement`
-    WITH bumped AS (
+  return {
+    /** What tells the statement's shape apart, for naming it once prepared. */
+    shape: `${'delta' in input.body ? 'delta' : 'checkpoint'}${input.update ? '_logged' : ''}${sectioned ? `_sectioned_${sectioned.shape}` : ''}`,
+    bumped,
+    sql: sql.fragment`${bumped} AS (
       UPDATE pads SET version = version + 1, updated_at = now()
       WHERE id = ${input.padId} AND version = ${input.previous}
       RETURNING version, thread_id)
     ${logged}${texts}${sectioned?.sql ?? sql.fragment``},
-    versioned AS (
+    ${name('versioned')} AS (
       INSERT INTO pad_versions (pad_id, version, kind, actor_id, actor_kind, caller, changed, blocks, delta, restored)
       SELECT ${input.padId}, version, ${input.kind}, ${author.id}, ${author.kind}, ${author.caller}, ${changed}, ${blocks}::jsonb, ${delta}::jsonb, ${input.restored ?? null}::int4
-      FROM bumped)
+      FROM ${bumped})`,
+  };
+}
+
+/**
+ * Records a version: the pad's number rises by one, the version row, the last writers and the
+ * change's update in the log are written by one statement, so it commits whole or not at all. When
+ * the pad is past `previous`, nothing is written and it throws StaleVersion.
+ */
+export async function recordVersion(conn: CommonQueryMethods, input: VersionWrite): Promise<Recorded> {
+  const writes = versionWrites(input, (part) => sql.identifier([part]));
+  // Prepared once per connection (one name per shape of the text): the hot path of every edit skips
+  // parsing and planning its writes.
+  // What runs alongside names its statement by its text, which each caller keeps to one shape.
+  const beside = input.alongside ? `_${hash('sha256', input.alongside.sql, 'hex').slice(0, 12)}` : '';
+  const statement = sql.prepared(`record_version_${writes.shape}${beside}`, RecordedRow);
+  const alongside = input.alongside ? sql.fragment`, (SELECT ${input.alongside}) AS alongside` : sql.fragment``;
+  const recorded = await conn.maybeOne(statement`
+    WITH ${writes.sql}
     SELECT version, thread_id IS NOT NULL AS threaded${alongside} FROM bumped`);
   if (recorded === null) throw new StaleVersion(input.padId, input.previous);
   return { version: recorded.version, threaded: recorded.threaded };
+}
+
+const RecordedEachRow = z.object({ i: z.number(), version: z.number(), threaded: z.boolean() });
+
+/**
+ * Records versions of several pads (one each, nothing `alongside`) by one statement, as
+ * `recordVersion` records one: each pad's writes are its own, and a pad past its `previous` writes
+ * nothing while the others are written. Fewer, larger statements: live typing on hundreds of pads
+ * sends one statement per batch rather than one per pad. Each pad's answer is its Recorded, or
+ * null when the pad was past `previous`.
+ */
+export async function recordVersions(conn: CommonQueryMethods, inputs: readonly VersionWrite[]): Promise<(Recorded | null)[]> {
+  const writes = inputs.map((input, i) => versionWrites(input, (part) => sql.identifier([`${part}_${i}`])));
+  const rows = await conn.any(sql.type(RecordedEachRow)`
+    WITH ${sql.join(writes.map((write) => write.sql), sql.fragment`,
+    `)}
+    ${sql.join(writes.map((write, i) => sql.fragment`SELECT ${i}::int4 AS i, version, thread_id IS NOT NULL AS threaded FROM ${write.bumped}`), sql.fragment` UNION ALL `)}`);
+  const recorded: (Recorded | null)[] = inputs.map(() => null);
+  for (const row of rows) recorded[row.i] = { version: row.version, threaded: row.threaded };
+  return recorded;
 }
 
 /**
@@ -110,7 +146,8 @@ export async function recordVersion(conn: CommonQueryMethods, input: VersionWrit
  * heap-only update of a few bytes, with their pad named in `pad_sections_stale` for their text to
  * follow (migration 0038); the removed ones deleted, and on a checkpoint every row the list no longer has.
  */
-function sectionWrites(padId: string, change: SectionChange) {
+function sectionWrites(padId: string, change: SectionChange, name: (part: string) => IdentifierSqlToken) {
+  const bumped = name('bumped');
   const rows = change.rows.map((row) => [row.id, row.after, row.title, row.level, row.body]);
   const moved = (column: 'id' | 'after' | 'title' | 'level', type: 'text' | 'int4') => sql.array(change.changed.map((row) => row[column]), type);
   // The lists are read through functions of one row (migration 0042), so that the statement's generic
@@ -125,10 +162,10 @@ function sectionWrites(padId: string, change: SectionChange) {
   if (rows.length) {
     parts.push({
       name: 'n',
-      sql: sql.fragment`sectioned AS (
+      sql: sql.fragment`${name('sectioned')} AS (
       INSERT INTO pad_sections (pad_id, section_id, after_id, title, level, body, version)
-      SELECT ${padId}, s.id, s.after, s.title, s.level, s.body, bumped.version
-      FROM bumped, ${sql.unnest(rows, ['text', 'text', 'text', 'int4', 'text'])} AS s(id, after, title, level, body)
+      SELECT ${padId}, s.id, s.after, s.title, s.level, s.body, ${bumped}.version
+      FROM ${bumped}, ${sql.unnest(rows, ['text', 'text', 'text', 'int4', 'text'])} AS s(id, after, title, level, body)
       ON CONFLICT (pad_id, section_id) DO UPDATE SET after_id = EXCLUDED.after_id, title = EXCLUDED.title, level = EXCLUDED.level,
         body = EXCLUDED.body, version = EXCLUDED.version, updated_at = now(), search_tsv = EXCLUDED.search_tsv
       WHERE (pad_sections.after_id, pad_sections.title, pad_sections.level, pad_sections.body, pad_sections.search_tsv)
@@ -138,25 +175,25 @@ function sectionWrites(padId: string, change: SectionChange) {
   if (change.changed.length) {
     parts.push({
       name: 'c',
-      sql: sql.fragment`resectioned AS (
-      UPDATE pad_sections p SET after_id = s.after, title = s.title, level = s.level, version = bumped.version, updated_at = now()
-      FROM bumped, section_moves(${moved('id', 'text')}, ${moved('after', 'text')}, ${moved('title', 'text')}, ${moved('level', 'int4')}) AS s(id, after, title, level)
+      sql: sql.fragment`${name('resectioned')} AS (
+      UPDATE pad_sections p SET after_id = s.after, title = s.title, level = s.level, version = ${bumped}.version, updated_at = now()
+      FROM ${bumped}, section_moves(${moved('id', 'text')}, ${moved('after', 'text')}, ${moved('title', 'text')}, ${moved('level', 'int4')}) AS s(id, after, title, level)
       WHERE p.pad_id = ${padId} AND p.section_id = s.id)`,
     });
   }
   if (change.textBehind) {
     parts.push({
       name: 't',
-      sql: sql.fragment`text_behind AS (
-      INSERT INTO pad_sections_stale (pad_id) SELECT ${padId} FROM bumped
+      sql: sql.fragment`${name('text_behind')} AS (
+      INSERT INTO pad_sections_stale (pad_id) SELECT ${padId} FROM ${bumped}
       ON CONFLICT DO NOTHING)`,
     });
   }
   if (change.whole || change.removed.length) {
     parts.push({
       name: 'r',
-      sql: sql.fragment`unsectioned AS (
-      DELETE FROM pad_sections WHERE pad_id = ${padId} AND EXISTS (SELECT 1 FROM bumped) AND ${gone})`,
+      sql: sql.fragment`${name('unsectioned')} AS (
+      DELETE FROM pad_sections WHERE pad_id = ${padId} AND EXISTS (SELECT 1 FROM ${bumped}) AND ${gone})`,
     });
   }
   return {
