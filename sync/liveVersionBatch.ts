@@ -43,12 +43,18 @@ export function createLiveVersionBatch(db: Db, versions: PadVersions) {
       await Promise.all(batch.map(one));
       return;
     }
-    batch.forEach(({ plan, resolve, reject }, i) => {
+    for (const [i, { plan, resolve, reject }] of batch.entries()) {
+      // One pad's version finished a turn of the event loop (its announcement to the pad's
+      // connections sent), so that keystrokes that arrived meanwhile are relayed between them.
+      if (i > 0) await new Promise((next) => setImmediate(next));
       const made = recorded[i];
-      if (made) return resolve(plan.written(made));
+      if (made) {
+        resolve(plan.written(made));
+        continue;
+      }
       versions.stale(plan.input.padId);
       reject(new StaleVersion(plan.input.padId, plan.input.previous));
-    });
+    }
   }
 
   async function one({ plan, resolve, reject }: Waiting) {
