@@ -98,8 +98,8 @@ export type FactsAsked = { actorId: string; agent: boolean; human: string | null
 export async function factsOf(conn: CommonQueryMethods, asked: readonly FactsAsked[], now: number): Promise<Facts[]> {
   const column = <K extends keyof FactsAsked>(key: K) => asked.map((write) => write[key]);
   const others = sql.fragment`o.id <> k.human AND o.linked_human IS DISTINCT FROM k.human`;
-  // Prepared once per connection: every counted write starts here, and planning this statement cost
-  // more than running it (1.1 ms of 2.9 under load, SPEC part 8's writes' hot path).
+  // Prepared once per connection, and planned once (the writes asked are read through `facts_asked`,
+  // migration 0044): every counted write starts here, and planning it cost more than running it.
   const rows = await conn.any(sql.prepared('pace_facts', FactsRow)`
     SELECT
       (SELECT until FROM pace_cooldowns WHERE k.agent AND participant_id = k.actor_id AND until > ${now}) AS cooldown,
@@ -109,9 +109,9 @@ export async function factsOf(conn: CommonQueryMethods, asked: readonly FactsAsk
         EXISTS (SELECT 1 FROM hub_members m JOIN participants o ON o.id = m.participant_id WHERE m.hub_id = k.hub AND ${others})
         OR EXISTS (SELECT 1 FROM item_members m JOIN participants o ON o.id = m.participant_id WHERE m.item_id = k.thread AND ${others})) AS shared,
       ${pauseColumnsOf({ agent: sql.fragment`k.agent`, actorId: sql.fragment`k.actor_id`, human: sql.fragment`k.human`, hub: sql.fragment`k.hub` })}
-    FROM unnest(${sql.array(column('actorId'), 'text')}, ${sql.array(column('agent'), 'bool')}, ${sql.array(column('human'), 'text')},
+    FROM facts_asked(${sql.array(column('actorId'), 'text')}, ${sql.array(column('agent'), 'bool')}, ${sql.array(column('human'), 'text')},
         ${sql.array(column('hub'), 'text')}, ${sql.array(column('thread'), 'text')}, ${sql.array(column('withShared'), 'bool')})
-      WITH ORDINALITY AS k(actor_id, agent, human, hub, thread, with_shared, i)
+      AS k(actor_id, agent, human, hub, thread, with_shared, i)
     LEFT JOIN participants p ON p.id = coalesce(k.human, k.actor_id)
     ORDER BY k.i`);
   return rows.map((row, i) => {
