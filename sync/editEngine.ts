@@ -2,15 +2,16 @@ import type { CommonQueryMethods, DatabaseTransactionConnection } from 'slonik';
 import type { Document } from '@hocuspocus/server';
 import { PAD_FRAGMENT, PAD_MAX_CHARS } from '../schema/pad.ts';
 import type { Db } from '../server/db/database.ts';
-import type { InlineWrite, PlannedWrite } from '../server/db/plannedWrite.ts';
+import type { PlannedWrite } from '../server/db/plannedWrite.ts';
 import { readBlocks } from './blocks.ts';
 import { applyOps, blockText, parsed, projectedLength, type BlockOp, type Conflict, type Guard } from './blockOps.ts';
 import { diffAgainstBase } from './baseDiff.ts';
 import { insertBlocks, parseBlocks } from './blocks.ts';
 import type { LiveChange, LiveDocs } from './liveDocs.ts';
 import type { LiveVersions } from './liveVersions.ts';
-import type { PadState, PadVersions, Written } from './padVersions.ts';
-import { blocksAt, changedByOthersSince, editIdOf, StaleVersion, type Author } from './versions.ts';
+import type { PadState, PadVersions, VersionChange, Written } from './padVersions.ts';
+import { createVersionGroup } from './versionGroup.ts';
+import { blocksAt, changedByOthersSince, editIdOf, groupable, StaleVersion, type Author } from './versions.ts';
 
 /** At most this many block changes in one call (whole-text edits included). */
 export const MAX_OPS = 400;
@@ -60,6 +61,7 @@ type Plan = { ops: BlockOp[]; guard: Guard; conflicts: Conflict[] };
  */
 export function createEditEngine(deps: { db: Db; versions: PadVersions; live: LiveDocs; typing: LiveVersions; readForm: (text: string) => string }) {
   const { db, versions, live } = deps;
+  const group = createVersionGroup(db, versions);
   /** A block's Markdown as agents read it (links in link form), normalised like anything they send. */
   const asRead = (text: string) => {
     const read = deps.readForm(text);
@@ -180,24 +182,17 @@ export function createEditEngine(deps: { db: Db; versions: PadVersions; live: Li
     const changed = new Set(applied.changed);
     const saved = blocksNow.reduce((sum, block) => sum + (changed.has(block.id) ? block.text.length : 0), 0);
     const outcomeAt = (version: number): EditOutcome => ({ version, editId, conflicts: [...conflicts, ...applied.conflicts], changed: applied.changed, current: version, saved });
-    const record = async (conn: CommonQueryMethods, beside?: InlineWrite) => {
-      let written: Written;
-      try {
-        written = (await versions.write(conn, padId, state, {
-          kind: 'undo' in request ? 'undo' : 'restore' in request ? 'restore' : 'edit',
-          ...('restore' in request ? { restored: request.restore } : {}),
-          author,
-          live: blocksNow,
-          mine: changed,
-          changed: applied.changed,
-          update: change.update,
-          alongside: beside?.sql,
-        }))!;
-      } catch (error) {
-        throw beside?.refusal(error) ?? error;
-      }
-      return { outcome: outcomeAt(written.state.version), written };
+    const made: VersionChange = {
+      kind: 'undo' in request ? 'undo' : 'restore' in request ? 'restore' : 'edit',
+      ...('restore' in request ? { restored: request.restore } : {}),
+      author,
+      live: blocksNow,
+      mine: changed,
+      changed: applied.changed,
+      update: change.update,
     };
+    const finished = (written: Written) => ({ outcome: outcomeAt(written.state.version), written });
+    const record = async (conn: CommonQueryMethods) => finished((await versions.write(conn, padId, state, made))!);
     const withWrite = async (tx: DatabaseTransactionConnection) => {
       const recorded = await record(tx);
       await write!.commit(tx, recorded.outcome);
@@ -209,7 +204,19 @@ export function createEditEngine(deps: { db: Db; versions: PadVersions; live: Li
     // transaction round trips. A caller who can send the edit again is turned away as busy rather
     // than kept waiting (the change, held back from editors until it commits, is then taken back).
     const inline = write?.inline?.(outcomeAt(state.version + 1)) ?? null;
-    if (inline) return db.statementOrBusy((conn) => record(conn, inline));
+    if (inline) {
+      const planned = versions.plan(padId, state, { ...made, alongside: inline.sql })!;
+      const alone = () =>
+        db.statementOrBusy(async (conn) => {
+          try {
+            return await versions.record(conn, planned);
+          } catch (error) {
+            throw inline.refusal(error) ?? error;
+          }
+        });
+      // Many writers at once: with the others' versions, by one statement (versionGroup.ts).
+      return finished(await (inline.windows && groupable(planned.input) ? group.record(planned, inline.windows, alone) : alone()));
+    }
     return write ? db.writeOrBusy(withWrite) : db.writeStatement((conn) => record(conn));
   }
 

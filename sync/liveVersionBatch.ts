@@ -1,6 +1,6 @@
 import type { Db } from '../server/db/database.ts';
 import type { PadVersions, VersionPlan, Written } from './padVersions.ts';
-import { recordVersions, StaleVersion } from './versions.ts';
+import { recordVersions } from './versions.ts';
 
 /**
  * Live versions planned within this long of each other are written by one statement. Typing on
@@ -47,23 +47,11 @@ export function createLiveVersionBatch(db: Db, versions: PadVersions) {
       // One pad's version finished a turn of the event loop (its announcement to the pad's
       // connections sent), so that keystrokes that arrived meanwhile are relayed between them.
       if (i > 0) await new Promise((next) => setImmediate(next));
-      const made = recorded[i];
-      if (made) {
-        resolve(plan.written(made));
-        continue;
-      }
-      versions.stale(plan.input.padId);
-      reject(new StaleVersion(plan.input.padId, plan.input.previous));
+      await settle(() => versions.writtenOrStale(plan, recorded[i] ?? null), resolve, reject);
     }
   }
 
-  async function one({ plan, resolve, reject }: Waiting) {
-    try {
-      resolve(await db.writeStatement((conn) => versions.record(conn, plan)));
-    } catch (error) {
-      reject(error);
-    }
-  }
+  const one = ({ plan, resolve, reject }: Waiting) => settle(() => db.writeStatement((conn) => versions.record(conn, plan)), resolve, reject);
 
   return {
     /** Writes the planned version with the others planned about now; as `PadVersions.record`. */
@@ -75,6 +63,15 @@ export function createLiveVersionBatch(db: Db, versions: PadVersions) {
       });
     },
   };
+}
+
+/** Answers a waiting writer with what `run` gives or throws. */
+export async function settle<T>(run: () => T | Promise<T>, resolve: (value: T) => void, reject: (error: unknown) => void): Promise<void> {
+  try {
+    resolve(await run());
+  } catch (error) {
+    reject(error);
+  }
 }
 
 export type LiveVersionBatch = ReturnType<typeof createLiveVersionBatch>;

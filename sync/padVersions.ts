@@ -159,6 +159,17 @@ export function createPadVersions(db: Db) {
     plan,
     record,
 
+    /**
+     * A planned version written with others by one statement: what it is once written, or (null:
+     * its pad was past the plan's version, and nothing of it was written) StaleVersion, what this
+     * instance knew of the pad forgotten.
+     */
+    writtenOrStale(planned: VersionPlan, recorded: Recorded | null): Written {
+      if (recorded) return planned.written(recorded);
+      stale(planned.input.padId);
+      throw new StaleVersion(planned.input.padId, planned.input.previous);
+    },
+
     /** The pad was past the version a write followed: what this instance knew of it is forgotten. */
     stale,
 

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { VersionRow } from '../schema/rows.ts';
 import { applyDeltas, type Delta, type VersionBlock } from './blockLists.ts';
 import type { SectionChange } from './padSections.ts';
+import type { PaceCount } from '../server/db/plannedWrite.ts';
 
 /**
  * Versions of a pad in the database: a number that rises with every committed change. A version row
@@ -60,12 +61,9 @@ export type Recorded = { version: number; threaded: boolean };
  * nothing is written.
  */
 function versionWrites(input: VersionWrite, name: (part: string) => IdentifierSqlToken) {
-  const author = { id: input.author?.id ?? null, kind: input.author?.kind ?? null, caller: input.author?.caller ?? null };
+  const author = authorOf(input);
   const ids = [...new Set(input.changed)];
-  // Most versions change blocks in place and nothing else: their delta already names them, and
-  // `changed` is left null (read back by `changedIds`).
-  const inPlace = 'delta' in input.body && input.body.delta.every((entry) => entry.length < 3) && sameIds(ids, input.body.delta.map((entry) => entry[0]));
-  const changed = sql.fragment`NULLIF(${sql.array(inPlace ? [] : ids, 'text')}, '{}')`;
+  const changed = sql.fragment`NULLIF(${sql.array(inPlace(input) ? [] : ids, 'text')}, '{}')`;
   const bumped = name('bumped');
   const logged = input.update
     ? sql.fragment`, ${name('logged')} AS (
@@ -204,6 +202,100 @@ function sectionWrites(padId: string, change: SectionChange, name: (part: string
 }
 
 const sameIds = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((id) => b.includes(id));
+
+const authorOf = (input: VersionWrite) => ({ id: input.author?.id ?? null, kind: input.author?.kind ?? null, caller: input.author?.caller ?? null });
+
+/**
+ * Most versions change blocks in place and nothing else: their delta already names them, and
+ * `changed` is left null (read back by `changedIds`).
+ */
+function inPlace(input: VersionWrite): boolean {
+  if (!('delta' in input.body)) return false;
+  const ids = [...new Set(input.changed)];
+  return input.body.delta.every((entry) => entry.length < 3) && sameIds(ids, input.body.delta.map((entry) => entry[0]));
+}
+
+/** A version `recordVersionGroup` writes, with the windows its write counts (none: nothing counted). */
+export type GroupedWrite = { input: VersionWrite; windows: PaceCount | null };
+
+/**
+ * Whether `recordVersionGroup` can write this version: the most common edit, blocks changed in place
+ * (a delta, the change's update, and of search's sections only rows changed in place and the mark that
+ * their text follows), with nothing else beside it but the windows it counts. Any other is written alone.
+ */
+export function groupable(input: VersionWrite): boolean {
+  const sections = input.sections;
+  return (
+    inPlace(input) &&
+    !!input.update &&
+    input.restored === undefined &&
+    (!sections || (!sections.whole && !sections.rows.length && !sections.removed.length))
+  );
+}
+
+const GroupRow = z.object({ i: z.number(), version: z.number(), threaded: z.boolean() });
+
+/**
+ * Records versions of several pads (each `groupable`) by one statement, prepared once: the same rows
+ * `recordVersion` writes for each, as sets, each pad's written or not on its own (a pad past its
+ * `previous` writes nothing, its answer null), and the windows of the versions made counted, every
+ * lock taken first in one order (`pace_count_or_refuse_many`, migration 0045). One window full fails
+ * the whole statement, as for one version: its caller writes each again alone. Fewer, larger
+ * statements: durable edits of many writers at once send one statement, one commit, rather than one each.
+ */
+export async function recordVersionGroup(conn: CommonQueryMethods, writes: readonly GroupedWrite[]): Promise<(Recorded | null)[]> {
+  const inputs = writes.map((write) => write.input);
+  const column = <T>(pick: (input: VersionWrite) => T) => inputs.map(pick);
+  const moved = inputs.flatMap((input, i) => (input.sections?.changed ?? []).map((row) => ({ i: i + 1, ...row })));
+  const rules = writes.map((write) => write.windows);
+  const from: number[] = [];
+  let next = 1;
+  for (const counted of rules) {
+    from.push(next);
+    next += counted?.keys.length ?? 0;
+  }
+  const all = <K extends keyof Omit<PaceCount, 'at'>>(key: K) => rules.flatMap((counted) => (counted ? [...counted[key]] : [])) as PaceCount[K][number][];
+  const rows = await conn.any(sql.prepared('record_version_group', GroupRow)`
+    WITH x AS MATERIALIZED (
+      SELECT * FROM unnest(${sql.array(column((input) => input.padId), 'text')}, ${sql.array(column((input) => input.previous), 'int4')},
+        ${sql.array(column((input) => input.kind), 'text')}, ${sql.array(column((input) => authorOf(input).id), 'text')},
+        ${sql.array(column((input) => authorOf(input).kind), 'text')}, ${sql.array(column((input) => authorOf(input).caller), 'text')},
+        ${sql.array(column((input) => JSON.stringify((input.body as { delta: Delta }).delta)), 'text')},
+        ${sql.array(column((input) => Buffer.from(input.update!)), 'bytea')},
+        ${sql.array(column((input) => Buffer.from(Y.encodeStateVectorFromUpdate(input.update!))), 'bytea')},
+        ${sql.array(column((input) => input.sections?.textBehind ?? false), 'bool')})
+        WITH ORDINALITY AS x(pad_id, previous, kind, actor_id, actor_kind, caller, delta, update, state_vector, text_behind, i)
+      ORDER BY pad_id),
+    bumped AS (
+      UPDATE pads p SET version = p.version + 1, updated_at = now()
+      FROM x WHERE p.id = x.pad_id AND p.version = x.previous
+      RETURNING x.i, p.id, p.version, p.thread_id),
+    logged AS (
+      INSERT INTO pad_updates (pad_id, update, state_vector)
+      SELECT b.id, x.update, x.state_vector FROM bumped b JOIN x ON x.i = b.i ORDER BY b.i),
+    resectioned AS (
+      UPDATE pad_sections p SET after_id = s.after, title = s.title, level = s.level, version = b.version, updated_at = now()
+      FROM bumped b JOIN unnest(${sql.array(moved.map((row) => row.i), 'int4')}, ${sql.array(moved.map((row) => row.id), 'text')},
+          ${sql.array(moved.map((row) => row.after), 'text')}, ${sql.array(moved.map((row) => row.title), 'text')},
+          ${sql.array(moved.map((row) => row.level), 'int4')}) AS s(i, id, after, title, level) ON s.i = b.i
+      WHERE p.pad_id = b.id AND p.section_id = s.id),
+    text_behind AS (
+      INSERT INTO pad_sections_stale (pad_id) SELECT b.id FROM bumped b JOIN x ON x.i = b.i WHERE x.text_behind
+      ON CONFLICT DO NOTHING),
+    versioned AS (
+      INSERT INTO pad_versions (pad_id, version, kind, actor_id, actor_kind, caller, delta)
+      SELECT b.id, b.version, x.kind, x.actor_id, x.actor_kind, x.caller, x.delta::jsonb FROM bumped b JOIN x ON x.i = b.i)
+    SELECT b.i::int4 AS i, b.version, b.thread_id IS NOT NULL AS threaded,
+      (SELECT pace_count_or_refuse_many((SELECT array_agg(i::int4 ORDER BY i) FROM bumped), ${sql.array(from, 'int4')},
+        ${sql.array(rules.map((counted) => counted?.keys.length ?? 0), 'int4')}, ${sql.array(all('keys'), 'text')},
+        ${sql.array(all('max'), 'int8')}, ${sql.array(all('windowMs'), 'int8')}, ${sql.array(all('place'), 'text')},
+        ${sql.array(all('weight'), 'int8')}, ${sql.array(all('bucketMs'), 'int8')},
+        ${sql.array(rules.map((counted) => counted?.at ?? 0), 'int8')})) AS counted
+    FROM bumped b`);
+  const recorded: (Recorded | null)[] = inputs.map(() => null);
+  for (const row of rows) recorded[row.i - 1] = { version: row.version, threaded: row.threaded };
+  return recorded;
+}
 
 /** A version row's changed blocks as SQL: `changed`, or when that is null the ids its delta names. */
 const changedIds = (alias: string) =>

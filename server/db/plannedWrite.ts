@@ -19,7 +19,28 @@ export type PlannedWrite<Answer> = {
   inline?(answer: Answer): InlineWrite | null;
 };
 
-export type InlineWrite = { sql: FragmentSqlToken; refusal(error: unknown): Error | null };
+export type InlineWrite = {
+  sql: FragmentSqlToken;
+  refusal(error: unknown): Error | null;
+  /**
+   * The same count as plain values, when it is a pace count (`pace_count_or_refuse`, migration 0040):
+   * the windows' rules and the time. A layer that writes several such writes by one statement counts
+   * them together from these (`pace_count_or_refuse_many`, migration 0045); without them, it writes
+   * the write alone, with `sql`.
+   */
+  windows?: PaceCount;
+};
+
+/** One write's rolling windows as `pace_full` takes them (server/core/limits/paceWindows.ts), and the time it counts at. */
+export type PaceCount = {
+  keys: readonly string[];
+  max: readonly number[];
+  windowMs: readonly number[];
+  place: readonly (string | null)[];
+  weight: readonly number[];
+  bucketMs: readonly number[];
+  at: number;
+};
 
 /** The hook for a layer below that answers in its own terms: `as` turns its answer into the caller's. */
 export function answering<Inner, Answer>(write: PlannedWrite<Answer> | undefined, as: (inner: Inner) => Answer): PlannedWrite<Inner> | undefined {

@@ -245,6 +245,7 @@ export function admitInline(core: Core, actor: Actor, limits: readonly Limit[], 
   const counted = countInline(rulesFor(actor, limits, place, core.pace.scale, facts), now);
   return {
     sql: counted.sql,
+    windows: counted.windows,
     refusal(error) {
       const refused = counted.refused(error);
       if (refused) rememberFull(core, refused, now);

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { AppError } from '../../../schema/errors.ts';
 import { secondsUntil } from '../kernel/pace.ts';
 import type { Rule } from './paceRules.ts';
+import type { PaceCount } from '../../db/plannedWrite.ts';
 
 /**
  * Rolling windows kept in Postgres: a window of at most 128 writes keeps its key's newest marks in one
@@ -57,19 +58,30 @@ const FullRow = z.object({ i: z.number(), free_at: z.number() });
  */
 function lookAndCount(conn: CommonQueryMethods, rules: readonly Rule[], now: number, counting: { locks: readonly string[]; always?: boolean }) {
   return conn.any(sql.type(FullRow)`
-    SELECT i, free_at FROM pace_windows(${windowArguments(counting.locks, rules, now)}, true, ${counting.always === true})`);
+    SELECT i, free_at FROM pace_windows(${windowArguments(counting.locks, paceCountOf(rules, now))}, true, ${counting.always === true})`);
 }
 
+/** The rules and the time as plain lists, as `pace_windows`, `pace_count_or_refuse` and `pace_count_or_refuse_many` take them. */
+const paceCountOf = (rules: readonly Rule[], now: number): PaceCount => ({
+  keys: rules.map((rule) => rule.key),
+  max: rules.map((rule) => rule.max),
+  windowMs: rules.map((rule) => rule.windowMs),
+  place: rules.map((rule) => rule.distinct ?? null),
+  weight: rules.map((rule) => rule.weight ?? 1),
+  bucketMs: rules.map((rule) => rule.bucketMs ?? 0),
+  at: now,
+});
+
 /** The locks, the rules and the time as `pace_windows` and `pace_count_or_refuse` take them. */
-const windowArguments = (locks: readonly string[], rules: readonly Rule[], now: number) => sql.fragment`
+const windowArguments = (locks: readonly string[], count: PaceCount) => sql.fragment`
       ${sql.array([...locks], 'text')},
-      ${sql.array(rules.map((rule) => rule.key), 'text')},
-      ${sql.array(rules.map((rule) => rule.max), 'int8')},
-      ${sql.array(rules.map((rule) => rule.windowMs), 'int8')},
-      ${sql.array(rules.map((rule) => rule.distinct ?? null), 'text')},
-      ${sql.array(rules.map((rule) => rule.weight ?? 1), 'int8')},
-      ${sql.array(rules.map((rule) => rule.bucketMs ?? 0), 'int8')},
-      ${now}::int8`;
+      ${sql.array([...count.keys], 'text')},
+      ${sql.array([...count.max], 'int8')},
+      ${sql.array([...count.windowMs], 'int8')},
+      ${sql.array([...count.place], 'text')},
+      ${sql.array([...count.weight], 'int8')},
+      ${sql.array([...count.bucketMs], 'int8')},
+      ${count.at}::int8`;
 
 /** pace_count_or_refuse's error (migration 0040): a window was full; its detail, the full windows as [[i, free_at], ...]. */
 const INLINE_REFUSED = 'DP429';
@@ -79,9 +91,11 @@ const INLINE_REFUSED = 'DP429';
  * the windows locked, looked at and counted, and the whole statement failed when one is full.
  * `refused` turns that failure into the PaceRefused `countIn` would throw, or null for another error.
  */
-export function countInline(rules: readonly Rule[], now: number): { sql: FragmentSqlToken; refused(error: unknown): PaceRefused | null } {
+export function countInline(rules: readonly Rule[], now: number): { sql: FragmentSqlToken; windows: PaceCount; refused(error: unknown): PaceRefused | null } {
+  const windows = paceCountOf(rules, now);
   return {
-    sql: sql.fragment`pace_count_or_refuse(${windowArguments([], rules, now)})`,
+    sql: sql.fragment`pace_count_or_refuse(${windowArguments([], windows)})`,
+    windows,
     refused(error) {
       const failed = error as { code?: unknown; detail?: unknown } | null;
       if (failed?.code !== INLINE_REFUSED || typeof failed.detail !== 'string') return null;

@@ -1,0 +1,82 @@
+import pg from 'pg';
+import { sql } from 'slonik';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { poke, registerAgent, rest, startTestServer, stores, type TestServer } from '../support/server.ts';
+
+/**
+ * Durable edits made at the same moment are written together, one statement for many pads
+ * (sync/versionGroup.ts), each edit counted in its own windows and made or refused on its own.
+ * 70 edits at once by one agent on 70 pads: its minute holds 60 writes (SPEC part 8), so exactly 60
+ * are made, whatever statements they shared, and the other 10 are refused with the limit, unmade.
+ */
+describe.each(stores())('durable edits written together on %s', (store) => {
+  const PADS = 70;
+  let server: TestServer;
+  const query = pg.Client.prototype.query;
+  /** The statements that wrote versions of several pads together. */
+  let grouped = 0;
+
+  beforeAll(async () => {
+    (pg.Client.prototype as { query: unknown }).query = function (this: pg.Client, config: unknown, ...more: unknown[]) {
+      const text = typeof config === 'string' ? config : String((config as { text?: string } | null)?.text ?? '');
+      if (text.includes('pace_count_or_refuse_many')) grouped++;
+      return (query as (...args: unknown[]) => unknown).call(this, config, ...more);
+    };
+    server = await startTestServer(store);
+  });
+  afterAll(async () => {
+    pg.Client.prototype.query = query;
+    await server?.close();
+  });
+
+  it('makes each edit its minute holds and refuses each other one alone, unmade', async () => {
+    const owner = await registerAgent(server, 'Group Owner');
+    const hub = (await rest(server, owner.key, 'create_hub', { name: 'Group Desk' })).body.data;
+    const writer = await registerAgent(server, 'Group Writer');
+    await poke(server, sql.unsafe`INSERT INTO hub_members (hub_id, participant_id, role) VALUES (${hub.hub_id}, ${writer.id}, 'member')`);
+    const pads: { id: string; version: number; block: string }[] = [];
+    for (let i = 0; i < PADS; i++) {
+      const made = (await rest(server, owner.key, 'create_pad', { hub: hub.slug, title: `Pad ${i}`, text: 'One.\n\nTwo.\n\nThree.' })).body.data;
+      const full = (await rest(server, owner.key, 'open_pad', { pad_id: made.pad_id, mode: 'full' })).body.data;
+      pads.push({ id: made.pad_id, version: made.version, block: full.blocks[1] });
+    }
+
+    // The writer's own windows at the spec's numbers: 60 writes a minute.
+    server.core.pace.scale = 1;
+    grouped = 0;
+    const replies = await Promise.all(
+      pads.map((pad, i) => rest(server, writer.key, 'edit_pad', { pad_id: pad.id, base_version: pad.version, edits: [{ block_id: pad.block, text: `Two, edit ${i}.` }] })),
+    );
+    server.core.pace.scale = 100;
+
+    const made = replies.flatMap((reply, i) => (reply.status === 200 ? [i] : []));
+    const refused = replies.filter((reply) => reply.status !== 200);
+    expect(made).toHaveLength(60);
+    for (const reply of refused) {
+      expect(reply.status, reply.text).toBe(429);
+      expect(reply.body).toMatchObject({ error: 'rate_limited', limit: 'writes' });
+    }
+    // Written together, not one by one.
+    expect(grouped).toBeGreaterThan(0);
+
+    // Each made edit is its pad's next version, with its text; each refused one left its pad as it was.
+    for (const [i, pad] of pads.entries()) {
+      const opened = (await rest(server, owner.key, 'open_pad', { pad_id: pad.id, mode: 'full' })).body;
+      const full = { version: opened.data.version, text: String(opened.text) };
+      if (made.includes(i)) {
+        expect(replies[i]!.body.data).toMatchObject({ pad_id: pad.id, version: pad.version + 1, edit_id: `edt_${pad.id.slice(4)}-${pad.version + 1}` });
+        expect(full.version).toBe(pad.version + 1);
+        expect(full.text).toContain(`Two, edit ${i}.`);
+      } else {
+        expect(full.version).toBe(pad.version);
+        expect(full.text).not.toContain(`Two, edit ${i}.`);
+      }
+    }
+    // Each made edit is a version of the writer's, undoable as any: the first one taken back, once the
+    // writer's minute has passed.
+    server.core.pace.now = () => Date.now() + 2 * 60_000;
+    const first = made[0]!;
+    const undone = await rest(server, writer.key, 'undo_edit', { edit_id: replies[first]!.body.data.edit_id });
+    expect(undone.status, undone.text).toBe(200);
+  });
+});
