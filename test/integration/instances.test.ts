@@ -106,6 +106,45 @@ describe.skipIf(!redisUrl || !databaseUrl)('several instances with Redis', () =>
     expect(changes.body.data.changes).toEqual(blocks.map((blockId) => ({ block_id: blockId, change: 'changed' })));
   });
 
+  it('concurrent edits of many pads through both instances, committed together on each, all apply, none lost', async () => {
+    // Each instance commits the edits it gets at the same moment together (sync/versionGroup.ts); a pad
+    // the other instance wrote first is stale in its group alone, and its edit runs again under the row lock.
+    const start = await cluster();
+    const a = await start();
+    const b = await start();
+    const agents = [await registerAgent(a, 'Group A'), await registerAgent(b, 'Group B')];
+    const hub = await rest(a, agents[0]!.key, 'create_hub', { name: 'Many Pads' });
+    await poke(a, sql.unsafe`INSERT INTO hub_members (hub_id, participant_id, role) VALUES (${hub.body.data.hub_id}, ${agents[1]!.id}, 'member')`);
+    const pads: { id: string; blocks: string[] }[] = [];
+    for (let p = 0; p < 12; p++) {
+      const made = await rest(a, agents[0]!.key, 'create_pad', { hub: hub.body.data.slug, title: `Pad ${p}`, text: 'One.\n\nTwo.\n\nThree.\n\nFour.' });
+      const id = made.body.data.pad_id as string;
+      const blocks = (await rest(a, agents[0]!.key, 'open_pad', { pad_id: id, mode: 'full' })).body.data.blocks as string[];
+      await rest(b, agents[1]!.key, 'open_pad', { pad_id: id, mode: 'full' });
+      pads.push({ id, blocks });
+    }
+    // Every pad's four paragraphs at once, two through each instance, all against version 1.
+    const replies = await Promise.all(
+      pads.flatMap((pad) =>
+        pad.blocks.map((blockId, i) => {
+          const [server, agent] = i % 2 === 0 ? [a, agents[0]!] : [b, agents[1]!];
+          return rest(server, agent.key, 'edit_pad', { pad_id: pad.id, base_version: 1, edits: [{ block_id: blockId, text: `${pad.id} paragraph ${i}, edited.` }] });
+        }),
+      ),
+    );
+    expect(replies.map((reply) => [reply.status, reply.body.data?.conflicts])).toEqual(replies.map(() => [200, []]));
+    for (const [p, pad] of pads.entries()) {
+      const versions = replies.slice(p * 4, p * 4 + 4).map((reply) => reply.body.data.version);
+      expect(new Set(versions)).toEqual(new Set([2, 3, 4, 5]));
+      const expected = pad.blocks.map((_, i) => `${pad.id} paragraph ${i}, edited.`).join('\n\n');
+      for (const server of [a, b]) {
+        const read = await rest(server, agents[0]!.key, 'open_pad', { pad_id: pad.id, mode: 'full' });
+        expect(read.body.data.version).toBe(5);
+        expect(read.body.text).toContain(`~~~markdown\n${expected}\n~~~`);
+      }
+    }
+  });
+
   it('a thread kept on one instance shows a post and a lost seat made through the other within moments', async () => {
     const start = await cluster();
     const a = await start();
