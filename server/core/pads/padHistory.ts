@@ -53,17 +53,20 @@ const FreshRow = z.object({
  * what this instance knew then, for `writersOf` to fold them into.
  */
 function writerColumns(padId: string): { sql: FragmentSqlToken; base: Known | undefined } {
+  // The version and the writers known are read through a subquery and `text_list` (migration 0042),
+  // which a plan cannot see into, generic or not: so Postgres keeps the prepared statements these
+  // columns join a generic plan for, and plans them once per connection rather than on every read.
   const cached = known.get(padId);
   const actors = [...new Set([...(cached?.writers.values() ?? [])].flatMap((w) => (w ? [w.id] : [])))];
   const columns = sql.fragment`
     (WITH fresh AS (
       SELECT v.version, v.actor_id, v.actor_kind, v.caller,
              coalesce(v.changed, ARRAY(SELECT e->>0 FROM jsonb_array_elements(v.delta) AS e)) AS ids
-      FROM pad_versions v WHERE v.pad_id = ${padId} AND v.version > ${cached?.version ?? 0})
+      FROM pad_versions v WHERE v.pad_id = ${padId} AND v.version > (SELECT ${cached?.version ?? 0}::int4))
     SELECT json_build_object(
       'fresh', coalesce((SELECT json_agg(fresh ORDER BY version) FROM fresh), '[]'),
       'names', (SELECT json_object_agg(p.id, json_build_object('name', p.name, 'reach', ${readsVerifiedSql('p')})) FROM participants p
-                WHERE p.id = ANY(${sql.array(actors, 'text')}) OR p.id IN (SELECT actor_id FROM fresh)))) AS writers`;
+                WHERE p.id IN (SELECT text_list(${sql.array(actors, 'text')}) UNION SELECT actor_id FROM fresh)))) AS writers`;
   return { sql: columns, base: cached };
 }
 
@@ -95,7 +98,7 @@ function writersOf(padId: string, base: Known | undefined, { writers: row }: z.i
 /** The last writer of each of `blocks` that someone wrote (a block last touched by the service has none): one query. */
 export async function blockWriters(conn: CommonQueryMethods, padId: string, blocks: readonly Pick<Block, 'id'>[]): Promise<Map<string, BlockWriter>> {
   const columns = writerColumns(padId);
-  return writersOf(padId, columns.base, await conn.one(sql.type(FreshRow)`SELECT ${columns.sql}`), blocks);
+  return writersOf(padId, columns.base, await conn.one(sql.prepared('block_writers', FreshRow)`SELECT ${columns.sql}`), blocks);
 }
 
 const PadSideRow = StatusRow.extend(FreshRow.shape).extend({ suggested: z.boolean() });
@@ -107,7 +110,9 @@ const PadSideRow = StatusRow.extend(FreshRow.shape).extend({ suggested: z.boolea
  */
 export async function padSide(conn: CommonQueryMethods, padId: string, blocks: readonly Pick<Block, 'id'>[]) {
   const writers = writerColumns(padId);
-  const row = await conn.one(sql.type(PadSideRow)`
+  // Prepared once per connection: agents poll open_pad, and planning this statement cost about a
+  // millisecond of the database's time on every read, several times what running it costs.
+  const row = await conn.one(sql.prepared('pad_side', PadSideRow)`
     SELECT ${statusColumns(padId)}, ${writers.sql},
            EXISTS (SELECT 1 FROM suggestions s WHERE s.pad_id = ${padId} AND s.state = 'waiting') AS suggested`);
   return { status: statusOf(row), writers: writersOf(padId, writers.base, row, blocks), suggested: row.suggested };
