@@ -205,11 +205,12 @@ export function createEditEngine(deps: { db: Db; versions: PadVersions; live: Li
     // than kept waiting (the change, held back from editors until it commits, is then taken back).
     const inline = write?.inline?.(outcomeAt(state.version + 1)) ?? null;
     if (inline) {
-      const planned = versions.plan(padId, state, { ...made, alongside: inline.sql })!;
+      const planned = versions.plan(padId, state, made)!;
+      // Alone, what is counted runs inside the version's own statement; grouped, from `windows`.
       const alone = () =>
         db.statementOrBusy(async (conn) => {
           try {
-            return await versions.record(conn, planned);
+            return await versions.record(conn, { ...planned, input: { ...planned.input, alongside: inline.sql } });
           } catch (error) {
             throw inline.refusal(error) ?? error;
           }

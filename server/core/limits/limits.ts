@@ -244,7 +244,9 @@ export function admitInline(core: Core, actor: Actor, limits: readonly Limit[], 
   const now = core.pace.now();
   const counted = countInline(rulesFor(actor, limits, place, core.pace.scale, facts), now);
   return {
-    sql: counted.sql,
+    get sql() {
+      return counted.sql;
+    },
     windows: counted.windows,
     refusal(error) {
       const refused = counted.refused(error);

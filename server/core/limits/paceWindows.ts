@@ -94,7 +94,10 @@ const INLINE_REFUSED = 'DP429';
 export function countInline(rules: readonly Rule[], now: number): { sql: FragmentSqlToken; windows: PaceCount; refused(error: unknown): PaceRefused | null } {
   const windows = paceCountOf(rules, now);
   return {
-    sql: sql.fragment`pace_count_or_refuse(${windowArguments([], windows)})`,
+    // Built when asked for: a write counted with others by one statement uses `windows` alone.
+    get sql() {
+      return sql.fragment`pace_count_or_refuse(${windowArguments([], windows)})`;
+    },
     windows,
     refused(error) {
       const failed = error as { code?: unknown; detail?: unknown } | null;
