@@ -26,8 +26,9 @@ type Waiting = {
  * writer alone waits for nothing; fifty at once send a few statements, each one commit, rather than
  * fifty. Each pad's version is written or not on its own (each pad's versions are written one at a
  * time, within `exclusive`, so a group holds one of a pad at most): a pad past its plan's version is
- * not written and its write throws StaleVersion. A group that fails as a whole (a window full, the
- * database busy, a lock) is written again version by version, so each refusal is its own writer's.
+ * not written and its write throws StaleVersion. A group that fails as a whole (a window full, a
+ * lock) is written again version by version, so each refusal is its own writer's; one turned away
+ * as busy turns all its writers away, none of them made, as each alone would have been.
  */
 export function createVersionGroup(db: Db, versions: PadVersions) {
   let waiting: Waiting[] = [];
