@@ -13,14 +13,19 @@ describe.each(stores())('durable edits written together on %s', (store) => {
   const PADS = 70;
   let server: TestServer;
   const query = pg.Client.prototype.query;
-  /** The statements that wrote versions of several pads together. */
+  /** The statements that wrote versions of several pads together, and those of them that made their versions. */
   let grouped = 0;
+  let groupedMade = 0;
 
   beforeAll(async () => {
     (pg.Client.prototype as { query: unknown }).query = function (this: pg.Client, config: unknown, ...more: unknown[]) {
       const text = typeof config === 'string' ? config : String((config as { text?: string } | null)?.text ?? '');
-      if (text.includes('pace_count_or_refuse_many')) grouped++;
-      return (query as (...args: unknown[]) => unknown).call(this, config, ...more);
+      const sent = (query as (...args: unknown[]) => unknown).call(this, config, ...more);
+      if (text.includes('pace_count_or_refuse_many')) {
+        grouped++;
+        if (sent instanceof Promise) sent.then(() => groupedMade++, () => {});
+      }
+      return sent;
     };
     server = await startTestServer(store);
   });
@@ -29,17 +34,23 @@ describe.each(stores())('durable edits written together on %s', (store) => {
     await server?.close();
   });
 
-  it('makes each edit its minute holds and refuses each other one alone, unmade', async () => {
-    const owner = await registerAgent(server, 'Group Owner');
-    const hub = (await rest(server, owner.key, 'create_hub', { name: 'Group Desk' })).body.data;
-    const writer = await registerAgent(server, 'Group Writer');
+  /** `n` pads of a hub the writer is seated in, each with its second block, made by their owner. */
+  async function padsFor(name: string, n: number) {
+    const owner = await registerAgent(server, `${name} Owner`);
+    const hub = (await rest(server, owner.key, 'create_hub', { name: `${name} Desk` })).body.data;
+    const writer = await registerAgent(server, `${name} Writer`);
     await poke(server, sql.unsafe`INSERT INTO hub_members (hub_id, participant_id, role) VALUES (${hub.hub_id}, ${writer.id}, 'member')`);
     const pads: { id: string; version: number; block: string }[] = [];
-    for (let i = 0; i < PADS; i++) {
+    for (let i = 0; i < n; i++) {
       const made = (await rest(server, owner.key, 'create_pad', { hub: hub.slug, title: `Pad ${i}`, text: 'One.\n\nTwo.\n\nThree.' })).body.data;
       const full = (await rest(server, owner.key, 'open_pad', { pad_id: made.pad_id, mode: 'full' })).body.data;
       pads.push({ id: made.pad_id, version: made.version, block: full.blocks[1] });
     }
+    return { owner, writer, pads };
+  }
+
+  it('makes each edit its minute holds and refuses each other one alone, unmade', async () => {
+    const { owner, writer, pads } = await padsFor('Group', PADS);
 
     // The writer's own windows at the spec's numbers: 60 writes a minute.
     server.core.pace.scale = 1;
@@ -78,5 +89,43 @@ describe.each(stores())('durable edits written together on %s', (store) => {
     const first = made[0]!;
     const undone = await rest(server, writer.key, 'undo_edit', { edit_id: replies[first]!.body.data.edit_id });
     expect(undone.status, undone.text).toBe(200);
+  });
+
+  it('counts the edits of a group in their windows as the same edits one by one would', async () => {
+    const { writer, pads } = await padsFor('Counted', 60);
+    const edit = (i: number) => rest(server, writer.key, 'edit_pad', { pad_id: pads[i]!.id, base_version: pads[i]!.version, edits: [{ block_id: pads[i]!.block, text: `Two, edit ${String(i).padStart(2, '0')}.` }] });
+    const windows = async () => {
+      const rows = await poke(server, sql.unsafe`
+        SELECT (SELECT count(*) FROM pace_rings g, unnest(g.marks) AS m(at) WHERE g.key = ${`w:${writer.id}`} AND m.at > ${Date.now() - 60_000})::int AS writes,
+          (SELECT coalesce(sum(weight), 0) FROM pace_marks WHERE key = ${`ps:${writer.id}`})::int AS saved,
+          (SELECT count(*) FROM pace_rings g, unnest(g.marks) AS m(at) WHERE g.key = ANY(${sql.array(pads.map((pad) => `pe:${pad.id}`), 'text')}) AND m.at > ${Date.now() - 60_000})::int AS to_pads`);
+      return rows.rows[0] as { writes: number; saved: number; to_pads: number };
+    };
+    server.core.pace.now = () => Date.now();
+    server.core.pace.scale = 1;
+    try {
+      // One edit alone: what it counts in each window.
+      expect((await edit(0)).status).toBe(200);
+      const one = await windows();
+      expect(one).toMatchObject({ writes: 1, to_pads: 1 });
+      expect(one.saved).toBeGreaterThan(0);
+
+      // 39 more at once, written together: their windows hold 40 writes, and 40 times the text saved.
+      groupedMade = 0;
+      const together = await Promise.all(Array.from({ length: 39 }, (_, i) => edit(i + 1)));
+      expect(together.map((reply) => reply.status)).toEqual(together.map(() => 200));
+      expect(groupedMade).toBeGreaterThan(0);
+      expect(await windows()).toEqual({ writes: 40, saved: 40 * one.saved, to_pads: 40 });
+
+      // The writer's minute holds 20 more: 20 at once are all made, and the one after them is refused.
+      const more = await Promise.all(Array.from({ length: 20 }, (_, i) => edit(i + 40)));
+      expect(more.filter((reply) => reply.status === 200)).toHaveLength(20);
+      const past = await rest(server, writer.key, 'edit_pad', { pad_id: pads[0]!.id, base_version: pads[0]!.version + 1, edits: [{ block_id: pads[0]!.block, text: 'Two, once more.' }] });
+      expect(past.status, past.text).toBe(429);
+      expect(past.body).toMatchObject({ error: 'rate_limited', limit: 'writes' });
+      expect(await windows()).toMatchObject({ writes: 60, to_pads: 60 });
+    } finally {
+      server.core.pace.scale = 100;
+    }
   });
 });
