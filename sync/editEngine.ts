@@ -1,4 +1,4 @@
-import type { CommonQueryMethods, DatabaseTransactionConnection } from 'slonik';
+import { sql, type CommonQueryMethods, type DatabaseTransactionConnection } from 'slonik';
 import type { Document } from '@hocuspocus/server';
 import { PAD_FRAGMENT, PAD_MAX_CHARS } from '../schema/pad.ts';
 import type { Db } from '../server/db/database.ts';
@@ -11,7 +11,7 @@ import type { LiveChange, LiveDocs } from './liveDocs.ts';
 import type { LiveVersions } from './liveVersions.ts';
 import type { PadState, PadVersions, VersionChange, Written } from './padVersions.ts';
 import { createVersionGroup } from './versionGroup.ts';
-import { blocksAt, changedByOthersSince, editIdOf, groupable, StaleVersion, type Author } from './versions.ts';
+import { blocksAt, changedByOthersSince, editIdOf, flagsOpen, groupable, StaleVersion, unflaggedOnly, type Author } from './versions.ts';
 
 /** At most this many block changes in one call (whole-text edits included). */
 export const MAX_OPS = 400;
@@ -206,17 +206,24 @@ export function createEditEngine(deps: { db: Db; versions: PadVersions; live: Li
     const inline = write?.inline?.(outcomeAt(state.version + 1)) ?? null;
     if (inline) {
       const planned = versions.plan(padId, state, made)!;
+      const onlyUnflagged = inline.onlyUnflagged === true;
+      const alongside = onlyUnflagged ? sql.fragment`(${unflaggedOnly(padId)}, ${inline.sql})` : inline.sql;
       // Alone, what is counted runs inside the version's own statement; grouped, from `windows`.
       const alone = () =>
         db.statementOrBusy(async (conn) => {
           try {
-            return await versions.record(conn, { ...planned, input: { ...planned.input, alongside: inline.sql } });
+            return await versions.record(conn, { ...planned, input: { ...planned.input, alongside } });
           } catch (error) {
             throw inline.refusal(error) ?? error;
           }
         });
-      // Many writers at once: with the others' versions, by one statement (versionGroup.ts).
-      return finished(await (inline.windows && groupable(planned.input) ? group.record(planned, inline.windows, alone) : alone()));
+      try {
+        // Many writers at once: with the others' versions, by one statement (versionGroup.ts).
+        return finished(await (inline.windows && groupable(planned.input) ? group.record(planned, inline.windows, onlyUnflagged, alone) : alone()));
+      } catch (error) {
+        // The pad has an open flag this edit may settle: written again in a transaction that settles it.
+        if (!flagsOpen(error)) throw error;
+      }
     }
     return write ? db.writeOrBusy(withWrite) : db.writeStatement((conn) => record(conn));
   }

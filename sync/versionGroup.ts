@@ -13,6 +13,8 @@ const GROUP_MAX = 64;
 type Waiting = {
   plan: VersionPlan;
   windows: PaceCount | null;
+  /** It stands only while its pad has no open flag (InlineWrite `onlyUnflagged`). */
+  onlyUnflagged: boolean;
   /** The same version written alone, as it is when nothing else is waiting (refusals named exactly). */
   alone: () => Promise<Written>;
   resolve: (written: Written) => void;
@@ -50,7 +52,7 @@ export function createVersionGroup(db: Db, versions: PadVersions) {
     if (group.length === 1) return alone(group[0]!);
     let recorded;
     try {
-      recorded = await db.statementOrBusy((conn) => recordVersionGroup(conn, group.map(({ plan, windows }) => ({ input: plan.input, windows }))));
+      recorded = await db.statementOrBusy((conn) => recordVersionGroup(conn, group.map(({ plan, windows, onlyUnflagged }) => ({ input: plan.input, windows, onlyUnflagged }))));
     } catch (error) {
       // Turned away for want of a connection: each of them would be, and none was made.
       if (error instanceof AppError && error.code === 'busy') for (const { reject } of group) reject(error);
@@ -65,11 +67,12 @@ export function createVersionGroup(db: Db, versions: PadVersions) {
   return {
     /**
      * Writes the planned version (`groupable`, versions.ts) with those planned about now, counting
-     * `windows` beside it; `alone` writes it by itself, as when nothing else waits. As `PadVersions.record`.
+     * `windows` beside it, refused while its pad has an open flag when `onlyUnflagged`; `alone` writes
+     * it by itself, as when nothing else waits. As `PadVersions.record`.
      */
-    record(plan: VersionPlan, windows: PaceCount | null, alone: () => Promise<Written>): Promise<Written> {
+    record(plan: VersionPlan, windows: PaceCount | null, onlyUnflagged: boolean, alone: () => Promise<Written>): Promise<Written> {
       return new Promise((resolve, reject) => {
-        waiting.push({ plan, windows, alone, resolve, reject });
+        waiting.push({ plan, windows, onlyUnflagged, alone, resolve, reject });
         send();
       });
     },

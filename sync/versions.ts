@@ -215,8 +215,20 @@ function inPlace(input: VersionWrite): boolean {
   return input.body.delta.every((entry) => entry.length < 3) && sameIds(ids, input.body.delta.map((entry) => entry[0]));
 }
 
-/** A version `recordVersionGroup` writes, with the windows its write counts (none: nothing counted). */
-export type GroupedWrite = { input: VersionWrite; windows: PaceCount | null };
+/**
+ * A version `recordVersionGroup` writes, with the windows its write counts (none: nothing counted), and
+ * whether it stands only while its pad has no open flag (as `unflaggedOnly` beside one version).
+ */
+export type GroupedWrite = { input: VersionWrite; windows: PaceCount | null; onlyUnflagged?: boolean };
+
+/** pad_flags_refuse's error (migration 0047): a pad of a write that stands only while it has no open flag has one. */
+const FLAGS_OPEN = 'DP409';
+
+/** Whether `error` is a statement's refusal of a write whose pad has an open flag (`unflaggedOnly`). */
+export const flagsOpen = (error: unknown) => (error as { code?: unknown } | null)?.code === FLAGS_OPEN;
+
+/** An expression, beside a version's write, that refuses its statement (FLAGS_OPEN) while the pad has an open flag. */
+export const unflaggedOnly = (padId: string) => sql.fragment`pad_flags_refuse(ARRAY[${padId}]::text[])`;
 
 /**
  * Whether `recordVersionGroup` can write this version: the most common edit, blocks changed in place
@@ -239,8 +251,9 @@ const GroupRow = z.object({ i: z.number(), version: z.number(), threaded: z.bool
  * Records versions of several pads (each `groupable`) by one statement, prepared once: the same rows
  * `recordVersion` writes for each, as sets, each pad's written or not on its own (a pad past its
  * `previous` writes nothing, its answer null), and the windows of the versions made counted, every
- * lock taken first in one order (`pace_count_or_refuse_many`, migration 0045). One window full fails
- * the whole statement, as for one version: its caller writes each again alone. Fewer, larger
+ * lock taken first in one order (`pace_count_or_refuse_many`, migrations 0045 and 0046). One window
+ * full, or an open flag on the pad of a version made `onlyUnflagged`, fails the whole statement, as
+ * for one version: its caller writes each again alone. Fewer, larger
  * statements: durable edits of many writers at once send one statement, one commit, rather than one each.
  */
 export async function recordVersionGroup(conn: CommonQueryMethods, writes: readonly GroupedWrite[]): Promise<(Recorded | null)[]> {
@@ -263,8 +276,8 @@ export async function recordVersionGroup(conn: CommonQueryMethods, writes: reado
         ${sql.array(column((input) => JSON.stringify((input.body as { delta: Delta }).delta)), 'text')},
         ${sql.array(column((input) => Buffer.from(input.update!)), 'bytea')},
         ${sql.array(column((input) => Buffer.from(Y.encodeStateVectorFromUpdate(input.update!))), 'bytea')},
-        ${sql.array(column((input) => input.sections?.textBehind ?? false), 'bool')})
-        WITH ORDINALITY AS x(pad_id, previous, kind, actor_id, actor_kind, caller, delta, update, state_vector, text_behind, i)
+        ${sql.array(column((input) => input.sections?.textBehind ?? false), 'bool')}, ${sql.array(writes.map((write) => write.onlyUnflagged === true), 'bool')})
+        WITH ORDINALITY AS x(pad_id, previous, kind, actor_id, actor_kind, caller, delta, update, state_vector, text_behind, only_unflagged, i)
       ORDER BY pad_id),
     bumped AS (
       UPDATE pads p SET version = p.version + 1, updated_at = now()
@@ -290,7 +303,8 @@ export async function recordVersionGroup(conn: CommonQueryMethods, writes: reado
         ${sql.array(rules.map((counted) => counted?.keys.length ?? 0), 'int4')}, ${sql.array(all('keys'), 'text')},
         ${sql.array(all('max'), 'int8')}, ${sql.array(all('windowMs'), 'int8')}, ${sql.array(all('place'), 'text')},
         ${sql.array(all('weight'), 'int8')}, ${sql.array(all('bucketMs'), 'int8')},
-        ${sql.array(rules.map((counted) => counted?.at ?? 0), 'int8')})) AS counted
+        ${sql.array(rules.map((counted) => counted?.at ?? 0), 'int8')})) AS counted,
+      (SELECT pad_flags_refuse(array_agg(b.id)) FROM bumped b JOIN x ON x.i = b.i WHERE x.only_unflagged) AS unflagged
     FROM bumped b`);
   const recorded: (Recorded | null)[] = inputs.map(() => null);
   for (const row of rows) recorded[row.i - 1] = { version: row.version, threaded: row.threaded };

@@ -29,6 +29,12 @@ export type InlineWrite = {
    * the write alone, with `sql`.
    */
   windows?: PaceCount;
+  /**
+   * The write stands only while the pad written has no open flag (an owner's or helper's edit, which
+   * settles the flags it fixes): the layer below refuses its statement otherwise (`pad_flags_refuse`,
+   * migration 0047) and writes it again in a transaction, through `commit`.
+   */
+  onlyUnflagged?: boolean;
 };
 
 /** One write's rolling windows as `pace_full` takes them (server/core/limits/paceWindows.ts), and the time it counts at. */

@@ -40,14 +40,9 @@ describe.each(stores())('round trips of an agent edit on %s', (store) => {
   // (SVC_WRITE_WAIT_MS) is every Postgres session's own (database.ts `withLockTimeout`).
   const expected = 1;
 
-  it("a member's edit_pad by block, against the current version, sends a fixed few statements", async () => {
-    // A member's edit: an owner's or helper's also looks for flags the edit settles (one statement more).
+  /** The statements of one warm `edit_pad` by `agent` on a pad of its own in `hub`. */
+  async function oneWarmEdit(agent: { key: string }, hub: { slug: string }) {
     const { server, sent } = counted;
-    const owner = await registerAgent(server, 'Owner');
-    const agent = await registerAgent(server, 'Counted');
-    const hub = (await rest(server, owner.key, 'create_hub', { name: 'Round Trips' })).body.data;
-    await rest(server, agent.key, 'join_hub', { hub: hub.slug });
-    expect((await rest(server, owner.key, 'moderate', { hub: hub.slug, action: 'let_in', who: agent.id })).status).toBe(200);
     const pad = (await rest(server, agent.key, 'create_pad', { hub: hub.slug, title: 'Counted', text: 'One.\n\nTwo.\n\nThree.' })).body.data;
     const full = (await rest(server, agent.key, 'open_pad', { pad_id: pad.pad_id, mode: 'full' })).body.data;
     let version = pad.version as number;
@@ -69,8 +64,31 @@ describe.each(stores())('round trips of an agent edit on %s', (store) => {
       // counted edit came after that, warm again; a count off within it is the fault it looks for.
       if (sent.length === expected || Date.now() - warmed < KEPT_READ_MS - 500 || i > 8) break;
     }
+    return [...sent];
+  }
+
+  it("a member's edit_pad by block, against the current version, sends a fixed few statements", async () => {
+    const { server } = counted;
+    const owner = await registerAgent(server, 'Owner');
+    const agent = await registerAgent(server, 'Counted');
+    const hub = (await rest(server, owner.key, 'create_hub', { name: 'Round Trips' })).body.data;
+    await rest(server, agent.key, 'join_hub', { hub: hub.slug });
+    expect((await rest(server, owner.key, 'moderate', { hub: hub.slug, action: 'let_in', who: agent.id })).status).toBe(200);
+    const sent = await oneWarmEdit(agent, hub);
     expect(sent, sent.join('\n---\n')).toHaveLength(expected);
     expect(sent[0]).toContain('pace_count_or_refuse(');
+    // A member's edit settles no flag: nothing looks for them.
+    expect(sent[0]).not.toContain('pad_flags_refuse(');
+  });
+
+  it("an owner's edit, which may settle flags, is one statement too while its pad has none open", async () => {
+    const { server } = counted;
+    const owner = await registerAgent(server, 'Owner Editing');
+    const hub = (await rest(server, owner.key, 'create_hub', { name: 'Round Trips Owned' })).body.data;
+    const sent = await oneWarmEdit(owner, hub);
+    expect(sent, sent.join('\n---\n')).toHaveLength(expected);
+    expect(sent[0]).toContain('pace_count_or_refuse(');
+    expect(sent[0]).toContain('pad_flags_refuse(');
   });
 
   it('an edit into a full window is refused by its one statement and taken back; the next is refused from memory, with none', async () => {

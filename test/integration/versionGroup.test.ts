@@ -128,4 +128,47 @@ describe.each(stores())('durable edits written together on %s', (store) => {
       server.core.pace.scale = 100;
     }
   });
+
+  it("writes an owner's edits together, and the one on a pad with an open flag again on its own, settling the flag it fixes", async () => {
+    const owner = await registerAgent(server, 'Flag Owner');
+    const hub = (await rest(server, owner.key, 'create_hub', { name: 'Flag Desk' })).body.data;
+    const flagger = await registerAgent(server, 'Flagger');
+    await poke(server, sql.unsafe`INSERT INTO hub_members (hub_id, participant_id, role) VALUES (${hub.hub_id}, ${flagger.id}, 'member')`);
+    // Flagging takes a verified account: the flagger's human confirmed an email.
+    await poke(server, sql.unsafe`UPDATE participants SET email_verified_at = now() WHERE id = (SELECT linked_human FROM participants WHERE id = ${flagger.id})`);
+    const pads: { id: string; version: number; block: string; risks: string }[] = [];
+    for (let i = 0; i < 12; i++) {
+      const made = (await rest(server, owner.key, 'create_pad', { hub: hub.slug, title: `Plan ${i}`, text: '# Goals\n\nShip it.\n\n# Risks\n\nNone at all.' })).body.data;
+      const full = (await rest(server, owner.key, 'open_pad', { pad_id: made.pad_id, mode: 'full' })).body.data;
+      const outline = (await rest(server, owner.key, 'open_pad', { pad_id: made.pad_id })).body.data;
+      pads.push({ id: made.pad_id, version: made.version, block: full.blocks[3], risks: outline.sections[1].id });
+    }
+    const flagged = pads[5]!;
+
+    const editAll = (round: number) =>
+      Promise.all(pads.map((pad) => rest(server, owner.key, 'edit_pad', { pad_id: pad.id, base_version: pad.version, edits: [{ block_id: pad.block, text: `The weather could turn (${round}).` }] })));
+    const made = (replies: Awaited<ReturnType<typeof editAll>>) => {
+      for (const [i, reply] of replies.entries()) {
+        expect(reply.status, reply.text).toBe(200);
+        expect(reply.body.data).toMatchObject({ pad_id: pads[i]!.id, version: pads[i]!.version + 1 });
+        pads[i]!.version = reply.body.data.version;
+      }
+    };
+
+    // No flag open: the owner's edits are written together, as anyone's.
+    groupedMade = 0;
+    made(await editAll(1));
+    expect(groupedMade).toBeGreaterThan(0);
+
+    // A flag open on one pad: every edit is made, the one of the flagged section in a transaction of its
+    // own that settles the flag; no other edit settles anything.
+    const thread = await rest(server, flagger.key, 'start_thread', { hub: hub.slug, title: 'Risks are wrong', body: 'There are risks.', pad_id: flagged.id, anchor_block: flagged.risks, flag: true });
+    expect(thread.status, thread.text).toBe(200);
+    const replies = await editAll(2);
+    made(replies);
+    expect(replies[5]!.body.text).toContain(`settled the flag of ${thread.body.data.thread_id}`);
+    for (const [i, reply] of replies.entries()) if (i !== 5) expect(reply.body.text).not.toContain('settled the flag');
+    const row = await poke(server, sql.unsafe`SELECT flag FROM threads WHERE id = ${thread.body.data.thread_id}`);
+    expect(row.rows[0]).toEqual({ flag: 'settled' });
+  });
 });

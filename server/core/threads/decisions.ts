@@ -96,8 +96,16 @@ export async function editPadDeciding(
       settled = await settleFixedFlags(tx, actor, target, out.outcome);
       await write?.commit(tx, { ...out, decision, settled });
     },
-    // With no decision to record and no flag the edit could settle, only what the pipeline writes goes beside it.
-    ...(inline && text === undefined && !settlesFlags(target.seat) ? { inline: (out: PadEdit) => inline({ ...out, decision: null, settled: [] }) } : {}),
+    // With no decision to record, only what the pipeline writes goes beside it; an edit that may settle
+    // flags stands so only while its pad has none open, and is otherwise written again through `commit`.
+    ...(inline && text === undefined
+      ? {
+          inline: (out: PadEdit) => {
+            const beside = inline({ ...out, decision: null, settled: [] });
+            return beside && settlesFlags(target.seat) ? { ...beside, onlyUnflagged: true } : beside;
+          },
+        }
+      : {}),
   });
   return { ...edit, decision, settled };
 }
