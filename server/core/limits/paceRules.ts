@@ -97,21 +97,30 @@ export type FactsAsked = { actorId: string; agent: boolean; human: string | null
  */
 export async function factsOf(conn: CommonQueryMethods, asked: readonly FactsAsked[], now: number): Promise<Facts[]> {
   const column = <K extends keyof FactsAsked>(key: K) => asked.map((write) => write[key]);
-  const others = sql.fragment`o.id <> k.human AND o.linked_human IS DISTINCT FROM k.human`;
+  const others = sql.fragment`o.id <> s.human AND o.linked_human IS DISTINCT FROM s.human`;
   // Prepared once per connection, and planned once (the writes asked are read through `facts_asked`,
   // migration 0044): every counted write starts here, and planning it cost more than running it.
+  // Whether others take part is a question of the place and the human, not of the agent: asked once
+  // for each, however many of one person's agents are read together (in a hub of hundreds of them,
+  // each asking scanned every member).
   const rows = await conn.any(sql.prepared('pace_facts', FactsRow)`
+    WITH k AS MATERIALIZED (
+      SELECT * FROM facts_asked(${sql.array(column('actorId'), 'text')}, ${sql.array(column('agent'), 'bool')}, ${sql.array(column('human'), 'text')},
+          ${sql.array(column('hub'), 'text')}, ${sql.array(column('thread'), 'text')}, ${sql.array(column('withShared'), 'bool')})
+        AS k(actor_id, agent, human, hub, thread, with_shared, i)),
+    shares AS MATERIALIZED (
+      SELECT s.hub, s.thread, s.human,
+        EXISTS (SELECT 1 FROM hub_members m JOIN participants o ON o.id = m.participant_id WHERE m.hub_id = s.hub AND ${others})
+        OR EXISTS (SELECT 1 FROM item_members m JOIN participants o ON o.id = m.participant_id WHERE m.item_id = s.thread AND ${others}) AS shared
+      FROM (SELECT DISTINCT hub, thread, human FROM k WHERE with_shared) s)
     SELECT
       (SELECT until FROM pace_cooldowns WHERE k.agent AND participant_id = k.actor_id AND until > ${now}) AS cooldown,
       ${verifiedSql('p')} AS verified, ${readsVerifiedSql('p')} AS reach,
       CASE WHEN p.email_verified_at IS NOT NULL THEN p.email_key END AS address,
-      k.with_shared AND (
-        EXISTS (SELECT 1 FROM hub_members m JOIN participants o ON o.id = m.participant_id WHERE m.hub_id = k.hub AND ${others})
-        OR EXISTS (SELECT 1 FROM item_members m JOIN participants o ON o.id = m.participant_id WHERE m.item_id = k.thread AND ${others})) AS shared,
+      k.with_shared AND coalesce((SELECT x.shared FROM shares x
+        WHERE x.hub IS NOT DISTINCT FROM k.hub AND x.thread IS NOT DISTINCT FROM k.thread AND x.human IS NOT DISTINCT FROM k.human), false) AS shared,
       ${pauseColumnsOf({ agent: sql.fragment`k.agent`, actorId: sql.fragment`k.actor_id`, human: sql.fragment`k.human`, hub: sql.fragment`k.hub` })}
-    FROM facts_asked(${sql.array(column('actorId'), 'text')}, ${sql.array(column('agent'), 'bool')}, ${sql.array(column('human'), 'text')},
-        ${sql.array(column('hub'), 'text')}, ${sql.array(column('thread'), 'text')}, ${sql.array(column('withShared'), 'bool')})
-      AS k(actor_id, agent, human, hub, thread, with_shared, i)
+    FROM k
     LEFT JOIN participants p ON p.id = coalesce(k.human, k.actor_id)
     ORDER BY k.i`);
   return rows.map((row, i) => {
