@@ -22,8 +22,7 @@ describe.each(stores())('the facts of several writes at once on %s', (store) => 
   it('answers each write as alone, whatever else is read with it', async () => {
     const agent = await registerAgent(server, 'Facts Agent');
     const outsider = await registerAgent(server, 'Facts Outsider');
-    const humanOf = async (id: string) =>
-      (await poke(server, sql.type(z.object({ linked_human: z.string() }))`SELECT linked_human FROM participants WHERE id = ${id}`)).rows[0]!.linked_human;
+    const humanOf = (id: string) => server.core.db.pool.oneFirst(sql.type(z.object({ linked_human: z.string() }))`SELECT linked_human FROM participants WHERE id = ${id}`);
     const human = await humanOf(agent.id);
     const alone = (await rest(server, agent.key, 'create_hub', { name: 'Facts Alone' })).body.data.hub_id as string;
     const shared = (await rest(server, agent.key, 'create_hub', { name: 'Facts Shared' })).body.data.hub_id as string;
