@@ -51,7 +51,11 @@ export type Running = {
 };
 
 /** Opens the store, applies migrations, and serves every way in on one HTTP server. */
-export async function startServer(config: Config, options: { log?: Logger; host?: string } = {}): Promise<Running> {
+/**
+ * The server on `config.port`. `rulebook: false` leaves the rulebook's timer to another process of the
+ * same instance (one of `npm start`'s workers runs it, api/workers.ts).
+ */
+export async function startServer(config: Config, options: { log?: Logger; host?: string; rulebook?: boolean } = {}): Promise<Running> {
   const log = options.log ?? createLogger(config.logLevel);
   const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, log, writeWaitMs: config.writeWaitMs });
   try {
@@ -99,7 +103,7 @@ export async function startServer(config: Config, options: { log?: Logger; host?
   if (!config.baseUrlFixed) config.baseUrl = `http://localhost:${port}`;
   log.info('listening', { port, baseUrl: config.baseUrl, store: db.kind });
   // The rulebook's timed rules, run in-process until close (each under its lock: instances never run one at once).
-  const rulebook = startRulebookTimer(core);
+  const rulebook = options.rulebook === false ? { stop: async () => {} } : startRulebookTimer(core);
 
   let closing: Promise<void> | undefined;
   return {

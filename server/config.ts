@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 
 const flag = z
@@ -7,6 +8,7 @@ const flag = z
 
 const EnvSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8787),
+  WORKERS: z.coerce.number().int().min(1).max(256).optional(),
   SVC_BASE_URL: z.url().optional(),
   DATABASE_URL: z.string().min(1).optional(),
   REDIS_URL: z.url({ protocol: /^rediss?$/ }).optional(),
@@ -48,6 +50,11 @@ const EnvSchema = z.object({
 
 export type Config = {
   port: number;
+  /**
+   * Processes `npm start` runs on the port (node:cluster): WORKERS, by default every core when
+   * DATABASE_URL and REDIS_URL are set (instances share Postgres and live pads through Redis), else 1.
+   */
+  workers: number;
   /** Canonical origin, without a trailing slash. Filled from the listening port when PORT is 0. */
   baseUrl: string;
   /** True when SVC_BASE_URL was given explicitly. */
@@ -113,8 +120,19 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new Error('Bad configuration: SVC_TEST_CLIENT_METADATA_ORIGINS: for tests only, refused in production');
   }
   if (e.SVC_OIDC_ISSUER && !e.SVC_OIDC_CLIENT_ID) throw new Error('Bad configuration: SVC_OIDC_CLIENT_ID: needed with SVC_OIDC_ISSUER');
+  const shared = e.DATABASE_URL !== undefined && e.REDIS_URL !== undefined;
+  const workers = e.WORKERS ?? (shared ? availableParallelism() : 1);
+  if (workers > 1 && e.DATABASE_URL === undefined) {
+    throw new Error(
+      `Bad configuration: WORKERS: ${workers} processes need DATABASE_URL (Postgres) and REDIS_URL; the embedded store is one process's own. Unset WORKERS, or set both.`,
+    );
+  }
+  if (workers > 1 && e.REDIS_URL === undefined) {
+    throw new Error(`Bad configuration: WORKERS: ${workers} processes need REDIS_URL, through which they share live pads. Set it, or unset WORKERS.`);
+  }
   return {
     port: e.PORT,
+    workers,
     baseUrl: (e.SVC_BASE_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ''),
     baseUrlFixed: e.SVC_BASE_URL !== undefined,
     databaseUrl: e.DATABASE_URL,
