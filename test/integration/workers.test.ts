@@ -45,7 +45,7 @@ describe.skipIf(!redisUrl || !databaseUrl)('npm start with WORKERS', () => {
     const pad = await rest(server, agent.key, 'create_pad', { hub: hub.body.data.slug, title: 'Shared', text: 'First.\n\nSecond.' });
     const padId = pad.body.data.pad_id as string;
     // Four editors, opened one after another: two on each worker.
-    const editors = [];
+    const editors: Awaited<ReturnType<typeof openProvider>>[] = [];
     for (let i = 0; i < 4; i++) {
       const editor = await openProvider(server, padId, agent.key);
       closers.push(() => editor.close());
