@@ -142,13 +142,13 @@ BEGIN
     INSERT INTO pace_rings AS g (key, marks)
     SELECT w.key, ring.marks[1:w.size] || array_fill(empty, ARRAY[greatest(w.size - cardinality(ring.marks), 0)]) FROM (
         SELECT rule_keys[j] AS key, greatest(min(rule_max[j])::int, coalesce(array_length(min(o.marks), 1), 0)) AS size,
-          array_agg(at_ms[c.e] ORDER BY at_ms[c.e] DESC) AS ats, min(o.marks[1]) AS newest, min(o.marks) AS old
+          array_agg(at_ms[c.e] ORDER BY at_ms[c.e] DESC) AS ats, min(o.marks) AS old
         FROM unnest(counted) AS c(e), generate_series(rule_from[c.e], rule_from[c.e] + rule_count[c.e] - 1) AS j
           LEFT JOIN pace_rings o ON o.key = rule_keys[j]
         WHERE rule_place[j] IS NULL AND rule_bucket[j] = 0 AND rule_max[j] <= ring_max
         GROUP BY 1) w
-      CROSS JOIN LATERAL (SELECT CASE WHEN w.newest IS NULL OR w.ats[cardinality(w.ats)] >= w.newest THEN w.ats
-          ELSE ARRAY(SELECT greatest(a, w.newest) FROM unnest(w.ats) AS a ORDER BY 1 DESC) END || coalesce(w.old, '{}') AS marks) ring
+      CROSS JOIN LATERAL (SELECT CASE WHEN w.old IS NULL OR w.ats[cardinality(w.ats)] >= w.old[1] THEN w.ats
+          ELSE ARRAY(SELECT greatest(a, w.old[1]) FROM unnest(w.ats) AS a ORDER BY 1 DESC) END || coalesce(w.old, '{}') AS marks) ring
     ON CONFLICT (key) DO UPDATE SET marks = excluded.marks;
   END IF;
 

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from '../crash/spawnServer.ts';
-import { durableStore, liveCredentials, openProvider, registerAgent, rest, startTestServer, typeInto, type TestServer } from '../support/server.ts';
+import { durableStore, liveCredentials, openEditorsInTurn, registerAgent, rest, startTestServer, typeInto, type TestServer } from '../support/server.ts';
 
 /**
  * The layout of docker-compose.yml without Docker: two instances on one Postgres and Redis behind
@@ -82,13 +82,7 @@ describe.skipIf(!redisUrl || !databaseUrl || !nginx)('two instances behind the n
     const padId = pad.body.data.pad_id as string;
 
     // Two editors through the proxy's WebSocket upgrade: round-robin puts one on each instance.
-    const editors: Awaited<ReturnType<typeof openProvider>>[] = [];
-    for (let i = 0; i < 2; i++) {
-      const editor = await openProvider(front, padId, agent.key);
-      closers.push(() => editor.close());
-      await Promise.race([editor.synced, new Promise((_, reject) => setTimeout(() => reject(new Error('an editor did not sync through the proxy within 10 s')), 10_000))]);
-      editors.push(editor);
-    }
+    const editors = await openEditorsInTurn(front, padId, agent.key, 2, closers);
     expect(servers.map((server) => liveCredentials(server).length)).toEqual([1, 1]);
     const [first, second] = editors[0]!.blocks();
 

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort, spawnServer, type ServerProcess } from '../crash/spawnServer.ts';
-import { durableStore, openProvider, registerAgent, rest, typeInto } from '../support/server.ts';
+import { durableStore, openEditorsInTurn, registerAgent, rest, typeInto } from '../support/server.ts';
 
 /**
  * `npm start` with WORKERS=2 (api/workers.ts): two processes on one port, each an instance on the same
@@ -45,13 +45,7 @@ describe.skipIf(!redisUrl || !databaseUrl)('npm start with WORKERS', () => {
     const pad = await rest(server, agent.key, 'create_pad', { hub: hub.body.data.slug, title: 'Shared', text: 'First.\n\nSecond.' });
     const padId = pad.body.data.pad_id as string;
     // Four editors, opened one after another: two on each worker.
-    const editors: Awaited<ReturnType<typeof openProvider>>[] = [];
-    for (let i = 0; i < 4; i++) {
-      const editor = await openProvider(server, padId, agent.key);
-      closers.push(() => editor.close());
-      await editor.synced;
-      editors.push(editor);
-    }
+    const editors = await openEditorsInTurn(server, padId, agent.key, 4, closers);
     const [first, second] = editors[0]!.blocks();
 
     // An edit through the API, on whichever worker takes it, reaches every editor.

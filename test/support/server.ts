@@ -251,6 +251,22 @@ export async function openProvider(server: Pick<TestServer, 'url'>, padId: strin
 }
 
 /**
+ * `n` editors of a pad, opened one after another, each synced (within 10 s) before the next opens:
+ * behind node:cluster or a round-robin proxy, consecutive connections go to the instances in turn.
+ * Each is closed by `closers`.
+ */
+export async function openEditorsInTurn(server: Pick<TestServer, 'url'>, padId: string, token: string, n: number, closers: (() => void | Promise<void>)[]) {
+  const editors: Awaited<ReturnType<typeof openProvider>>[] = [];
+  for (let i = 0; i < n; i++) {
+    const editor = await openProvider(server, padId, token);
+    closers.push(() => editor.close());
+    await Promise.race([editor.synced, new Promise((_, reject) => setTimeout(() => reject(new Error(`editor ${i + 1} did not sync within 10 s`)), 10_000))]);
+    editors.push(editor);
+  }
+  return editors;
+}
+
+/**
  * What the web app's pad page does when the server closes its live connection with a reason (the pad
  * was locked, or its person must now suggest): a new socket, which authenticates again and learns its
  * new scope.
