@@ -1,4 +1,4 @@
-import { request, rest } from '../support/server.ts';
+import { request, rest, type Reachable } from '../support/server.ts';
 import { perStore, type Benchmark, type Measured } from './benchmark.ts';
 import { onFreshServer, restOk, type ServerProcess } from './setup.ts';
 import { atLeast, countedLoop, sideBySide, spread, type SideFigures } from './sideBySide.ts';
@@ -46,21 +46,14 @@ export function durableEdits(options: Options): Benchmark {
   );
 }
 
-async function measure(server: ServerProcess, label: string, options: Options): Promise<Figures> {
-  const padsEach = options.pads / options.writers;
-  const agentsEach = options.agents / options.writers;
-  progress(`${label}: durable edits, seeding ${options.agents} agents of one person, and ${options.writers} people with ${agentsEach} agents each`);
-  const onePerson = await spreadEditors(server, options.agents, 'Durable edits', PAD_TEXT);
-  const people = await spreadPeople(server, options.writers, agentsEach, 'Durable edits', PAD_TEXT);
-  const onePersonPads = await padsInTurn(server, onePerson.pads, options.pads);
-  // Writer w is person w: `rotating` gives it pads w, w + writers, ..., which are theirs.
-  const perPerson: TurnPad[][] = [];
-  for (const person of people) perPerson.push(await padsInTurn(server, person.pads, padsEach));
-  const peoplePads = Array.from({ length: padsEach }, (_, j) => perPerson.map((pads) => pads[j]!)).flat();
-  // The bare endpoint writes to pads of the same kind that no agent edits.
-  const barePads = onePerson.pads.slice(options.pads, 2 * options.pads);
-  if (barePads.length !== options.pads) throw new Error(`the bare endpoint needs ${options.pads} pads of its own: give one person at least ${2 * options.pads} agents`);
+/**
+ * Closed-loop `edit_pad` writers over pads of their own on `server`: `writer` turns through its pads,
+ * each call answered once its version is committed, and `busy` counts the calls turned away unmade.
+ */
+export type EditWriters = { writers: (() => Promise<void>)[]; busy(): number };
 
+/** Writers of `edit_pad` over `pads`: each call sends the next revision against the version its writer last saw. */
+function editWriters(server: Reachable, pads: TurnPad[], writers: number): EditWriters {
   let edit = 0;
   /**
    * One edit, timed until it is made: a write that waited past the server's bound for a database
@@ -79,30 +72,61 @@ async function measure(server: ServerProcess, label: string, options: Options): 
     if (reply.status !== 200 || data.conflicts?.length || !(data.version > pad.version)) throw new Error(`edit_pad did not apply: ${reply.status} ${reply.text}`);
     pad.version = data.version;
   };
-  let bareEdit = 0;
-  // Through the same client as `edit_pad` (`request`, which `rest` sends by): each answer is read whole
-  // and parsed, as any writer must to learn what was made.
+  // Made once, so that they keep turning through their pads from round to round.
+  return { writers: rotating(pads, writers, editPad), busy: () => busyAnswers(pads) };
+}
+
+/** `writers` people on `server`, each with `agentsEach` agents in a hub of their own, and one writer per person turning through `padsEach` of their pads. */
+export async function peopleWriters(server: Reachable, options: { writers: number; padsEach: number; agentsEach: number }): Promise<EditWriters> {
+  const people = await spreadPeople(server, options.writers, options.agentsEach, 'Durable edits', PAD_TEXT);
+  // Writer w is person w: `rotating` gives it pads w, w + writers, ..., which are theirs.
+  const perPerson: TurnPad[][] = [];
+  for (const person of people) perPerson.push(await padsInTurn(server, person.pads, options.padsEach));
+  const pads = Array.from({ length: options.padsEach }, (_, j) => perPerson.map((pads) => pads[j]!)).flat();
+  return editWriters(server, pads, options.writers);
+}
+
+/**
+ * Writers of the bare endpoint (`serverProcess.ts`) over `pads`, through the same client as `edit_pad`
+ * (`request`, which `rest` sends by): each answer is read whole and parsed, as any writer must to
+ * learn what was made.
+ */
+export function bareWriters(server: ServerProcess, pads: readonly { padId: string }[], writers: number) {
+  let edit = 0;
   const bare = async (pad: { padId: string }) => {
-    const reply = await request(server.bareUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ padId: pad.padId, text: revision(bareEdit++) } satisfies BareEdit) });
+    const reply = await request(server.bareUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ padId: pad.padId, text: revision(edit++) } satisfies BareEdit) });
     if (reply.status !== 200) throw new Error(`the bare endpoint answered ${reply.status} ${reply.text}`);
   };
-  // Each load's writers are made once, so that they keep turning through their pads from round to round.
-  const writers = {
-    onePerson: rotating(onePersonPads, options.writers, editPad),
-    people: rotating(peoplePads, options.writers, editPad),
-    bare: rotating(barePads, options.writers, bare),
-  };
+  return rotating(pads, writers, bare);
+}
+
+/** Pads of the kind the edit_pad loads write, for the bare endpoint to write to: no agent edits them. */
+export async function barePads(server: ServerProcess, count: number) {
+  return (await spreadEditors(server, count, 'Bare writes', PAD_TEXT)).pads;
+}
+
+async function measure(server: ServerProcess, label: string, options: Options): Promise<Figures> {
+  const padsEach = options.pads / options.writers;
+  const agentsEach = options.agents / options.writers;
+  progress(`${label}: durable edits, seeding ${options.agents} agents of one person, and ${options.writers} people with ${agentsEach} agents each`);
+  const onePerson = await spreadEditors(server, options.agents, 'Durable edits', PAD_TEXT);
+  const onePersonPads = await padsInTurn(server, onePerson.pads, options.pads);
+  const people = await peopleWriters(server, { writers: options.writers, padsEach, agentsEach });
+  // The bare endpoint writes to pads of the same kind that no agent edits.
+  const bare = onePerson.pads.slice(options.pads, 2 * options.pads);
+  if (bare.length !== options.pads) throw new Error(`the bare endpoint needs ${options.pads} pads of its own: give one person at least ${2 * options.pads} agents`);
+  const writers = { onePerson: editWriters(server, onePersonPads, options.writers), people, bare: bareWriters(server, bare, options.writers) };
 
   progress(`${label}: ${options.writers} writers, ${options.warmup} warm-up edits, then ${options.rounds} rounds of ${stretch(options)} for each of the three loads`);
   const figures = await sideBySide(
     {
-      onePerson: (edits) => countedLoop(writers.onePerson, edits),
-      people: (edits) => countedLoop(writers.people, edits),
+      onePerson: (edits) => countedLoop(writers.onePerson.writers, edits),
+      people: (edits) => countedLoop(writers.people.writers, edits),
       bare: (edits) => countedLoop(writers.bare, edits),
     },
     { rounds: options.rounds, stretch: stretch(options), warmup: options.warmup, seed: 20261127 },
   );
-  const busy = { onePerson: busyAnswers(onePersonPads), people: busyAnswers(peoplePads) };
+  const busy = { onePerson: writers.onePerson.busy(), people: writers.people.busy() };
   const line = (side: SideFigures, busyCalls: number) => `${int(side.rate)}/s p99 ${ms(side.p99)}${busyCalls ? ` (${busyCalls} busy answers)` : ''}`;
   progress(`${label}: one person's agents ${line(figures.onePerson, busy.onePerson)}; ${options.writers} people ${line(figures.people, busy.people)}; bare ${line(figures.bare, 0)}`);
   return { ...figures, busy };
@@ -116,7 +140,7 @@ const stretch = (options: Options) => Math.round(options.edits / options.rounds)
  * The first `count` of one person's pads, each to be edited at paragraph 4 by its own agent and, in
  * turn, by the agents whose pads are past `count` (spread evenly), so no agent's minute fills.
  */
-async function padsInTurn(server: ServerProcess, pads: { padId: string; version: number; agent: { key: string } }[], count: number): Promise<TurnPad[]> {
+async function padsInTurn(server: Reachable, pads: { padId: string; version: number; agent: { key: string } }[], count: number): Promise<TurnPad[]> {
   const inTurn: TurnPad[] = [];
   for (const pad of pads.slice(0, count)) {
     const full = await restOk(server, pad.agent.key, 'open_pad', { pad_id: pad.padId, mode: 'full' });

@@ -7,7 +7,7 @@ import { connectProvider, freshDatabase, startServerProcess, type ServerProcess 
 import { spreadEditors } from './spread.ts';
 import { int, ms, progress, summarize, table, verdict, type Summary } from './stats.ts';
 
-type Options = {
+export type Options = {
   /** Live editors in all, `perPad` to a pad. */
   editors: number;
   perPad: number;
@@ -22,17 +22,17 @@ type Options = {
 };
 
 /** One server's run: keystroke delivery, connection times, and its process's CPU time per keystroke and per connection. */
-type Run = { delivery: Summary; connect: Summary; missed: number; cpuPerKeystroke: number; cpuPerConnection: number; keystrokes: number; transactionsPerKeystroke: number | null };
+export type Run = { delivery: Summary; connect: Summary; missed: number; cpuPerKeystroke: number; cpuPerConnection: number; keystrokes: number; transactionsPerKeystroke: number | null };
 type Figures = { ours: Run; bare: Run };
 
 const PAD_TEXT = Array.from({ length: 8 }, (_, i) => `Paragraph ${i + 1} of the benchmark pad, a sentence of ordinary length.`).join('\n\n');
 
 type Editor = Awaited<ReturnType<typeof connectProvider>>;
 /** A pad's editors (the first types) and the keystrokes sent so far: the typist's clock after each, and when it was made. */
-type Pad = { padId: string; editors: Editor[]; sent: { clock: number; at: number; measured: boolean }[]; typed: number };
+export type Pad = { padId: string; editors: Editor[]; sent: { clock: number; at: number; measured: boolean }[]; typed: number };
 
 /** CPU time (user + system) a process has used, in ms, from /proc (Linux's clock ticks are 10 ms). */
-function cpuMs(pid: number): number {
+export function cpuMs(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
   return (Number(fields[11]) + Number(fields[12])) * 10;
 }
@@ -83,7 +83,7 @@ async function measure(server: ServerProcess, label: string, options: Options, s
   const world = await spreadEditors(server, padCount, 'Live broadcast', PAD_TEXT);
   const keys = new Map(world.pads.map((pad) => [pad.padId, pad.agent.key]));
 
-  const onOurs = () => run(server, keys, server.pid, label, options, stats);
+  const onOurs = () => broadcastRun(server, keys, () => cpuMs(server.pid), label, options, stats);
   const first = await onOurs();
   const states: Record<string, string> = {};
   for (const pad of first.pads) states[pad.padId] = Buffer.from(pad.state).toString('base64');
@@ -91,7 +91,7 @@ async function measure(server: ServerProcess, label: string, options: Options, s
   try {
     // In the order ours, bare, bare, ours: neither comes after the other more often (what one run
     // leaves to the benchmark's process, its closed providers to collect, falls on both alike).
-    const onBare = () => run(bare, keys, bare.pid, `${label} bare`, options, null);
+    const onBare = () => broadcastRun(bare, keys, () => cpuMs(bare.pid), `${label} bare`, options, null);
     const bareRuns = [(await onBare()).raw, (await onBare()).raw];
     return { ours: figuresOf([first.raw, (await onOurs()).raw]), bare: figuresOf(bareRuns) };
   } finally {
@@ -100,9 +100,9 @@ async function measure(server: ServerProcess, label: string, options: Options, s
 }
 
 /** One run's samples and counts, before they are put together with another's. */
-type Raw = { delivery: number[]; connect: number[]; missed: number; cpuTyping: number; cpuConnecting: number; keystrokes: number; transactions: number | null };
+export type Raw = { delivery: number[]; connect: number[]; missed: number; cpuTyping: number; cpuConnecting: number; keystrokes: number; transactions: number | null };
 
-function figuresOf(runs: Raw[]): Run {
+export function figuresOf(runs: Raw[]): Run {
   const sum = (of: (raw: Raw) => number) => runs.reduce((total, raw) => total + of(raw), 0);
   const keystrokes = sum((raw) => raw.keystrokes);
   const connections = sum((raw) => raw.connect.length);
@@ -118,19 +118,18 @@ function figuresOf(runs: Raw[]): Run {
   };
 }
 
-/**
- * Connects every editor (`connecting` at once, each timed until its first sync), then types for
- * warm-up and measured seconds and times each keystroke until every other editor of its pad has it.
- */
-async function run(server: { url: string }, keys: Map<string, string>, pid: number, label: string, options: Options, stats: pg.Client | null) {
+/** A pad's editors, connected `connecting` at once, each timed until its first sync. */
+export async function connectEditors(server: { url: string }, keys: Map<string, string>, perPad: number, connecting: number) {
   const pads: Pad[] = [...keys.keys()].map((padId) => ({ padId, editors: [], sent: [], typed: 0 }));
-  const slots = pads.flatMap((pad) => Array.from({ length: options.perPad }, () => pad));
+  const slots = pads.flatMap((pad) => Array.from({ length: perPad }, () => pad));
   const connectTimes: number[] = [];
-  const cpuBeforeConnect = cpuMs(pid);
   let next = 0;
+  const close = () => {
+    for (const pad of pads) for (const editor of pad.editors) editor.close();
+  };
   try {
     await Promise.all(
-      Array.from({ length: options.connecting }, async () => {
+      Array.from({ length: connecting }, async () => {
         while (next < slots.length) {
           const pad = slots[next++]!;
           const started = performance.now();
@@ -139,72 +138,106 @@ async function run(server: { url: string }, keys: Map<string, string>, pid: numb
         }
       }),
     );
-    const cpuConnect = cpuMs(pid) - cpuBeforeConnect;
+  } catch (error) {
+    close();
+    throw error;
+  }
+  return { pads, connectTimes, close };
+}
+
+/** A keystroke delivered: when it was typed (`performance.now()`), and how long until one other editor of its pad had it. */
+export type Delivery = { at: number; ms: number };
+
+/**
+ * Types `rate` keystrokes a second over all `pads` together for warm-up and measured seconds, one
+ * editor of each pad typing, and times each measured keystroke until every other editor of its pad
+ * has it; `onMeasured` is called as the measured stretch begins. Whatever has not arrived 5 s after
+ * the typing ends is counted as missed.
+ */
+export async function typeAndTime(pads: Pad[], options: { rate: number; warmupSeconds: number; seconds: number }, label: string, onMeasured?: () => void) {
+  const delivery: Delivery[] = [];
+  const others = pads[0]!.editors.length - 1;
+  for (const pad of pads) {
+    const typist = pad.editors[0]!.doc;
+    for (const editor of pad.editors.slice(1)) {
+      let seen = 0;
+      editor.doc.on('update', () => {
+        const now = performance.now();
+        const has = Y.getState(editor.doc.store, typist.clientID);
+        while (seen < pad.sent.length && pad.sent[seen]!.clock <= has) {
+          const keystroke = pad.sent[seen++]!;
+          if (keystroke.measured) delivery.push({ at: keystroke.at, ms: now - keystroke.at });
+        }
+      });
+    }
+  }
+
+  /** One character typed at the end of the next paragraph of the pad, through the Y types as an editor types. */
+  const type = (pad: Pad, measured: boolean) => {
+    const doc = pad.editors[0]!.doc;
+    const paragraph = doc.getXmlFragment('default').get(pad.typed++ % 8) as Y.XmlElement;
+    const text = paragraph.get(0) as Y.XmlText;
+    const at = performance.now();
+    text.insert(text.length, 'abcdefghijklmnopqrstuvwxyz'[pad.typed % 26]!);
+    pad.sent.push({ clock: Y.getState(doc.store, doc.clientID), at, measured });
+  };
+
+  const total = options.warmupSeconds + options.seconds;
+  progress(`  ${label}: typing ${options.rate}/s for ${total} s`);
+  let sent = 0;
+  let measuredSent = 0;
+  let measuring = false;
+  const started = performance.now();
+  await new Promise<void>((resolve) => {
+    const tick = setInterval(() => {
+      const elapsed = (performance.now() - started) / 1000;
+      const measured = elapsed >= options.warmupSeconds;
+      if (measured && !measuring) {
+        measuring = true;
+        onMeasured?.();
+      }
+      const due = Math.min(total, elapsed) * options.rate;
+      for (; sent < due; sent++) {
+        type(pads[sent % pads.length]!, measured);
+        if (measured) measuredSent++;
+      }
+      if (elapsed >= total) {
+        clearInterval(tick);
+        resolve();
+      }
+    }, 5);
+  });
+  const expected = measuredSent * others;
+  for (let waited = 0; delivery.length < expected && waited < 5_000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
+  return { delivery, keystrokes: measuredSent, missed: expected - delivery.length };
+}
+
+/**
+ * Connects every editor (`connecting` at once, each timed until its first sync), then types for
+ * warm-up and measured seconds and times each keystroke until every other editor of its pad has it.
+ * `cpu` reads the server's CPU time so far, in ms.
+ */
+export async function broadcastRun(server: { url: string }, keys: Map<string, string>, cpu: () => number, label: string, options: Omit<Options, 'editors' | 'targetRatio'>, stats: pg.Client | null) {
+  const cpuBeforeConnect = cpu();
+  const { pads, connectTimes, close } = await connectEditors(server, keys, options.perPad, options.connecting);
+  try {
+    const cpuConnect = cpu() - cpuBeforeConnect;
     // Every pad's state as its editors have it, before any typing: the bare server starts from it.
     const withStates = pads.map((pad) => ({ padId: pad.padId, state: Y.encodeStateAsUpdate(pad.editors[0]!.doc) }));
-
-    const delivery: number[] = [];
-    for (const pad of pads) {
-      const typist = pad.editors[0]!.doc;
-      for (const editor of pad.editors.slice(1)) {
-        let seen = 0;
-        editor.doc.on('update', () => {
-          const now = performance.now();
-          const has = Y.getState(editor.doc.store, typist.clientID);
-          while (seen < pad.sent.length && pad.sent[seen]!.clock <= has) {
-            const keystroke = pad.sent[seen++]!;
-            if (keystroke.measured) delivery.push(now - keystroke.at);
-          }
-        });
-      }
-    }
-
-    /** One character typed at the end of the next paragraph of the pad, through the Y types as an editor types. */
-    const type = (pad: Pad, measured: boolean) => {
-      const doc = pad.editors[0]!.doc;
-      const paragraph = doc.getXmlFragment('default').get(pad.typed++ % 8) as Y.XmlElement;
-      const text = paragraph.get(0) as Y.XmlText;
-      const at = performance.now();
-      text.insert(text.length, 'abcdefghijklmnopqrstuvwxyz'[pad.typed % 26]!);
-      pad.sent.push({ clock: Y.getState(doc.store, doc.clientID), at, measured });
-    };
-
-    const total = options.warmupSeconds + options.seconds;
-    progress(`  ${label}: connected (p99 ${ms(summarize(connectTimes).p99)}); typing ${options.rate}/s for ${total} s`);
-    let sent = 0;
+    progress(`  ${label}: connected (p99 ${ms(summarize(connectTimes).p99)})`);
     let cpuBeforeMeasured = 0;
     let transactionsBefore: Promise<number> | null = null;
-    let measuredSent = 0;
-    const started = performance.now();
-    await new Promise<void>((resolve) => {
-      const tick = setInterval(() => {
-        const elapsed = (performance.now() - started) / 1000;
-        const measured = elapsed >= options.warmupSeconds;
-        if (measured && !cpuBeforeMeasured) {
-          cpuBeforeMeasured = cpuMs(pid);
-          if (stats) transactionsBefore = committed(stats);
-        }
-        const due = Math.min(total, elapsed) * options.rate;
-        for (; sent < due; sent++) {
-          type(pads[sent % pads.length]!, measured);
-          if (measured) measuredSent++;
-        }
-        if (elapsed >= total) {
-          clearInterval(tick);
-          resolve();
-        }
-      }, 5);
+    const typed = await typeAndTime(pads, options, label, () => {
+      cpuBeforeMeasured = cpu();
+      if (stats) transactionsBefore = committed(stats);
     });
-    // The last keystrokes' deliveries: whatever has not arrived within 5 s is counted as missed.
-    const expected = measuredSent * (options.perPad - 1);
-    for (let waited = 0; delivery.length < expected && waited < 5_000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
-    const cpuMeasured = cpuMs(pid) - cpuBeforeMeasured;
+    const cpuMeasured = cpu() - cpuBeforeMeasured;
     // Read once the deliveries are in, so that what a server running behind did for the typing is counted.
     const transactions = transactionsBefore && stats ? (await committed(stats)) - (await transactionsBefore) : null;
-    const raw: Raw = { delivery, connect: connectTimes, missed: expected - delivery.length, cpuTyping: cpuMeasured, cpuConnecting: cpuConnect, keystrokes: measuredSent, transactions };
+    const raw: Raw = { delivery: typed.delivery.map((d) => d.ms), connect: connectTimes, missed: typed.missed, cpuTyping: cpuMeasured, cpuConnecting: cpuConnect, keystrokes: typed.keystrokes, transactions };
     return { pads: withStates, raw };
   } finally {
-    for (const pad of pads) for (const editor of pad.editors) editor.close();
+    close();
   }
 }
 

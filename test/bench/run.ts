@@ -17,12 +17,13 @@ import { liveEdit } from './liveEdit.ts';
 import { markdownThreadView } from './markdownReads.ts';
 import { readsOverMcp } from './mcpReads.ts';
 import { selected } from './selection.ts';
-import { progress } from './stats.ts';
+import { machineCpu, progress } from './stats.ts';
 import { walPerEdit } from './walPerEdit.ts';
 import { searchBench } from './searchBench.ts';
 import { inboxBench } from './inboxBench.ts';
 import { waitsBench } from './waitsBench.ts';
 import { durableEdits } from './durableEdits.ts';
+import { workersBench } from './workersBench.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/test';
@@ -83,6 +84,18 @@ const BENCHMARKS: Benchmark[] = selected([
     connecting: 50,
     targetRatio: 2,
   }),
+  // npm start with WORKERS=2 beside WORKERS=1, both on Postgres and Redis, and the bare baselines
+  // (BENCH_ONLY=workers; Postgres and Redis only): durable edits >= 1.5x one instance's; 5,000 live
+  // editors over 500 pads at a delivery p99 no worse than bare Hocuspocus'; a reconnect storm of
+  // 2,000 editors at 100/s on one pad slowing other pads' p99 <= 2x; a removal or revocation through
+  // one worker holding on the other within 5 s.
+  workersBench({
+    workers: 2,
+    durable: { writers: 50, padsEach: 4, agentsEach: 8, edits: Number(process.env.BENCH_DURABLE_EDITS ?? 6_000), warmup: 1_000, rounds: Number(process.env.BENCH_DURABLE_ROUNDS ?? 5), targetRatio: 1.5 },
+    live: { editors: Number(process.env.BENCH_WORKERS_EDITORS ?? 5_000), perPad: 10, rate: 500, warmupSeconds: 5, seconds: Number(process.env.BENCH_BROADCAST_SECONDS ?? 20), connecting: 50 },
+    storm: { editors: Number(process.env.BENCH_STORM_EDITORS ?? 2_000), perSecond: 100, background: 2_000, perPad: 4, rate: 500, warmupSeconds: 5, seconds: 20, targetRatio: 2 },
+    reads: { trials: 10, withinMs: 5_000 },
+  }),
 ]);
 
 /** Whether Postgres answers at the URL, and its version; a short timeout so a missing server is quick. */
@@ -100,11 +113,10 @@ async function probePostgres(url: string): Promise<{ ok: true; version: string }
   }
 }
 
-/** CPU time of the whole machine from /proc/stat: total and stolen by the hypervisor (Linux only). */
+/** CPU time of the whole machine (Linux only). */
 function cpuTimes(): { total: number; steal: number } | null {
   try {
-    const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
-    return { total: fields.slice(0, 8).reduce((a, b) => a + b, 0), steal: fields[7] ?? 0 };
+    return machineCpu();
   } catch {
     return null;
   }

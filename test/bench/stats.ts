@@ -1,4 +1,6 @@
 /** Small statistics and formatting helpers for the benchmarks. */
+import { readFileSync } from 'node:fs';
+
 
 export type Summary = { n: number; p50: number; p99: number; mean: number; min: number; max: number };
 
@@ -52,4 +54,11 @@ export function prng(seed: number) {
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
+}
+
+/** The whole machine's CPU time so far from /proc/stat, in clock ticks: in all, busy (not idle or waiting on I/O), and stolen by the hypervisor (Linux). */
+export function machineCpu(): { total: number; busy: number; steal: number } {
+  const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+  const total = fields.slice(0, 8).reduce((a, b) => a + b, 0);
+  return { total, busy: total - fields[3]! - fields[4]!, steal: fields[7] ?? 0 };
 }

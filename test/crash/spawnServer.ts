@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { appendFileSync, openSync, closeSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
@@ -27,6 +27,13 @@ process.on('exit', () => {
     } catch {}
   }
 });
+
+/** The pids of `pid`'s child processes: the workers of a server started with WORKERS. */
+export const childrenOf = (pid: number) =>
+  spawnSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' })
+    .stdout.split('\n')
+    .filter(Boolean)
+    .map(Number);
 
 /** A port nobody listens on now; the server of one store keeps it across restarts, as a deployment does. */
 export async function freePort(): Promise<number> {
