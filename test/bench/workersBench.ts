@@ -86,7 +86,8 @@ async function redisAnswers(url: string): Promise<string | null> {
 
 type Durable = Record<'many' | 'one' | 'bare', SideFigures & ReturnType<typeof perRequest>> & { busy: { many: number; one: number } };
 type Live = { many: Run; one: Run; bare: Run };
-type Storm = { calm: Summary; storm: Summary; missed: number; connects: Summary; refused: number; stormSeconds: number };
+/** `cpu`: the deployment's CPU ms a second over the calm and over the storm. */
+type Storm = { calm: Summary; storm: Summary; missed: number; connects: Summary; refused: number; stormSeconds: number; cpu: { calm: number; storm: number } };
 type ReadTrial = { kind: 'removed' | 'revoked'; lastAllowedMs: number; refusedFromMs: number };
 type Figures = { durable: Durable | null; live: Live | null; storms: { many: Storm; one: Storm } | null; reads: ReadTrial[] | null };
 
@@ -241,12 +242,17 @@ async function reconnectStorm(deployment: Deployment, options: Options['storm'])
     let stormFrom = 0;
     let stormTo = 0;
     let stormDone: Promise<unknown> = Promise.resolve();
+    // The deployment's CPU time at the calm's start, the storm's start and its end, with when each was read.
+    const cpuAt: { ms: number; at: number }[] = [];
+    const readCpu = () => cpuAt.push({ ms: deployment.cpu(), at: performance.now() });
     const stormSeconds = options.editors / options.perSecond;
     // Calm for `seconds`, then the storm for as long, and the typing goes on until the last of it.
     const typed = await typeAndTime(pads, { rate: options.rate, warmupSeconds: options.warmupSeconds, seconds: options.seconds + stormSeconds }, label, () => {
+      readCpu();
       const started = performance.now() + options.seconds * 1000;
       stormDone = new Promise<void>((resolve) => setTimeout(resolve, options.seconds * 1000)).then(() => {
         stormFrom = performance.now();
+        readCpu();
         progress(`${label}: ${options.editors} editors connecting to one pad, ${options.perSecond} a second`);
         return Promise.all(
           Array.from({ length: options.editors }, (_, i) =>
@@ -258,13 +264,17 @@ async function reconnectStorm(deployment: Deployment, options: Options['storm'])
               })
               .catch(() => refused++),
           ),
-        ).then(() => (stormTo = performance.now()));
+        ).then(() => {
+          stormTo = performance.now();
+          readCpu();
+        });
       });
     });
     await stormDone;
     const calm = typed.delivery.filter((d) => d.at < stormFrom).map((d) => d.ms);
     const during = typed.delivery.filter((d) => d.at >= stormFrom && d.at <= stormTo).map((d) => d.ms);
-    return { calm: summarize(calm), storm: summarize(during), missed: typed.missed, connects: summarize(connects), refused, stormSeconds: (stormTo - stormFrom) / 1000 };
+    const perSecond = (from: number) => ((cpuAt[from + 1]!.ms - cpuAt[from]!.ms) * 1000) / (cpuAt[from + 1]!.at - cpuAt[from]!.at);
+    return { calm: summarize(calm), storm: summarize(during), missed: typed.missed, connects: summarize(connects), refused, stormSeconds: (stormTo - stormFrom) / 1000, cpu: { calm: perSecond(0), storm: perSecond(1) } };
   } finally {
     for (const editor of storm) editor.close();
     close();
@@ -390,7 +400,7 @@ function liveReport(live: Live | null, options: Options): string[] {
 function stormReport(storms: Figures['storms'], options: Options): string[] {
   const s = options.storm;
   const n = options.workers;
-  const about = `**Reconnect storm.** On each deployment, ${int(s.background)} editors over ${int(s.background / s.perPad)} pads (${s.perPad} to a pad) type ${int(s.rate)} keystrokes a second as above: ${s.warmupSeconds} s of warm-up, ${s.seconds} s calm, then ${int(s.editors)} more editors connect to one other pad, ${s.perSecond} a second, each started on time whether or not those before it have synced, with the typing going on. "Calm" is the deliveries of keystrokes typed before the storm; "storm" of those typed from its first connection until its last has synced. Target (WORKERS=${n}): the storm's delivery p99 at most ${s.targetRatio}x the calm's.`;
+  const about = `**Reconnect storm.** On each deployment, ${int(s.background)} editors over ${int(s.background / s.perPad)} pads (${s.perPad} to a pad) type ${int(s.rate)} keystrokes a second as above: ${s.warmupSeconds} s of warm-up, ${s.seconds} s calm, then ${int(s.editors)} more editors connect to one other pad, ${s.perSecond} a second, each started on time whether or not those before it have synced, with the typing going on. "Calm" is the deliveries of keystrokes typed before the storm; "storm" of those typed from its first connection until its last has synced; the deployment's CPU time a second over each (1,000 is one core). Target (WORKERS=${n}): the storm's delivery p99 at most ${s.targetRatio}x the calm's.`;
   if (!storms) return notMeasured(about);
   const row = (name: string, f: Storm, judged: boolean) => [
     name,
@@ -405,12 +415,14 @@ function stormReport(storms: Figures['storms'], options: Options): string[] {
     int(f.refused),
     ms(f.connects.p50),
     ms(f.connects.p99),
+    int(f.cpu.calm),
+    int(f.cpu.storm),
   ];
   return [
     about,
     '',
     table(
-      ['Deployment', 'Calm deliveries', 'Calm p99', 'Storm deliveries', 'Storm p99', 'Storm / calm', `Target <= ${s.targetRatio}x`, 'Missed', 'Storm editors synced', 'Not synced in 10 s', 'Their connect p50', 'p99'],
+      ['Deployment', 'Calm deliveries', 'Calm p99', 'Storm deliveries', 'Storm p99', 'Storm / calm', `Target <= ${s.targetRatio}x`, 'Missed', 'Storm editors synced', 'Not synced in 10 s', 'Their connect p50', 'p99', 'Server CPU ms/s, calm', 'in the storm'],
       [row(`WORKERS=${n}`, storms.many, true), row('WORKERS=1', storms.one, false)],
     ),
     '',
