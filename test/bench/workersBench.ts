@@ -4,12 +4,9 @@
  * on one pad, and how soon a removal or a revocation made through one worker holds on the other.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
 import http from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { childrenOf, freePort, spawnServer } from '../crash/spawnServer.ts';
+import { childrenOf, spawnWorkers } from '../crash/spawnServer.ts';
 import { durableStore, signIn, type Reachable } from '../support/server.ts';
 import type { Benchmark } from './benchmark.ts';
 import { barePads, bareWriters, peopleWriters, type EditWriters } from './durableEdits.ts';
@@ -40,18 +37,12 @@ type Deployment = Reachable & { workers: number; label: string; cpu(): number; c
 
 async function deployment(workers: number, redisUrl: string): Promise<Deployment> {
   const database = await durableStore('postgres');
-  const logFile = join(mkdtempSync(join(tmpdir(), 'dotpad-bench-')), 'server.log');
   const label = `WORKERS=${workers}`;
   try {
     // At the production limits (spawnServer loosens them for the crash test), as every benchmark runs.
     // With BENCH_PROFILE_DIR set, every process of the deployment writes a V8 CPU profile there when it stops.
     const profiling: Record<string, string> = process.env.BENCH_PROFILE_DIR ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}/workers-${workers}` } : {};
-    const server = await spawnServer({ env: { ...database.env, ...profiling, REDIS_URL: redisUrl, WORKERS: String(workers), SVC_PACE_SCALE: '1' }, port: await freePort(), logFile, label });
-    // WORKERS=1 is one process, with no cluster.
-    for (let waited = 0; workers > 1 && childrenOf(server.pid).length < workers; waited += 100) {
-      if (waited > 60_000) throw new Error(`${label}: ${childrenOf(server.pid).length} workers after 60 s (log: ${logFile})`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    const server = await spawnWorkers({ ...database.env, ...profiling, REDIS_URL: redisUrl, SVC_PACE_SCALE: '1' }, workers);
     return {
       url: server.url,
       workers,

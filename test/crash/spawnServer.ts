@@ -1,6 +1,8 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { appendFileSync, openSync, closeSync, readFileSync } from 'node:fs';
+import { appendFileSync, openSync, closeSync, mkdtempSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -108,4 +110,22 @@ export async function spawnServer(options: { env: Record<string, string>; port: 
       clearTimeout(timer);
     },
   };
+}
+
+/**
+ * `npm start` with WORKERS=`workers` on the store and Redis `env` names, on a free port, its output in
+ * a log file of its own; resolves once every worker runs (WORKERS=1 is one process, with no cluster).
+ */
+export async function spawnWorkers(env: Record<string, string>, workers: number): Promise<ServerProcess & { logFile: string }> {
+  const logFile = join(mkdtempSync(join(tmpdir(), 'dotpad-workers-')), 'server.log');
+  const label = `WORKERS=${workers}`;
+  const server = await spawnServer({ env: { ...env, WORKERS: String(workers) }, port: await freePort(), logFile, label });
+  for (let waited = 0; workers > 1 && childrenOf(server.pid).length < workers; waited += 100) {
+    if (waited > 60_000) {
+      await server.stop();
+      throw new Error(`${label}: ${childrenOf(server.pid).length} workers after 60 s:\n${logTail(logFile)}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return { ...server, logFile };
 }

@@ -2,13 +2,11 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdtempSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import http from 'node:http';
 import { connect, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { childrenOf, freePort, spawnServer, type ServerProcess } from '../crash/spawnServer.ts';
+import { childrenOf, spawnWorkers, type ServerProcess } from '../crash/spawnServer.ts';
 import { durableStore, openEditorsInTurn, registerAgent, request, rest, signIn, typeInto } from '../support/server.ts';
 
 /**
@@ -137,13 +135,17 @@ describe.skipIf(!redisUrl || !databaseUrl)('npm start with WORKERS', () => {
   afterAll(async () => {
     for (const close of closers.reverse()) await close();
   });
-
-  it('runs two workers on one port that share live pads both ways, and starts a killed one again', async () => {
+  /** `npm start` with WORKERS=2 on a fresh Postgres database and the local Redis; both gone after the suite. */
+  const twoWorkers = async (): Promise<ServerProcess> => {
     const store = await durableStore('postgres');
     closers.push(() => store.drop());
-    const logFile = join(mkdtempSync(join(tmpdir(), 'dotpad-workers-')), 'server.log');
-    const server: ServerProcess = await spawnServer({ env: { ...store.env, REDIS_URL: redisUrl!, WORKERS: '2' }, port: await freePort(), logFile, label: 'WORKERS=2' });
+    const server = await spawnWorkers({ ...store.env, REDIS_URL: redisUrl! }, 2);
     closers.push(() => server.stop());
+    return server;
+  };
+
+  it('runs two workers on one port that share live pads both ways, and starts a killed one again', async () => {
+    const server = await twoWorkers();
     expect(childrenOf(server.pid)).toHaveLength(2);
 
     const agent = await registerAgent(server, 'Worker Writer');
@@ -175,11 +177,7 @@ describe.skipIf(!redisUrl || !databaseUrl)('npm start with WORKERS', () => {
   });
 
   it('wakes waits on both workers whichever takes the post, and refuses a removed member and a revoked key on both within 5 s', async () => {
-    const store = await durableStore('postgres');
-    closers.push(() => store.drop());
-    const logFile = join(mkdtempSync(join(tmpdir(), 'dotpad-workers-')), 'server.log');
-    const server: ServerProcess = await spawnServer({ env: { ...store.env, REDIS_URL: redisUrl!, WORKERS: '2' }, port: await freePort(), logFile, label: 'WORKERS=2' });
-    closers.push(() => server.stop());
+    const server = await twoWorkers();
     const cluster = workersOf(server);
     expect(cluster.workers).toHaveLength(2);
     const [first, second] = cluster.workers as [number, number];
