@@ -159,12 +159,14 @@ export function createEditEngine(deps: { db: Db; versions: PadVersions; live: Li
     write: PlannedWrite<EditOutcome> | undefined,
     undone: Undone | undefined,
     locked: DatabaseTransactionConnection | null,
+    fresh: boolean,
     went: (change: LiveChange<unknown>) => void,
   ): Promise<{ outcome: EditOutcome; written: Written | null }> {
-    const state = locked ? await versions.locked(locked, padId) : await versions.current(padId);
-    if (locked) await live.catchUp(document, locked);
+    const state = locked ? await versions.locked(locked, padId) : fresh ? await versions.fresh(padId) : await versions.current(padId);
+    // Read after the version, the log holds at least what made it: the live copy takes in what it lacks.
+    if (locked || fresh) await live.catchUp(document, locked ?? db.pool);
     // A base newer than what this instance knows: another instance wrote it; read again.
-    if (!locked && base !== null && base > state.version) throw new StaleVersion(padId, state.version);
+    if (!locked && !fresh && base !== null && base > state.version) throw new StaleVersion(padId, state.version);
     const { ops, guard, conflicts } = await plan(locked ?? db.pool, padId, document, author, request, base, state, undone);
     const unchanged = (more: Conflict[] = []) => ({
       outcome: { version: null, editId: null, conflicts: [...conflicts, ...more], changed: [], current: state.version, saved: 0 },
@@ -248,15 +250,17 @@ export function createEditEngine(deps: { db: Db; versions: PadVersions; live: Li
       return versions.exclusive(padId, async () => {
         // Typing not versioned yet becomes its own version first, attributed to its typist.
         await deps.typing.settle(padId);
-        const once = async (locked: boolean) => {
+        /** On what this instance knows of the pad, on what the database holds, or on that under the pad's row lock. */
+        const once = async (on: 'known' | 'fresh' | 'locked') => {
           let change: LiveChange<unknown> | null = null;
           const went = (made: LiveChange<unknown>) => (change = made);
           try {
             // Loaded outside any transaction: what loading starts must not run inside one.
             const document = await live.document(padId);
-            const { outcome, written } = locked
-              ? await db.writeOrBusy((tx) => attempt(document, padId, author, request, base, write, undone, tx, went))
-              : await attempt(document, padId, author, request, base, write, undone, null, went);
+            const { outcome, written } =
+              on === 'locked'
+                ? await db.writeOrBusy((tx) => attempt(document, padId, author, request, base, write, undone, tx, false, went))
+                : await attempt(document, padId, author, request, base, write, undone, null, on === 'fresh', went);
             (change as LiveChange<unknown> | null)?.done();
             if (written) versions.advance(written);
             return outcome;
@@ -265,13 +269,18 @@ export function createEditEngine(deps: { db: Db; versions: PadVersions; live: Li
             throw error;
           }
         };
-        if (versions.isContended(padId)) return once(true);
-        try {
-          return await once(false);
-        } catch (error) {
-          if (!(error instanceof StaleVersion)) throw error;
-          return once(true);
+        if (versions.isContended(padId)) return once('locked');
+        // Another instance wrote the pad since this one knew it: read again, and write as before (with
+        // others' edits, by one statement). Only if it wrote again even then, take the pad's row lock.
+        for (const on of ['known', 'fresh'] as const) {
+          try {
+            return await once(on);
+          } catch (error) {
+            if (!(error instanceof StaleVersion)) throw error;
+          }
         }
+        versions.contend(padId);
+        return once('locked');
       });
     },
 

@@ -3,8 +3,7 @@ import type { CommonQueryMethods } from 'slonik';
 import type { Document, Hocuspocus } from '@hocuspocus/server';
 import { PAD_FRAGMENT } from '../schema/pad.ts';
 import { readBlocks, type Block } from './blocks.ts';
-import { applyPadLog } from './padLog.ts';
-import { readPadLog } from './store.ts';
+import { catchUpLog } from './store.ts';
 import type { Persistence } from './extensions/persistence.ts';
 import type { SyncContext } from './syncContext.ts';
 import type { Author } from './versions.ts';
@@ -61,7 +60,7 @@ export function createLiveDocs(hocuspocus: Hocuspocus<SyncContext>, persistence:
      * (and its clients), even without Redis or before Redis delivered it.
      */
     async catchUp(document: Document, conn: CommonQueryMethods) {
-      applyPadLog(document, await readPadLog(conn, document.name));
+      await catchUpLog(conn, document.name, document);
     },
 
     /**

@@ -167,6 +167,7 @@ export class LiveVersions implements Extension<SyncContext> {
         return plan && (await this.batch.record(plan));
       } catch (error) {
         if (!(error instanceof StaleVersion)) throw error;
+        this.versions.contend(padId);
       }
     }
     // Another instance wrote first: on the database's latest, its row locked, the live copy caught up.

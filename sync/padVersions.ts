@@ -31,7 +31,7 @@ export type VersionPlan = { input: VersionWrite; written(recorded: Recorded): Wr
 
 /** How many of a pad's latest versions are kept in memory, to answer "changed by others since". */
 const HISTORY_MAX = 200;
-/** After another instance wrote first, edits of the pad take its row lock first, for this long. */
+/** After another instance wrote first even on a version just read, writes of the pad take its row lock first, for this long. */
 const CONTENDED_MS = 10_000;
 
 /**
@@ -39,7 +39,7 @@ const CONTENDED_MS = 10_000;
  * the run of versions behind it (who changed what), and the turn-taking of those who write versions.
  * The database's `pads.version` is the truth across instances: every write names the version it
  * follows and fails with StaleVersion if the pad moved on; what is in memory is then forgotten, and
- * the writer runs again under the pad's row lock (`locked`), on what the database holds.
+ * the writer runs again on what the database holds (`fresh`), or under the pad's row lock (`locked`).
  */
 export function createPadVersions(db: Db) {
   const states = new Map<string, PadState>();
@@ -53,9 +53,12 @@ export function createPadVersions(db: Db) {
     histories.delete(padId);
   }
 
-  function stale(padId: string) {
-    forget(padId);
-    contended.set(padId, Date.now() + CONTENDED_MS);
+  async function current(padId: string): Promise<PadState> {
+    const known = states.get(padId);
+    if (known) return known;
+    const stored = (await blocksAt(db.pool, padId)) ?? { version: 0, blocks: [], sinceCheckpoint: 0 };
+    states.set(padId, stored);
+    return stored;
   }
 
   function noteHistory(padId: string, note: VersionNote) {
@@ -111,7 +114,7 @@ export function createPadVersions(db: Db) {
     try {
       return planned.written(await recordVersion(conn, planned.input));
     } catch (error) {
-      if (error instanceof StaleVersion) stale(planned.input.padId);
+      if (error instanceof StaleVersion) forget(planned.input.padId);
       throw error;
     }
   }
@@ -130,12 +133,12 @@ export function createPadVersions(db: Db) {
     },
 
     /** The latest version this instance knows, or (knowing none) the database's. Call within `exclusive`. */
-    async current(padId: string): Promise<PadState> {
-      const known = states.get(padId);
-      if (known) return known;
-      const stored = (await blocksAt(db.pool, padId)) ?? { version: 0, blocks: [], sinceCheckpoint: 0 };
-      states.set(padId, stored);
-      return stored;
+    current,
+
+    /** The database's current version, read again whatever this instance knew. Call within `exclusive`. */
+    async fresh(padId: string): Promise<PadState> {
+      forget(padId);
+      return current(padId);
     },
 
     /**
@@ -145,6 +148,14 @@ export function createPadVersions(db: Db) {
     async locked(tx: CommonQueryMethods, padId: string): Promise<PadState> {
       forget(padId);
       return lockedLatest(tx, padId);
+    },
+
+    /**
+     * Another instance wrote the pad even as this one wrote on what it had just read: for a while,
+     * writes of the pad take its row lock first.
+     */
+    contend(padId: string) {
+      contended.set(padId, Date.now() + CONTENDED_MS);
     },
 
     /** Whether writes to the pad should take its row lock first: another instance is writing it too. */
@@ -166,12 +177,10 @@ export function createPadVersions(db: Db) {
      */
     writtenOrStale(planned: VersionPlan, recorded: Recorded | null): Written {
       if (recorded) return planned.written(recorded);
-      stale(planned.input.padId);
+      forget(planned.input.padId);
       throw new StaleVersion(planned.input.padId, planned.input.previous);
     },
 
-    /** The pad was past the version a write followed: what this instance knew of it is forgotten. */
-    stale,
 
     /** `plan` and `record` together: null when a live change changed no block. */
     async write(conn: CommonQueryMethods, padId: string, state: PadState, change: VersionChange): Promise<Written | null> {

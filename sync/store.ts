@@ -80,6 +80,39 @@ export async function readPadLog(conn: CommonQueryMethods, padId: string): Promi
   return conn.one(sql.type(PadLogRow)`SELECT ${padLogColumns} FROM (SELECT ${padId}::text AS id) AS p ${logJoin}`);
 }
 
+/** What of its pad's stored log each live document has taken in: the snapshot (by generation), and the rows by id. */
+const taken = new WeakMap<Y.Doc, { generation: number | null; ids: Set<number> }>();
+
+function tookIn(doc: Y.Doc, log: PadLog) {
+  const known = taken.get(doc);
+  if (known && known.generation === log.generation) for (const id of log.ids) known.ids.add(id);
+  else taken.set(doc, { generation: log.generation, ids: new Set(log.ids) });
+}
+
+/**
+ * Brings a live document up to what the database holds, reading only what it has not taken in: the
+ * rows of the log it has not applied, and the snapshot only if a compaction made a new one (which
+ * also dropped the rows it folded). Rows the document got otherwise (its own, or through Redis) are
+ * read once more and change nothing. Returns how many rows it read, and whether it read the snapshot.
+ */
+export async function catchUpLog(conn: CommonQueryMethods, padId: string, doc: Y.Doc): Promise<{ rows: number; snapshot: boolean }> {
+  const known = taken.get(doc);
+  const log = known
+    ? await conn.one(sql.type(PadLogRow)`
+        SELECT CASE WHEN g.fresh THEN s.state END AS state, s.generation, t.updates, t.ids
+        FROM (SELECT ${padId}::text AS id) AS p
+        LEFT JOIN pad_snapshots s ON s.pad_id = p.id
+        CROSS JOIN LATERAL (SELECT coalesce(s.generation, -1) <> ${known.generation ?? -1} AS fresh) AS g
+        CROSS JOIN LATERAL (
+          SELECT coalesce(array_agg(u.update ORDER BY u.id), '{}') AS updates,
+                 coalesce(array_agg(u.id ORDER BY u.id), '{}') AS ids
+          FROM pad_updates u WHERE u.pad_id = p.id AND (g.fresh OR u.id <> ALL(${sql.array([...known.ids], 'int8')}))) AS t`)
+    : await readPadLog(conn, padId);
+  applyPadLog(doc, log);
+  tookIn(doc, log);
+  return { rows: log.ids.length, snapshot: log.state !== null };
+}
+
 /** Whether a log this long outside its snapshot is due to be folded. */
 export const compactionDue = (tail: { n: number; bytes: number }) => tail.n > COMPACT_AFTER_UPDATES || tail.bytes > COMPACT_AFTER_BYTES;
 
@@ -90,6 +123,7 @@ export const compactionDue = (tail: { n: number; bytes: number }) => tail.n > CO
 export async function loadInto(db: Db, padId: string, doc: Y.Doc, read?: PadLog): Promise<{ tail: number; tailBytes: number; log: PadLog }> {
   const log = read ?? (await readPadLog(db.pool, padId));
   applyPadLog(doc, log);
+  tookIn(doc, log);
   return { tail: log.updates.length, tailBytes: log.updates.reduce((sum, update) => sum + update.length, 0), log };
 }
 

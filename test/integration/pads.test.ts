@@ -5,7 +5,7 @@ import { z } from 'zod';
 import * as Y from 'yjs';
 import { readBlocks } from '../../sync/blocks.ts';
 import { PAD_FULL_REASON } from '../../schema/pad.ts';
-import { appendUpdate, compact, loadInto, tailSize } from '../../sync/store.ts';
+import { appendUpdate, catchUpLog, compact, loadInto, tailSize } from '../../sync/store.ts';
 import type { Persistence } from '../../sync/extensions/persistence.ts';
 import pg from 'pg';
 import { changedByOthersSince } from '../../sync/versions.ts';
@@ -27,6 +27,28 @@ describe.each(stores())('pads on %s', (store) => {
     return reply.body.data.pad_id as string;
   };
   const full = async (padId: string, key = owner.key) => (await rest(server, key, 'open_pad', { pad_id: padId, mode: 'full' })).body;
+  /** An update typed at the start of paragraph `index` by a copy of the pad as stored (not applied live): another instance's. */
+  const typedInto = async (padId: string, index: number, text: string) => {
+    const doc = new Y.Doc();
+    await loadInto(server.core.db, padId, doc);
+    let update: Uint8Array | null = null;
+    doc.on('update', (u: Uint8Array) => (update = u));
+    ((doc.getXmlFragment('default').get(index) as Y.XmlElement).get(0) as Y.XmlText).insert(0, text);
+    return update!;
+  };
+  /** Runs `meanwhile` while a row holding `update` is in the pad's log uncommitted (its id taken), then commits it: Postgres only. */
+  const committedLast = async (padId: string, update: Uint8Array, meanwhile: () => Promise<void>) => {
+    const writer = new pg.Client({ connectionString: server.core.config.databaseUrl });
+    await writer.connect();
+    try {
+      await writer.query('BEGIN');
+      await writer.query('INSERT INTO pad_updates (pad_id, update, state_vector) VALUES ($1, $2, $3)', [padId, Buffer.from(update), Buffer.from(Y.encodeStateVectorFromUpdate(update))]);
+      await meanwhile();
+      await writer.query('COMMIT');
+    } finally {
+      await writer.end();
+    }
+  };
   const connect = async (padId: string, token: string | null) => {
     const client = await openProvider(server, padId, token);
     providers.push(client);
@@ -556,18 +578,43 @@ describe.each(stores())('pads on %s', (store) => {
     expect(readBlocks(again.getXmlFragment('default')).map((b) => b.text)).toEqual(['Edit 5.', 'After the snapshot.']);
   });
 
+  it('a live copy catches up by reading only the rows it has not taken in, and the snapshot again after a compaction', async () => {
+    const padId = await createPad('First.\n\nSecond.');
+    const typed = (index: number, text: string) => typedInto(padId, index, text);
+    const live = new Y.Doc();
+    await loadInto(server.core.db, padId, live);
+    const text = () => readBlocks(live.getXmlFragment('default')).map((b) => b.text);
+    expect(await catchUpLog(server.core.db.pool, padId, live)).toEqual({ rows: 0, snapshot: false });
+
+    await appendUpdate(server.core.db.pool, padId, await typed(0, 'One: '));
+    await appendUpdate(server.core.db.pool, padId, await typed(1, 'Two: '));
+    expect(await catchUpLog(server.core.db.pool, padId, live)).toEqual({ rows: 2, snapshot: false });
+    expect(text()).toEqual(['One: First.', 'Two: Second.']);
+    expect(await catchUpLog(server.core.db.pool, padId, live)).toEqual({ rows: 0, snapshot: false });
+
+    // A compaction folds the rows into a new snapshot: read whole, once.
+    await compact(server.core.db, padId);
+    expect(await catchUpLog(server.core.db.pool, padId, live)).toEqual({ rows: 0, snapshot: true });
+    expect(await catchUpLog(server.core.db.pool, padId, live)).toEqual({ rows: 0, snapshot: false });
+    await appendUpdate(server.core.db.pool, padId, await typed(0, 'Three: '));
+    expect(await catchUpLog(server.core.db.pool, padId, live)).toEqual({ rows: 1, snapshot: false });
+    expect(text()).toEqual(['Three: One: First.', 'Two: Second.']);
+
+    // Two writers at once need two sessions: Postgres only. A row that took its id first and commits
+    // after a later row was taken in is still read.
+    if (store !== 'postgres') return;
+    await committedLast(padId, await typed(1, 'Late: '), async () => {
+      await appendUpdate(server.core.db.pool, padId, await typed(0, 'Early: '));
+      expect(await catchUpLog(server.core.db.pool, padId, live)).toEqual({ rows: 1, snapshot: false });
+    });
+    expect(await catchUpLog(server.core.db.pool, padId, live)).toEqual({ rows: 1, snapshot: false });
+    expect(text()).toEqual(['Early: Three: One: First.', 'Late: Two: Second.']);
+  });
+
   it('live updates of several pads are appended by one statement, and a pad that does not exist costs the others nothing', async () => {
     const persistence = server.core.sync.hocuspocus.configuration.extensions.find((e) => e.extensionName === 'dotpad-persistence') as Persistence;
     const pads = [await createPad('Alpha.'), await createPad('Beta.')];
-    /** An update typed at the start of the pad's first paragraph, as its stored copy has it (not applied live). */
-    const typed = async (padId: string, text: string) => {
-      const doc = new Y.Doc();
-      await loadInto(server.core.db, padId, doc);
-      let update: Uint8Array | null = null;
-      doc.on('update', (u: Uint8Array) => (update = u));
-      ((doc.getXmlFragment('default').get(0) as Y.XmlElement).get(0) as Y.XmlText).insert(0, text);
-      return update!;
-    };
+    const typed = (padId: string, text: string) => typedInto(padId, 0, text);
     const Row = z.object({ pad_id: z.string(), created_at: z.string() });
     const rowsAfter = async (id: number) =>
       server.core.db.pool.any(sql.type(Row)`SELECT pad_id, created_at::text FROM pad_updates WHERE id > ${id} AND pad_id = ANY(${sql.array(pads, 'text')}) ORDER BY id`);
@@ -600,30 +647,13 @@ describe.each(stores())('pads on %s', (store) => {
   if (store === 'postgres') {
     it('compaction keeps an update whose row commits after a later row was folded', async () => {
       const padId = await createPad('First.\n\nSecond.');
-      const typed = (index: number, text: string) => {
-        const doc = new Y.Doc();
-        return loadInto(server.core.db, padId, doc).then(() => {
-          let update: Uint8Array | null = null;
-          doc.on('update', (u: Uint8Array) => (update = u));
-          const paragraph = doc.getXmlFragment('default').get(index) as Y.XmlElement;
-          (paragraph.get(0) as Y.XmlText).insert(0, text);
-          return update!;
-        });
-      };
-      const late = await typed(0, 'Late: ');
-      const early = await typed(1, 'Early: ');
+      const late = await typedInto(padId, 0, 'Late: ');
+      const early = await typedInto(padId, 1, 'Early: ');
       // The late row takes its id first but commits last, after a compaction has read the log.
-      const writer = new pg.Client({ connectionString: server.core.config.databaseUrl });
-      await writer.connect();
-      try {
-        await writer.query('BEGIN');
-        await writer.query('INSERT INTO pad_updates (pad_id, update, state_vector) VALUES ($1, $2, $3)', [padId, Buffer.from(late), Buffer.from(Y.encodeStateVectorFromUpdate(late))]);
+      await committedLast(padId, late, async () => {
         await appendUpdate(server.core.db.pool, padId, early);
         await compact(server.core.db, padId);
-        await writer.query('COMMIT');
-      } finally {
-        await writer.end();
-      }
+      });
       const fresh = new Y.Doc();
       expect((await loadInto(server.core.db, padId, fresh)).tail).toBe(1);
       expect(readBlocks(fresh.getXmlFragment('default')).map((b) => b.text)).toEqual(['Late: First.', 'Early: Second.']);
