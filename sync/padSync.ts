@@ -63,7 +63,7 @@ export function createPadSync(options: { db: Db; log: Logger; redisUrl?: string 
     quiet: true,
     debounce: 1_000,
     yDocOptions: { gc: true, gcFilter: () => true },
-    extensions: [persistence, new SizeLimit(log), ...(options.redisUrl ? [redisExtension(options.redisUrl)] : [])],
+    extensions: [persistence, new SizeLimit(log), ...(options.redisUrl ? [redisExtension(options.redisUrl, log)] : [])],
   });
   const live = createLiveDocs(hocuspocus, persistence, (padId) => versions.forget(padId));
   const typing = new LiveVersions(hocuspocus, db, log, versions, persistence, () => live);

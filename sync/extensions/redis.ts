@@ -1,6 +1,7 @@
 import { Redis } from '@hocuspocus/extension-redis';
 import { OutgoingMessage, isTransactionOrigin, type afterUnloadDocumentPayload, type onChangePayload } from '@hocuspocus/server';
 import * as Y from 'yjs';
+import type { Logger } from '../../server/db/logger.ts';
 
 /**
  * After a pad's last change here, at most this long until this instance's state vector goes to the
@@ -8,6 +9,8 @@ import * as Y from 'yjs';
  * message left out (Redis' publish reaches those subscribed at that moment, once) is made up then.
  */
 const RESYNC_MS = 5_000;
+/** A failing connection to Redis is logged at most this often. */
+const ERROR_QUIET_MS = 10_000;
 
 /**
  * Hocuspocus' Redis extension, with each change passed on as itself. The extension as it is
@@ -22,6 +25,22 @@ const RESYNC_MS = 5_000;
 class RelayingRedis extends Redis {
   private readonly relayed = new Map<string, { document: onChangePayload['document']; updates: Uint8Array[] }>();
   private readonly resyncs = new Map<string, NodeJS.Timeout>();
+  private readonly log: Logger;
+
+  constructor(configuration: ConstructorParameters<typeof Redis>[0], log: Logger) {
+    super(configuration);
+    this.log = log;
+    // ioredis connects again by itself; what went wrong is logged, once a while per connection, rather
+    // than printed raw on every try.
+    for (const [role, client] of [['publishing', this.pub], ['subscribed', this.sub]] as const) {
+      let quietUntil = 0;
+      client.on('error', (error: Error) => {
+        if (Date.now() < quietUntil) return;
+        quietUntil = Date.now() + ERROR_QUIET_MS;
+        this.log.warn('a connection to Redis failed; it connects again by itself', { connection: role, message: error.message });
+      });
+    }
+  }
 
   override async onChange(data: onChangePayload): Promise<void> {
     const origin = data.transactionOrigin;
@@ -53,7 +72,7 @@ class RelayingRedis extends Redis {
     const message = new OutgoingMessage(documentName).createSyncMessage().writeUpdate(update).toUint8Array();
     this.pub.publish(`${this.configuration.prefix}:${documentName}`, Buffer.concat([this.messagePrefix, message])).catch((error: Error) => {
       // The next exchange of state vectors (within RESYNC_MS) brings it to the others.
-      console.error(`Redis: could not pass on a change of "${documentName}"`, error);
+      this.log.warn('could not pass a live change on through Redis; the next exchange of state vectors will', { padId: documentName, message: error.message });
     });
   }
 
@@ -71,17 +90,20 @@ class RelayingRedis extends Redis {
  * on to the others holding the pad, which apply it with the origin "redis" and leave its persisting
  * and versioning to the instance where it was made.
  */
-export function redisExtension(url: string) {
+export function redisExtension(url: string, log: Logger) {
   const parsed = new URL(url);
-  return new RelayingRedis({
-    host: parsed.hostname,
-    port: Number(parsed.port || 6379),
-    prefix: 'dotpad',
-    options: {
-      ...(parsed.username ? { username: decodeURIComponent(parsed.username) } : {}),
-      ...(parsed.password ? { password: decodeURIComponent(parsed.password) } : {}),
-      ...(parsed.pathname.length > 1 ? { db: Number(parsed.pathname.slice(1)) } : {}),
-      ...(parsed.protocol === 'rediss:' ? { tls: {} } : {}),
+  return new RelayingRedis(
+    {
+      host: parsed.hostname,
+      port: Number(parsed.port || 6379),
+      prefix: 'dotpad',
+      options: {
+        ...(parsed.username ? { username: decodeURIComponent(parsed.username) } : {}),
+        ...(parsed.password ? { password: decodeURIComponent(parsed.password) } : {}),
+        ...(parsed.pathname.length > 1 ? { db: Number(parsed.pathname.slice(1)) } : {}),
+        ...(parsed.protocol === 'rediss:' ? { tls: {} } : {}),
+      },
     },
-  });
+    log,
+  );
 }
