@@ -181,7 +181,6 @@ export function createPadVersions(db: Db) {
       throw new StaleVersion(planned.input.padId, planned.input.previous);
     },
 
-
     /** `plan` and `record` together: null when a live change changed no block. */
     async write(conn: CommonQueryMethods, padId: string, state: PadState, change: VersionChange): Promise<Written | null> {
       const planned = plan(padId, state, change);

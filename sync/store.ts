@@ -66,12 +66,12 @@ export const padLogColumns = sql.fragment`s.state, s.generation, t.updates, t.id
  * after a lower id was read (ids are taken when a row is written, not when it commits) stays, and is
  * loaded.
  */
-export const padLogJoin = (when: FragmentSqlToken = sql.fragment`true`) => sql.fragment`
+export const padLogJoin = (when: FragmentSqlToken = sql.fragment`true`, rowsWhen: FragmentSqlToken = when) => sql.fragment`
     LEFT JOIN pad_snapshots s ON s.pad_id = p.id AND ${when}
     CROSS JOIN LATERAL (
       SELECT coalesce(array_agg(u.update ORDER BY u.id), '{}') AS updates,
              coalesce(array_agg(u.id ORDER BY u.id), '{}') AS ids
-      FROM pad_updates u WHERE u.pad_id = p.id AND ${when}) AS t`;
+      FROM pad_updates u WHERE u.pad_id = p.id AND ${rowsWhen}) AS t`;
 
 const logJoin = padLogJoin();
 
@@ -97,16 +97,13 @@ function tookIn(doc: Y.Doc, log: PadLog) {
  */
 export async function catchUpLog(conn: CommonQueryMethods, padId: string, doc: Y.Doc): Promise<{ rows: number; snapshot: boolean }> {
   const known = taken.get(doc);
-  const log = known
+  // A snapshot other than the one taken in comes with every row; else only the rows not taken in.
+  const newSnapshot = known && sql.fragment`coalesce(s.generation, -1) <> ${known.generation ?? -1}`;
+  const log = newSnapshot
     ? await conn.one(sql.type(PadLogRow)`
-        SELECT CASE WHEN g.fresh THEN s.state END AS state, s.generation, t.updates, t.ids
+        SELECT CASE WHEN ${newSnapshot} THEN s.state END AS state, s.generation, t.updates, t.ids
         FROM (SELECT ${padId}::text AS id) AS p
-        LEFT JOIN pad_snapshots s ON s.pad_id = p.id
-        CROSS JOIN LATERAL (SELECT coalesce(s.generation, -1) <> ${known.generation ?? -1} AS fresh) AS g
-        CROSS JOIN LATERAL (
-          SELECT coalesce(array_agg(u.update ORDER BY u.id), '{}') AS updates,
-                 coalesce(array_agg(u.id ORDER BY u.id), '{}') AS ids
-          FROM pad_updates u WHERE u.pad_id = p.id AND (g.fresh OR u.id <> ALL(${sql.array([...known.ids], 'int8')}))) AS t`)
+        ${padLogJoin(sql.fragment`true`, sql.fragment`(${newSnapshot} OR u.id <> ALL(${sql.array([...known.ids], 'int8')}))`)}`)
     : await readPadLog(conn, padId);
   applyPadLog(doc, log);
   tookIn(doc, log);
